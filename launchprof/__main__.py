@@ -1,0 +1,3 @@
+from launchprof.cli import main
+
+main()

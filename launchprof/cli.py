@@ -1,0 +1,300 @@
+"""The typer app. Thin on purpose: options -> a command module's ``run`` -> exit code.
+
+Every command lives in ``launchprof/commands/<name>.py`` (memray's one module per
+subcommand). Errors from the :mod:`launchprof.errors` hierarchy become one red line
+on stderr and their documented exit code; nothing the user does wrong shows a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from launchprof import __version__
+from launchprof.errors import ExitCode, LaunchprofError
+
+app = typer.Typer(
+    name="launchprof",
+    help=(
+        "Will CUDA graphs speed up this PyTorch workload? launchprof runs your script eagerly and as "
+        "a CUDA graph replay, side by side, flags what breaks capture at its file and line, and says "
+        "by how much graphs help and after how many replays."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def error_line(message: str) -> None:
+    """Print one error line on stderr (no traceback, no box)."""
+    from rich.console import Console
+
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]launchprof: error:[/] {message}")
+
+
+def handles_errors(fn: F) -> F:
+    """Turn LaunchprofError into its one-line message and exit code."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            code = fn(*args, **kwargs)
+        except LaunchprofError as exc:
+            error_line(str(exc))
+            raise typer.Exit(int(exc.exit_code)) from None
+        except KeyboardInterrupt:
+            error_line("interrupted")
+            raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+        except (typer.Exit, typer.Abort, SystemExit):
+            raise
+        except Exception as exc:  # a launchprof bug: one line here, the traceback in a file
+            import tempfile
+            import traceback
+
+            with tempfile.NamedTemporaryFile("w", prefix="launchprof-crash-", suffix=".txt", delete=False) as fh:
+                traceback.print_exc(file=fh)
+            error_line(f"internal error: {type(exc).__name__}: {exc} (traceback saved to {fh.name}; please report it)")
+            raise typer.Exit(int(ExitCode.INTERNAL)) from None
+        raise typer.Exit(int(code or 0))
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"launchprof {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """launchprof: profiling and advice for CUDA graphs in PyTorch."""
+
+
+FormatOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--format",
+        "-f",
+        help="Output format: text, json, md, sarif, junit, html. Repeat with -o to write several; "
+        "guessed from -o's extension when left out.",
+        show_default=False,
+    ),
+]
+OutputOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--output", "-o", help="Write the report here (repeatable, paired with -f in order).", show_default=False),
+]
+SourceRootOpt = Annotated[
+    Path | None,
+    typer.Option("--source-root", help="Make file paths in SARIF and annotations relative to this folder.", show_default=False),
+]
+GithubOpt = Annotated[
+    bool,
+    typer.Option("--github", help="Print ::error/::warning workflow commands for hazards (on by default when GITHUB_ACTIONS=true)."),
+]
+
+
+@app.command(
+    epilog="Exit codes: 0 ok; 1 a --fail-on condition was met; 2 usage error; 3 the script failed "
+    "(what was measured before is still reported); 4 no usable CUDA device or torch; 130 interrupted.",
+)
+@handles_errors
+def analyze(
+    script: Annotated[Path, typer.Argument(help="The Python script to run, exactly as `python SCRIPT ARGS...` would.", show_default=False)],
+    script_args: Annotated[
+        list[str] | None, typer.Argument(help="Arguments for the script; put them after `--`.", show_default=False)
+    ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target",
+            "-t",
+            help="The function to measure and capture: `step`, `model.forward`, `Net.forward` or `pkg.mod:fn`. "
+            "Left out: a function marked @launchprof.target, else an eager-only profile of the whole script.",
+            show_default=False,
+        ),
+    ] = None,
+    formats: FormatOpt = None,
+    outputs: OutputOpt = None,
+    fail_on: Annotated[
+        str,
+        typer.Option("--fail-on", help="Exit 1 when: never, error (any error hazard), warning (any warning or error), no-benefit (verdict is not graphs-help)."),
+    ] = "never",
+    repeat: Annotated[
+        int, typer.Option("--repeat", "-n", min=3, max=10000, help="Timed calls in each of the eager and replay phases.")
+    ] = 25,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", min=1.0, help="Stop the script after this many seconds and report what was measured.", show_default=False),
+    ] = None,
+    profile: Annotated[
+        Path | None,
+        typer.Option("--profile", help="Device profile from `launchprof crossover` (default: the cached one for this GPU).", show_default=False),
+    ] = None,
+    show_output: Annotated[
+        bool, typer.Option("--show-output/--hide-output", help="Pass the script's stdout and stderr through (hidden output is kept in a log).")
+    ] = False,
+    save_trace: Annotated[
+        Path | None,
+        typer.Option("--save-trace", help="Keep the eager torch.profiler trace (Chrome trace JSON) here.", show_default=False),
+    ] = None,
+    source_root: SourceRootOpt = None,
+    github: GithubOpt = False,
+) -> int:
+    """Run SCRIPT eagerly and as a CUDA graph replay; report speedup, hazards and a verdict.
+
+    Example: [bold]launchprof analyze decode.py --target step -o report.json -- --batch 4[/]
+    """
+    from launchprof.commands.analyze import AnalyzeOptions, run
+
+    return run(
+        AnalyzeOptions(
+            script=script,
+            script_args=tuple(script_args or ()),
+            target=target,
+            formats=tuple(formats or ()),
+            outputs=tuple(outputs or ()),
+            fail_on=fail_on,
+            repeat=repeat,
+            timeout=timeout,
+            profile=profile,
+            show_output=show_output,
+            save_trace=save_trace,
+            source_root=source_root,
+            github=github,
+        )
+    )
+
+
+@app.command()
+@handles_errors
+def crossover(
+    quick: Annotated[bool, typer.Option("--quick", help="A short sweep (about 15 s): fewer node counts, durations and repeats.")] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Also write the device profile JSON here (it is always cached for analyze).", show_default=False),
+    ] = None,
+    format: Annotated[str, typer.Option("--format", "-f", help="What to print: text or json.")] = "text",
+    plot: Annotated[
+        Path | None,
+        typer.Option("--plot", help="Draw the crossover curves to this file (.png or .html).", show_default=False),
+    ] = None,
+) -> int:
+    """Measure this GPU's eager-versus-replay crossover and write a device profile.
+
+    The profile is cached per GPU, driver and torch; analyze uses it to predict speedups,
+    also for workloads that cannot be captured yet.
+    """
+    from launchprof.commands.crossover import CrossoverOptions, run
+
+    return run(CrossoverOptions(quick=quick, output=output, format=format, plot=plot))
+
+
+@app.command()
+@handles_errors
+def lint(
+    paths: Annotated[list[Path], typer.Argument(help="Python files or folders to check.", show_default=False)],
+    target: Annotated[
+        str | None, typer.Option("--target", "-t", help="Check this function (and what it calls).", show_default=False)
+    ] = None,
+    all_functions: Annotated[bool, typer.Option("--all", help="Check every function, not only targets.")] = False,
+    formats: FormatOpt = None,
+    outputs: OutputOpt = None,
+    fail_on: Annotated[str, typer.Option("--fail-on", help="Exit 1 when: never, error, warning.")] = "never",
+    source_root: SourceRootOpt = None,
+    github: GithubOpt = False,
+) -> int:
+    """Find capture hazards statically, without a GPU (CI-friendly).
+
+    Checks functions marked @launchprof.target, the --target function, or every function
+    with --all, and the functions they call. Silence a finding with
+    `# launchprof: ignore[kind]` on its line.
+    """
+    from launchprof.commands.lint import LintOptions, run
+
+    return run(
+        LintOptions(
+            paths=tuple(paths),
+            target=target,
+            all_functions=all_functions,
+            formats=tuple(formats or ()),
+            outputs=tuple(outputs or ()),
+            fail_on=fail_on,
+            source_root=source_root,
+            github=github,
+        )
+    )
+
+
+@app.command()
+@handles_errors
+def report(
+    session: Annotated[Path, typer.Argument(help="A JSON report written by `analyze -f json`.", show_default=False)],
+    formats: FormatOpt = None,
+    outputs: OutputOpt = None,
+    source_root: SourceRootOpt = None,
+    github: GithubOpt = False,
+) -> int:
+    """Re-render a saved analysis in any format (no GPU needed)."""
+    from launchprof.commands.report import ReportOptions, run
+
+    return run(
+        ReportOptions(
+            session=session,
+            formats=tuple(formats or ()),
+            outputs=tuple(outputs or ()),
+            source_root=source_root,
+            github=github,
+        )
+    )
+
+
+@app.command()
+@handles_errors
+def compare(
+    base: Annotated[Path, typer.Argument(help="The baseline JSON report.", show_default=False)],
+    new: Annotated[Path, typer.Argument(help="The new JSON report.", show_default=False)],
+    fail_on: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-on",
+            help="Rule that makes the exit code 1, repeatable: `kernels_per_step:+5%`, `speedup:-10%`, "
+            "`eager_step_us:+10%`, `replay_step_us:+10%`, `gpu_idle_fraction:+0.05`, `new-hazards`.",
+            show_default=False,
+        ),
+    ] = None,
+    formats: FormatOpt = None,
+    outputs: OutputOpt = None,
+) -> int:
+    """Compare two reports: a regression gate for CI."""
+    from launchprof.commands.compare import CompareOptions, run
+
+    return run(CompareOptions(base=base, new=new, fail_on=tuple(fail_on or ()), formats=tuple(formats or ()), outputs=tuple(outputs or ())))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        error_line("interrupted")
+        sys.exit(int(ExitCode.INTERRUPTED))
+
+
+if __name__ == "__main__":
+    main()

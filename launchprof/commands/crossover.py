@@ -1,0 +1,241 @@
+"""``launchprof crossover``: measure this GPU's eager-versus-replay crossover, write a device profile.
+
+Options are checked before the GPU is touched (usage errors first, then the
+environment), the sweep draws progress bars on stderr, the profile is always cached for
+``analyze`` and also written to ``-o``; ``-f json`` prints it, ``text`` prints tables and
+the fitted model. Ctrl-C still writes the profile, marked partial, then exits 130.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from launchprof.errors import EnvironmentProblem, Interrupted, UsageError
+from launchprof.outputs import check_writable, write_atomic
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from launchprof.crossover.profile import DeviceProfile, Interval
+
+FORMATS = ("text", "json")
+NO_GPU_HINT = "lint, report and compare work without a GPU"
+
+
+@dataclass(frozen=True)
+class CrossoverOptions:
+    quick: bool
+    output: Path | None
+    format: str
+    plot: Path | None
+
+
+def check_options(options: CrossoverOptions) -> None:
+    """Usage errors, found in a second rather than after a minute of measuring."""
+    if options.format not in FORMATS:
+        raise UsageError(f"unknown format {options.format!r} for crossover: choose text or json")
+    if options.output is not None:
+        check_writable(options.output)
+    if options.plot is not None:
+        from launchprof.crossover.plot import check_plot_path
+
+        check_plot_path(options.plot)
+        check_writable(options.plot)
+
+
+def check_environment(plot: bool) -> None:
+    """A CUDA device through torch, and matplotlib when a plot is asked for."""
+    try:
+        import torch
+    except Exception as exc:
+        raise EnvironmentProblem(
+            f"torch is not importable ({type(exc).__name__}): crossover measures a CUDA GPU ({NO_GPU_HINT})"
+        ) from None
+    try:
+        available = torch.cuda.is_available()
+    except Exception:
+        available = False
+    if not available:
+        raise EnvironmentProblem(f"no CUDA device: crossover measures the GPU it runs on ({NO_GPU_HINT})")
+    if plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise EnvironmentProblem("--plot needs matplotlib, which is not installed") from None
+
+
+class RichProgress:
+    """Progress bars on stderr, one per sweep phase; refreshed by hand, so no thread runs during timings."""
+
+    def __init__(self, console: Console) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._progress = Progress(
+            TextColumn("{task.description:<14}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            auto_refresh=False,
+        )
+        self._tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> RichProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._progress.stop()
+
+    def phase(self, name: str, total: int) -> None:
+        self._tasks[name] = self._progress.add_task(name, total=max(total, 1))
+
+    def advance(self, name: str, steps: int = 1) -> None:
+        if name in self._tasks:
+            self._progress.advance(self._tasks[name], steps)
+            self._progress.refresh()
+
+    def done(self, name: str) -> None:
+        if name in self._tasks:
+            task = self._tasks[name]
+            self._progress.update(task, completed=self._progress.tasks[task].total)
+            self._progress.refresh()
+
+
+def run(options: CrossoverOptions) -> int:
+    check_options(options)
+    check_environment(options.plot is not None)
+    from rich.console import Console
+
+    from launchprof.crossover.fit import derive_profile
+    from launchprof.crossover.sweep import DEFAULT_PLAN, QUICK_PLAN, run_sweep
+    from launchprof.machine import collect_machine
+
+    err = Console(stderr=True, highlight=False)
+    machine = collect_machine()
+    plan = QUICK_PLAN if options.quick else DEFAULT_PLAN
+    err.print(f"[dim]measuring {machine.gpu} ({plan.name} sweep); Ctrl-C keeps what was measured[/]")
+    try:
+        with RichProgress(err) as progress:
+            result = run_sweep(plan, progress)
+    except Exception as exc:  # the device failed before anything could be measured
+        raise EnvironmentProblem(f"CUDA is not usable: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+    profile = derive_profile(result.samples, machine, partial=result.partial, quick=options.quick, notes=result.notes)
+    cached = write_outputs(profile, options, err)
+    if options.format == "json":
+        sys.stdout.write(profile.to_json() + "\n")
+        sys.stdout.flush()
+    else:
+        print_profile(profile, Console(highlight=False))
+    err.print(f"[dim]sweep took {result.elapsed_s:.1f} s[/]")
+    if result.partial:
+        where = cached or options.output
+        raise Interrupted(f"interrupted: a partial device profile was written to {where}" if where else "interrupted")
+    return 0
+
+
+def write_outputs(profile: DeviceProfile, options: CrossoverOptions, err: Console) -> Path | None:
+    """Cache the profile (a failure is a warning), then -o and --plot (a failure is an error)."""
+    from launchprof.crossover.profile import save_to_cache
+
+    cached: Path | None = None
+    try:
+        cached = save_to_cache(profile)
+        err.print(f"[dim]device profile cached at {cached}[/]")
+    except OSError as exc:
+        err.print(f"[yellow]warning:[/] could not cache the device profile: {exc.strerror or exc}")
+    if options.output is not None:
+        try:
+            write_atomic(options.output, profile.to_json())
+        except OSError as exc:
+            raise UsageError(f"cannot write {options.output}: {exc.strerror or exc}") from None
+        err.print(f"[dim]wrote device profile to {options.output}[/]")
+    if options.plot is not None:
+        from launchprof.crossover.plot import write_plot
+
+        try:
+            write_plot(profile, options.plot)
+        except OSError as exc:
+            raise UsageError(f"cannot write {options.plot}: {exc.strerror or exc}") from None
+        err.print(f"[dim]drew the crossover curves to {options.plot}[/]")
+    return cached
+
+
+# --- text rendering ------------------------------------------------------------------
+
+
+def _cell(value: Interval | None, digits: int = 2) -> tuple[str, str]:
+    if value is None:
+        return "n/a", ""
+    return f"{value.median:.{digits}f}", f"{value.low:.{digits}f} – {value.high:.{digits}f}"
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.1%}"
+
+
+def _nodes(value: int | None) -> str:
+    return "never" if value is None else str(value)
+
+
+def print_profile(p: DeviceProfile, console: Console) -> None:
+    """The coefficients, the crossover, the amortisation and the model, as rich tables."""
+    from rich.table import Table
+
+    m = p.machine
+    coef = Table(title=f"{m.gpu} · driver {m.driver} · CUDA {m.cuda} · torch {m.torch}" + (" · PARTIAL" if p.partial else ""))
+    coef.add_column("coefficient")
+    coef.add_column("µs", justify="right")
+    coef.add_column("95% interval", justify="right")
+    rows = [
+        (p.eager_op_us, 2, "eager launch per torch op (x.add_ back to back)"),
+        (p.raw_launch_us, 2, f"eager bare launch ({p.raw_launch_method or 'n/a'})"),
+        (p.graph_launch_fixed_us, 2, "graph launch, fixed part (submit and wait)"),
+        (p.graph_node_us, 3, "graph, per node of the shortest kernels"),
+        (p.floor_node_us, 3, f"floor per node, empty kernels ({p.floor_kernel or 'n/a'}, events)"),
+        (p.graph_gap_us, 3, "graph, per node beyond the kernel's own time"),
+        (p.eager_gap_us, 3, "eager, per kernel beyond its own time (GPU-bound)"),
+        (p.capture_node_us, 2, "capture, per node"),
+        (p.instantiate_node_us, 2, "instantiate, per node"),
+        (p.first_launch_node_us, 3, "first launch extra, per node"),
+        (p.update_node_us, 3, "cudaGraphExecUpdate, per node"),
+        (p.reinstantiate_node_us, 3, "cudaGraphInstantiate again, per node"),
+        (p.empty_kernel_us, 2, "traced duration of an empty kernel (CUPTI)"),
+    ]
+    for value, digits, what in rows:
+        coef.add_row(what, *_cell(value, digits))
+    console.print(coef)
+
+    cross = Table(title="Crossover (latency: submit and wait)")
+    headers = ("kernel µs", "wins from (bare)", "wins from (torch op)", "gain @64 (bare)", "gain @64 (torch op)", "wins from, back to back")
+    for name in headers:
+        cross.add_column(name, justify="right")
+    throughput = {c.kernel_us: c for c in p.crossover_throughput}
+    for c in p.crossover:
+        tp = throughput.get(c.kernel_us)
+        cross.add_row(
+            "empty" if c.kernel_us == 0 else f"{c.kernel_us:g}",
+            _nodes(c.nodes_crossover),
+            _nodes(c.nodes_crossover_torch_op),
+            _pct(c.gain_at_64_nodes),
+            _pct(c.gain_at_64_nodes_torch_op),
+            _nodes(tp.nodes_crossover) if tp else "n/a",
+        )
+    console.print(cross)
+    if p.amortisation:
+        amort = Table(title="Replays to pay back capture + instantiate (tiny kernels, torch-op eager)")
+        for name in ("nodes", "set-up µs", "saved per replay µs", "replays"):
+            amort.add_column(name, justify="right")
+        for a in p.amortisation:
+            saved = "n/a" if a.saved_per_replay_us is None else f"{a.saved_per_replay_us:.1f}"
+            amort.add_row(str(a.nodes), f"{a.setup_us:.0f}", saved, "never" if a.replays is None else f"{a.replays:.1f}")
+        console.print(amort)
+    if p.gain_below_5pct_kernel_us is not None:
+        console.print(f"Graphs gain under 5% (at 64 nodes) for kernels longer than [bold]{p.gain_below_5pct_kernel_us:.1f} µs[/].")
+    console.print(p.model, soft_wrap=False)
+    for note in p.notes:
+        console.print(f"[dim]note: {note}[/]")

@@ -1,0 +1,112 @@
+"""``launchprof lint PATH...``: static capture-hazard check, no GPU and no torch needed.
+
+Options are checked first (usage errors exit 2 before any work), then the files are
+linted, the report (same shape as ``analyze``'s, ``mode="lint"``, verdict
+``static-only``) is rendered to every requested output, and ``--fail-on`` decides
+the exit code.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from launchprof import __version__
+from launchprof.commands.emit import emit
+from launchprof.errors import ExitCode, UsageError
+from launchprof.failon import check_choice, fail_reason
+from launchprof.lint import LintResult, lint
+from launchprof.outputs import plan_outputs
+from launchprof.render import RenderOptions
+from launchprof.session import SCHEMA_VERSION, STATIC_VERDICT, Machine, Report
+
+LINT_FAIL_ON = ("never", "error", "warning")
+# Beyond this many targets the report's ``target`` field names the first ones and a count.
+MAX_TARGETS_NAMED = 10
+
+
+@dataclass(frozen=True)
+class LintOptions:
+    paths: tuple[Path, ...]
+    target: str | None
+    all_functions: bool
+    formats: tuple[str, ...]
+    outputs: tuple[Path, ...]
+    fail_on: str
+    source_root: Path | None
+    github: bool
+
+
+def run(options: LintOptions) -> int:
+    """Lint, render, and return the exit code (0, or 1 when ``--fail-on`` trips)."""
+    fail_on = check_choice(options.fail_on, LINT_FAIL_ON)
+    if options.target is not None and options.all_functions:
+        raise UsageError("--target and --all exclude each other: check one function (and what it calls) or all of them")
+    if not options.paths:
+        raise UsageError("give at least one file or folder to lint")
+    outputs = plan_outputs(list(options.formats), list(options.outputs))
+    started = time.perf_counter()
+    result = lint(options.paths, options.target, options.all_functions)
+    report = build_report(result, options, time.perf_counter() - started)
+    emit(report, outputs, RenderOptions(source_root=options.source_root), github=options.github)
+    reason = fail_reason(report, fail_on)
+    if reason:
+        print(f"launchprof: {reason}", file=sys.stderr)
+        return int(ExitCode.FAIL_ON)
+    return int(ExitCode.OK)
+
+
+def build_report(result: LintResult, options: LintOptions, seconds: float) -> Report:
+    """The lint result as a report: nothing measured, hazards marked ``source="static"``."""
+    return Report(
+        schema_version=SCHEMA_VERSION,
+        launchprof_version=__version__,
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        machine=Machine(gpu=None, driver=None, cuda=None, torch=None, python=platform.python_version()),
+        script=" ".join(str(p) for p in options.paths),
+        target=None if options.all_functions else _target_names(result),
+        verdict=STATIC_VERDICT,
+        eager=None,
+        replay=None,
+        speedup=None,
+        breakeven_replays=None,
+        predicted_speedup=None,
+        validation=None,
+        hazards=list(result.hazards),
+        buckets=None,
+        notes=_notes(result, options, seconds),
+        mode="lint",
+    )
+
+
+def _target_names(result: LintResult) -> str | None:
+    if not result.targets:
+        return None
+    several_modules = len({t.module.name for t in result.targets}) > 1
+    names = list(dict.fromkeys(t.display if several_modules else t.qualname for t in result.targets))
+    if len(names) > MAX_TARGETS_NAMED:
+        return ", ".join(names[:MAX_TARGETS_NAMED]) + f" and {len(names) - MAX_TARGETS_NAMED} more"
+    return ", ".join(names)
+
+
+def _notes(result: LintResult, options: LintOptions, seconds: float) -> list[str]:
+    scanned = f"{result.files} file(s), {result.lines} lines, in {seconds:.2f} s"
+    if options.all_functions:
+        notes = [f"lint checked every function ({result.functions}) in {scanned}"]
+    elif result.targets:
+        followed = result.functions - len({id(t.node) for t in result.targets})
+        notes = [f"lint checked {len(result.targets)} target(s) and {max(followed, 0)} function(s) they call, in {scanned}"]
+    else:
+        notes = [
+            f"no target found in {scanned}: nothing was checked. Mark the step with @launchprof.target, "
+            "or pass --target NAME or --all"
+        ]
+    if result.suppressed:
+        notes.append(f"{result.suppressed} finding(s) suppressed by `# launchprof: ignore` comments")
+    if result.skipped:
+        notes.append(f"{len(result.skipped)} function(s) nested too deeply to check: {', '.join(result.skipped[:5])}")
+    return notes

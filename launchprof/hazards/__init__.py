@@ -1,0 +1,40 @@
+"""Hazard rules: each is ``rule(evidence) -> list[Hazard]`` (pyinstrument's processors).
+
+Rules read the worker's observations (launchprof.evidence.Evidence) and never touch a
+GPU, so each one is tested on CPU against events recorded on the H200.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from launchprof.evidence import Evidence
+from launchprof.hazards import control_flow, inputs, rng, scalars, shapes, side_effects, streams, syncs, validation
+from launchprof.hazards.kinds import SEVERITY_RANK
+from launchprof.session import Hazard
+
+Rule = Callable[[Evidence], list[Hazard]]
+
+RULES: tuple[Rule, ...] = (
+    syncs.hidden_syncs,
+    streams.unjoined_streams,
+    syncs.capture_failure,
+    scalars.frozen_scalars,
+    inputs.reallocated_inputs,
+    shapes.dynamic_shapes,
+    control_flow.data_dependent_control_flow,
+    rng.foreign_rng,
+    side_effects.host_side_effects,
+    validation.replay_mismatch,
+)
+
+
+def find_hazards(evidence: Evidence) -> list[Hazard]:
+    """Run every rule; one finding per (kind, file, line); most severe first, then by place."""
+    found: dict[tuple[str, str | None, int | None], Hazard] = {}
+    for rule in RULES:
+        for hazard in rule(evidence):
+            key = (hazard.kind, hazard.file, hazard.line)
+            if key not in found or SEVERITY_RANK[hazard.severity] > SEVERITY_RANK[found[key].severity]:
+                found[key] = hazard
+    return sorted(found.values(), key=lambda h: (-SEVERITY_RANK[h.severity], h.file or "", h.line or 0, h.kind))

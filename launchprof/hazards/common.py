@@ -1,0 +1,76 @@
+"""Building a Hazard from an observation that carries a user site."""
+
+from __future__ import annotations
+
+import ast
+import linecache
+from typing import Any
+
+from launchprof.hazards.kinds import KINDS
+from launchprof.session import Hazard
+
+
+def hazard(kind: str, message: str, site: dict[str, Any] | None, severity: str | None = None, **details: Any) -> Hazard:
+    site = site or {}
+    extra = {k: v for k, v in details.items() if v is not None}
+    for key in ("code", "function", "snippet"):
+        if site.get(key):
+            extra.setdefault(key, site[key])
+    return Hazard(
+        kind=kind,
+        severity=severity or KINDS[kind].severity,
+        message=message,
+        file=site.get("file"),
+        line=int(site["line"]) if site.get("line") else None,
+        hint=KINDS[kind].hint,
+        source="runtime",
+        details=extra,
+    )
+
+
+def first_use(target: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
+    """The first line inside the target function that reads ``name`` (an argument or global).
+
+    Runtime observations know *which* name is involved; this puts the finding on the
+    line that uses it, where the fix goes."""
+    if not target or not target.get("file") or not target.get("line"):
+        return None
+    file, first = target["file"], int(target["line"])
+    node = function_at(file, first)
+    if node is None:
+        return None
+    root = name.split("[")[0].split(".")[0]
+    for sub in sorted(ast.walk(node), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
+        if isinstance(sub, ast.Name) and sub.id == root and isinstance(sub.ctx, ast.Load):
+            return {"file": file, "line": sub.lineno, "code": linecache.getline(file, sub.lineno).strip(), "snippet": around(file, sub.lineno)}
+    return None
+
+
+def function_at(file: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    source = "".join(linecache.getlines(file))
+    if not source:
+        return None
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            if first <= line <= node.lineno:
+                return node
+    return None
+
+
+def around(file: str, line: int, context: int = 2) -> list[list[Any]]:
+    return [
+        [n, linecache.getline(file, n).rstrip("\n")]
+        for n in range(max(1, line - context), line + context + 1)
+        if linecache.getline(file, n)
+    ]
+
+
+def target_site(target: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not target or not target.get("file"):
+        return None
+    return {"file": target["file"], "line": target.get("line"), "code": linecache.getline(target["file"], int(target.get("line") or 0)).strip()}

@@ -1,0 +1,39 @@
+"""data-dependent-control-flow: the kernel sequence differs between calls of the same shape."""
+
+from __future__ import annotations
+
+import ast
+import linecache
+
+from launchprof.evidence import Evidence
+from launchprof.hazards.common import around, function_at, hazard, target_site
+from launchprof.hazards.scalars import scalar_history
+from launchprof.hazards.shapes import varying_shapes
+from launchprof.session import Hazard
+
+
+def data_dependent_control_flow(ev: Evidence) -> list[Hazard]:
+    seqs = [s for s in ev.kernel_sequences if s]
+    if len(seqs) < 2 or all(s == seqs[0] for s in seqs) or varying_shapes(ev):
+        return []
+    lengths = sorted({len(s) for s in seqs})
+    msg = f"the kernel sequence differs between calls ({' vs '.join(map(str, lengths))} kernels): only the branch taken during capture would replay"
+    site = _branch_on_varying(ev) or target_site(ev.target)
+    return [hazard("data-dependent-control-flow", msg, site, kernel_counts=[len(s) for s in seqs])]
+
+
+def _branch_on_varying(ev: Evidence) -> dict | None:
+    """The first ``if``/``while`` in the target that tests an argument whose value varies."""
+    varying = {p.split("[")[0] for p, v in scalar_history(ev).items() if len(set(map(repr, v))) > 1}
+    if not ev.target or not ev.target.get("file"):
+        return None
+    node = function_at(ev.target["file"], int(ev.target.get("line") or 0))
+    if node is None:
+        return None
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.If, ast.While, ast.IfExp)):
+            names = {n.id for n in ast.walk(sub.test) if isinstance(n, ast.Name)}
+            if names & varying or not varying:
+                file = ev.target["file"]
+                return {"file": file, "line": sub.lineno, "code": linecache.getline(file, sub.lineno).strip(), "snippet": around(file, sub.lineno)}
+    return None

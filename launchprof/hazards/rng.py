@@ -1,0 +1,20 @@
+"""rng-state: random numbers from a generator the graph does not know (numpy, random, custom)."""
+
+from __future__ import annotations
+
+from launchprof.evidence import Evidence
+from launchprof.hazards.common import hazard
+from launchprof.session import Hazard
+
+
+def foreign_rng(ev: Evidence) -> list[Hazard]:
+    out = []
+    seen = set()
+    for r in (ev.probe or {}).get("rng", []):
+        key = (r.get("file"), r.get("line"))
+        if key in seen:
+            continue
+        seen.add(key)
+        msg = f"{r.get('what', 'random draw')} inside the target: replay repeats the numbers drawn at capture"
+        out.append(hazard("rng-state", msg, r))
+    return out

@@ -1,0 +1,21 @@
+"""host-side-effect: Python work inside the target that replay will not repeat."""
+
+from __future__ import annotations
+
+from launchprof.evidence import Evidence
+from launchprof.hazards.common import hazard
+from launchprof.session import Hazard
+
+
+def host_side_effects(ev: Evidence) -> list[Hazard]:
+    out = []
+    seen = set()
+    for e in (ev.probe or {}).get("effects", []):
+        key = (e.get("file"), e.get("line"))
+        if key in seen:
+            continue
+        seen.add(key)
+        code = (e.get("code") or "").strip()
+        msg = f"{e.get('what', 'host work')} (`{code}`) runs once at capture, never on replay" if code else f"{e.get('what')} runs once at capture, never on replay"
+        out.append(hazard("host-side-effect", msg, e))
+    return out

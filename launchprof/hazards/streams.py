@@ -1,0 +1,50 @@
+"""unjoined-stream: fork/join bookkeeping of the probe call's stream operations.
+
+A side stream joins a capture when it waits on the capturing (origin) stream; it must
+rejoin before capture ends: the origin waits on the side stream, or on an event
+recorded on it. A fork with no later join is reported at the fork line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from launchprof.evidence import Evidence
+from launchprof.hazards.common import hazard
+from launchprof.session import Hazard
+
+
+def unjoined_forks(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    event_stream: dict[Any, Any] = {}
+    forks: dict[Any, dict[str, Any]] = {}  # side stream -> fork op
+    for op in ops:
+        origin = op.get("origin")
+        kind = op.get("op")
+        if kind == "record":
+            event_stream[op.get("event")] = op.get("stream")
+        elif kind == "wait_stream":
+            waiter, waited = op.get("waiter"), op.get("waited")
+            if waited == origin and waiter != origin:
+                forks.setdefault(waiter, op)
+            elif waiter == origin and waited in forks:
+                forks.pop(waited)
+        elif kind == "wait_event":
+            waiter, source = op.get("waiter"), event_stream.get(op.get("event"))
+            if source == origin and waiter != origin:
+                forks.setdefault(waiter, op)
+            elif waiter == origin and source in forks:
+                forks.pop(source)
+    return list(forks.values())
+
+
+def unjoined_streams(ev: Evidence) -> list[Hazard]:
+    ops = (ev.probe or {}).get("streams", [])
+    capture_says = bool(ev.capture and not ev.capture.get("ok") and ev.capture.get("kind") == "unjoined-stream")
+    out = []
+    for fork in unjoined_forks(ops):
+        code = (fork.get("code") or "").strip()
+        msg = f"`{code}` forks work to a side stream that never rejoins the capturing stream"
+        if capture_says:
+            msg += " (capture failed: cudaErrorStreamCaptureUnjoined)"
+        out.append(hazard("unjoined-stream", msg, fork))
+    return out

@@ -1,0 +1,58 @@
+"""hidden-sync and pageable-copy (from the probe call), and what capture itself reported."""
+
+from __future__ import annotations
+
+from launchprof.evidence import Evidence
+from launchprof.hazards.common import hazard, target_site
+from launchprof.session import Hazard
+
+
+def hidden_syncs(ev: Evidence) -> list[Hazard]:
+    """Every synchronising site the probe call hit, one finding per line."""
+    out: list[Hazard] = []
+    seen: set[tuple[str | None, int | None]] = set()
+    syncs = list((ev.probe or {}).get("syncs", []))
+    # A pageable copy warns as a sync too; one line, one finding, the more specific kind.
+    pageable = {(s.get("file"), s.get("line")) for s in syncs if s.get("kind") == "pageable-copy"}
+    cap = ev.capture or {}
+    if cap.get("kind") == "pageable-copy" and cap.get("file"):
+        pageable.add((cap.get("file"), cap.get("line")))
+        if (cap.get("file"), cap.get("line")) not in {(s.get("file"), s.get("line")) for s in syncs}:
+            syncs.append({**cap, "kind": "pageable-copy", "what": "host-to-device copy from pageable memory"})
+    for s in syncs:
+        if (s.get("file"), s.get("line")) in pageable:
+            s = {**s, "kind": "pageable-copy"}
+        key = (s.get("file"), s.get("line"))
+        if key in seen:
+            continue
+        seen.add(key)
+        kind = s.get("kind") or "hidden-sync"
+        what = s.get("what") or s.get("op") or "synchronising call"
+        code = (s.get("code") or "").strip()
+        where = f" in `{code}`" if code else ""
+        if kind == "pageable-copy":
+            msg = f"host-to-device copy from pageable (non-pinned) memory{where}: capture cannot record it"
+        else:
+            msg = f"{what}{where} waits for the GPU: capture fails at this line"
+        out.append(hazard(kind, msg, s, op=s.get("op"), count=s.get("count")))
+    return out
+
+
+def capture_failure(ev: Evidence) -> list[Hazard]:
+    """The capture error itself, when no probe finding already explains it."""
+    cap = ev.capture
+    if not cap or cap.get("ok"):
+        return []
+    kind = cap.get("kind") or "capture-failed"
+    cuda = ", ".join(cap.get("cuda_errors") or [])
+    detail = f" ({cuda})" if cuda else ""
+    explained = {
+        "hidden-sync": [s for s in (ev.probe or {}).get("syncs", []) if s.get("kind", "hidden-sync") == "hidden-sync"],
+        "pageable-copy": [s for s in (ev.probe or {}).get("syncs", []) if s.get("kind") == "pageable-copy"],
+        "unjoined-stream": [s for s in (ev.probe or {}).get("streams", []) if s.get("op") in ("wait_stream", "wait_event")],
+    }
+    if kind in explained and explained[kind] and not cap.get("file"):
+        return []  # the probe's findings carry the lines; the capture error adds nothing
+    site = cap if cap.get("file") else target_site(ev.target)
+    message = f"capture failed: {cap.get('exception', 'error')}: {cap.get('message', '')}{detail}"
+    return [hazard(kind if kind != "capture-allocation" else "capture-allocation", message, site, severity="error", cuda_errors=cap.get("cuda_errors"))]

@@ -1,0 +1,11 @@
+"""Static capture-hazard check (``launchprof lint``): reads code, runs nothing, needs no GPU.
+
+Layout: :mod:`finder` (files, modules, name resolution), :mod:`walker` (one pass per
+function that records facts), :mod:`rules` (one rule per hazard family),
+:mod:`suppress` (inline ``# launchprof: ignore``), :mod:`engine` (targets, call
+following, findings). Nothing here imports torch: lint runs on CI runners without it.
+"""
+
+from launchprof.lint.engine import LintResult, lint
+
+__all__ = ["LintResult", "lint"]

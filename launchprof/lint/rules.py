@@ -1,0 +1,289 @@
+"""One rule per hazard family, all with one signature: ``rule(fn, tree) -> findings``.
+
+A rule reads the facts the walker recorded for one function (``fn``) and, where a
+hazard needs a wider view (a stream forked in one function may be joined by its
+caller), the facts of every function reached from the same target (``tree``). Rules
+never walk the AST and never print; they return findings that the engine turns into
+:class:`~launchprof.session.Hazard` records with the kind's fix hint.
+
+Each rule fires only on what it is sure of: lint runs in CI, where a false alarm
+costs more trust than a miss on code it cannot read.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from launchprof.lint import values as v
+from launchprof.lint.finder import FunctionRef
+from launchprof.lint.values import Val
+from launchprof.lint.walker import CallFact, FunctionFacts, carries_tensor, text
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One hazard at one line of the function's file; ``hint`` is appended to the kind's hint."""
+
+    kind: str
+    line: int
+    message: str
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class Tree:
+    """The checked target and the facts of every function reached from it (itself included)."""
+
+    root: FunctionRef
+    functions: tuple[FunctionFacts, ...]
+    targeted: bool = True  # a real target (marked or --target), not any function under --all
+
+
+Rule = Callable[[FunctionFacts, Tree], Iterator[Finding]]
+
+# Receivers on which .item()/.tolist()/.nonzero() are not a GPU sync (host values).
+_HOST_RECEIVERS = frozenset({v.NUMPY, v.STR, v.TUPLE, v.META, v.LIT, v.NUMBER, v.HOST, v.SELF, v.INSTANCE, v.TORCHMOD, v.MODULES, v.NONE})
+_WAITS = "copies a device value to the host and waits for the GPU"
+
+
+# --- hidden-sync ----------------------------------------------------------------
+
+
+def hidden_sync(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
+    """``.item()``, ``.cpu()``, ``nonzero``, ``synchronize``, ``if tensor``, ``x[mask]``, ``print(tensor)``."""
+    for call in fn.calls:
+        message = _sync_call(call)
+        if message:
+            yield Finding("hidden-sync", call.node.lineno, message)
+    for c in fn.conditions:
+        if c.val.kind not in v.DEVICE_VALUES:
+            continue
+        yield Finding("hidden-sync", c.node.lineno, f"`{c.construct}` on the tensor value `{text(c.node)}` {_WAITS}")
+    for node in fn.masks:
+        yield Finding(
+            "hidden-sync",
+            node.lineno,
+            f"boolean-mask indexing `{text(node)}` has a data-dependent size: it runs nonzero and waits for the GPU",
+            "Use torch.where(mask, x, 0) or masked_fill to keep the shape fixed.",
+        )
+
+
+def _sync_call(call: CallFact) -> str | None:
+    node = call.node
+    shown = text(node)
+    if call.method is not None:
+        m = call.method
+        r = call.receiver.kind if call.receiver is not None else v.UNKNOWN
+        if m == "item" and r not in _HOST_RECEIVERS:
+            return f"`{shown}` {_WAITS}"
+        if m in ("tolist", "numpy", "nonzero", "argwhere") and r in (v.TENSOR, v.MASK, v.ARG):  # numpy has them too
+            return f"`{shown}` {_WAITS}"
+        if m == "cpu" and r not in _HOST_RECEIVERS:
+            return f"`{shown}` copies the tensor to the host and waits for the GPU"
+        if m == "to" and r in (v.TENSOR, v.MASK, v.ARG) and v.device_arg(node) == "cpu":
+            return f"`{shown}` copies the tensor to the host and waits for the GPU"
+        if m in ("masked_select", "unique", "unique_consecutive", "equal", "allclose") and r in (v.TENSOR, v.MASK, v.ARG):
+            return f"`{shown}` has a data-dependent result on the host: it waits for the GPU"
+        if m == "synchronize" and not node.args:
+            return f"`{shown}` waits for the GPU, which a capturing stream cannot do"
+        if m == "query" and r in (v.STREAM, v.CURRENT, v.EVENT):
+            return f"`{shown}` queries a stream or event, which is invalid while capturing"
+        if m in v.LOG_METHODS and _is_logger(node) and r not in v.TENSOR_LIKE and _prints_tensor(call):
+            return f"`{shown}` formats a tensor for the log: {_WAITS}"
+        return None
+    p = call.path
+    if p is None:
+        return None
+    if p == "torch.cuda.synchronize" or p.endswith(".synchronize"):
+        return f"`{shown}` waits for the GPU, which a capturing stream cannot do"
+    if p in v.SYNC_FNS or (p == "torch.where" and len(node.args) == 1 and not node.keywords):
+        return f"`{shown}` needs its result (a size or a Python bool) on the host: it waits for the GPU"
+    if p in ("bool", "int", "float", "complex") and call.args and call.args[0].kind in v.DEVICE_VALUES:
+        return f"`{shown}` converts a tensor to a Python {p}: it {_WAITS}"
+    if (p == "print" or (p.startswith("logging.") and p[8:] in v.LOG_METHODS)) and _prints_tensor(call):
+        return f"`{shown}` formats a tensor on the host: it {_WAITS}"
+    return None
+
+
+def _is_logger(node: ast.Call) -> bool:
+    recv = node.func.value if isinstance(node.func, ast.Attribute) else None
+    name = recv.attr if isinstance(recv, ast.Attribute) else recv.id if isinstance(recv, ast.Name) else ""
+    return "log" in name.lower()
+
+
+def _prints_tensor(call: CallFact) -> bool:
+    return any(carries_tensor(a) for a in (*call.args, *call.kwargs.values()))
+
+
+# --- pageable-copy ----------------------------------------------------------------
+
+
+def pageable_copy(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
+    """Host data copied to the device inside the step: ``torch.tensor([...]).cuda()`` and kin."""
+    for call in fn.calls:
+        message = _pageable(call)
+        if message:
+            yield Finding("pageable-copy", call.node.lineno, message)
+
+
+def _pageable(call: CallFact) -> str | None:
+    node = call.node
+    m = call.method
+    r = call.receiver or v.V_UNKNOWN
+    if m is not None:
+        copies = (m == "cuda" or (m == "to" and v.device_arg(node) == "device")) and r.kind == v.HOST
+        if copies:
+            return f"`{text(node)}` copies a tensor built on the host ({r.origin}) from pageable memory to the device"
+        if m == "copy_" and call.args and call.args[0].kind == v.HOST and r.kind != v.HOST:
+            return f"`{text(node)}` copies from a host tensor ({call.args[0].origin}) in pageable memory"
+        if m == "new_tensor" and r.kind in (v.TENSOR, v.MASK, v.ARG) and v.device_keyword(node) != "cpu":
+            return f"`{text(node)}` builds a device tensor from host data: a copy from pageable memory"
+        return None
+    p = call.path or ""
+    if p[6:] in v.FROM_DATA_FNS and p.startswith("torch.") and v.device_keyword(node) == "device":
+        if not call.args or call.args[0].kind not in (v.TENSOR, v.MASK, v.ARG):
+            return f"`{text(node)}` copies host data from pageable memory to the device"
+    return None
+
+
+# --- frozen-scalar ----------------------------------------------------------------
+
+
+def frozen_scalar(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
+    """A Python number from the target's arguments that becomes a kernel argument or picks a branch."""
+    seen: set[tuple[int, str]] = set()
+    for node, number in _number_uses(fn):
+        name = number.origin or "?"
+        if (node.lineno, name) in seen:
+            continue
+        seen.add((node.lineno, name))
+        yield Finding(
+            "frozen-scalar",
+            node.lineno,
+            f"Python number `{name}` (an argument of `{tree.root.qualname}`) is passed to a tensor operation in "
+            f"`{text(node)}`: the graph keeps the value it had at capture",
+            f"Here: pass `{name}` as a device tensor and update it with fill_()/copy_().",
+        )
+    if not tree.targeted:
+        return  # argument checks branch on numbers everywhere; only in a step does that freeze a branch
+    for c in fn.conditions:
+        name = c.val.origin or "?"
+        if c.val.kind != v.NUMBER or (c.node.lineno, name) in seen:
+            continue
+        seen.add((c.node.lineno, name))
+        yield Finding(
+            "frozen-scalar",
+            c.node.lineno,
+            f"Python number `{name}` (an argument of `{tree.root.qualname}`) decides the host branch "
+            f"`{c.construct} {text(c.node)}`: the graph keeps the branch taken at capture",
+            "Here: compute both branches and select with torch.where on a device tensor, or capture one graph per value.",
+        )
+
+
+def _number_uses(fn: FunctionFacts) -> Iterator[tuple[ast.AST, Val]]:
+    for a in fn.arith:
+        yield a.node, a.number
+    for call in fn.calls:
+        for val in _value_arguments(call):
+            if val.kind == v.NUMBER:
+                yield call.node, val
+
+
+def _value_arguments(call: CallFact) -> Iterator[Val]:
+    """Arguments of a call that become kernel *values* (not shapes, dims or dtypes)."""
+    if call.method is not None:
+        if call.receiver is None or call.receiver.kind not in v.TENSOR_LIKE:
+            return
+        if call.method in v.VALUE_METHODS:
+            yield from call.args
+        yield from (val for key, val in call.kwargs.items() if key in v.VALUE_KEYWORDS)
+        return
+    p = call.path or ""
+    name = p[6:]
+    if not p.startswith("torch.") or name not in v.TORCH_VALUE_FNS:
+        return
+    position = v.VALUE_POSITION.get(name)
+    if position is None:
+        yield from call.args
+    elif len(call.args) > position:
+        yield call.args[position]
+    yield from (val for key, val in call.kwargs.items() if key in v.VALUE_KEYWORDS)
+
+
+# --- unjoined-stream --------------------------------------------------------------
+
+
+def unjoined_stream(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
+    """Work forked to a side stream that never rejoins the current (capturing) stream."""
+    if not fn.streams:
+        return
+    recorded = {e.key: e.stream for f in tree.functions for e in f.streams if e.action == "record"}
+    joined, join_any = _joined_streams(tree, recorded)
+    if join_any:
+        return
+    first: dict[str, ast.AST] = {}
+    blocks: dict[str, list[ast.AST]] = {}
+    for e in fn.streams:
+        if e.action == "fork" or (e.action == "fork-event" and recorded.get(e.stream or "") == "current"):
+            first.setdefault(e.key, e.node)
+        elif e.action == "block":
+            blocks.setdefault(e.key, []).append(e.node)
+            first.setdefault(e.key, e.node)
+    for key, node in first.items():
+        if key in joined:
+            continue
+        if fn.ref is not tree.root and key.partition(".")[0] in fn.params and joined:
+            continue  # a stream passed in: the caller that owns it joins it
+        where = ", ".join(f"lines {b.lineno}-{b.end_lineno}" for b in blocks.get(key, []))  # type: ignore[attr-defined]
+        side = f"the side work (`with torch.cuda.stream({key})`, {where})" if where else "the work queued on it"
+        yield Finding(
+            "unjoined-stream",
+            node.lineno,  # type: ignore[attr-defined]
+            f"stream `{key}` is forked from the current stream here, and {side} never rejoins it: "
+            "capture ends with cudaErrorStreamCaptureUnjoined",
+            f"Here: after the side work, call torch.cuda.current_stream().wait_stream({key}).",
+        )
+
+
+def _joined_streams(tree: Tree, recorded: dict[str, str | None]) -> tuple[set[str], bool]:
+    """Streams the current stream waits on anywhere in the tree; True when a join cannot be placed."""
+    joined: set[str] = set()
+    join_any = False
+    for f in tree.functions:
+        for e in f.streams:
+            if e.action == "join":
+                joined.add(e.key)
+            elif e.action == "join-event":
+                stream = recorded.get(e.key)
+                if stream is None:
+                    join_any = True  # an event from elsewhere: it may well join this stream
+                else:
+                    joined.add(stream)
+    return joined, join_any
+
+
+# --- rng-state --------------------------------------------------------------------
+
+_NOT_A_DRAW = frozenset({"seed", "getstate", "setstate", "get_state", "set_state"})
+
+
+def rng_state(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
+    """numpy / Python ``random`` / a custom ``torch.Generator`` inside the step."""
+    for call in fn.calls:
+        p = call.path or ""
+        shown = text(call.node)
+        if (p.startswith("numpy.random.") or p.startswith("random.")) and p.rpartition(".")[2] not in _NOT_A_DRAW:
+            source = "numpy's" if p.startswith("numpy.") else "Python's"
+            yield Finding(
+                "rng-state", call.node.lineno, f"`{shown}` draws from {source} random generator on the host: replay repeats the captured numbers"
+            )
+        elif p == "torch.Generator":
+            yield Finding("rng-state", call.node.lineno, f"`{shown}` creates a generator the graph does not know")
+        gen = call.kwargs.get("generator")
+        if gen is not None and gen.kind != v.NONE and (p.startswith("torch.") or call.method is not None):
+            yield Finding("rng-state", call.node.lineno, f"`{shown}` draws from a generator passed in (`generator=`), not torch's default one")
+
+
+RULES: tuple[Rule, ...] = (hidden_sync, pageable_copy, frozen_scalar, unjoined_stream, rng_state)

@@ -1,0 +1,29 @@
+"""Inline suppression: ``# launchprof: ignore[kind, ...]`` or a bare ``# launchprof: ignore``.
+
+The comment sits on the finding's line, as with ``# noqa`` and ``# type: ignore``, so
+a reviewer sees the exception next to the code it excuses.
+"""
+
+from __future__ import annotations
+
+import re
+
+_IGNORE = re.compile(r"#\s*launchprof:\s*ignore(?![\w-])(?:\[([^\]]*)\])?")
+
+
+def ignored_kinds(line: str) -> frozenset[str] | None:
+    """Kinds ignored on this source line: None when none, an empty set when all are."""
+    if "launchprof" not in line:
+        return None
+    match = _IGNORE.search(line)
+    if match is None:
+        return None
+    listed = match.group(1)
+    if listed is None:
+        return frozenset()
+    return frozenset(k.strip() for k in listed.split(",") if k.strip())
+
+
+def is_suppressed(line: str, kind: str) -> bool:
+    kinds = ignored_kinds(line)
+    return kinds is not None and (not kinds or kind in kinds)

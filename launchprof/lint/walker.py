@@ -1,0 +1,818 @@
+"""One pass over a function body that turns its code into *facts* the rules read.
+
+The walker is a small abstract interpreter: it visits statements in source order,
+gives every expression a kind (:mod:`launchprof.lint.values`) from the kinds of its
+parts, and keeps a name -> kind environment that assignments update as they happen,
+so ``t = torch.tensor(xs); t = t.cuda()`` is understood line by line. Each
+expression is visited once, which keeps lint linear in the size of the code.
+
+What it records is only what some rule needs (calls, truth tests of device values,
+boolean-mask indexing, numbers meeting tensors in operators, stream forks and joins,
+and the calls into other linted functions to follow). Rules never walk the AST
+themselves; they read these facts (DESIGN.md: each rule maps observations to hazards).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from launchprof.lint import values as v
+from launchprof.lint.finder import ClassInfo, FunctionRef, ModuleInfo, import_names
+from launchprof.lint.values import Val
+
+
+@dataclass(frozen=True, slots=True)
+class CallFact:
+    """One call. ``path`` for ``torch.cuda.synchronize``-style calls, ``method`` for ``x.item()``."""
+
+    node: ast.Call
+    path: str | None
+    method: str | None
+    receiver: Val | None
+    args: tuple[Val, ...]
+    kwargs: dict[str, Val]
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A device value used as a Python bool: ``if``, ``while``, ``assert``, ``and``, ``not`` ..."""
+
+    node: ast.expr
+    construct: str
+    val: Val
+
+
+@dataclass(frozen=True, slots=True)
+class Arith:
+    """A Python number from an argument meets a tensor in an operator (``x * scale``)."""
+
+    node: ast.BinOp | ast.AugAssign
+    number: Val
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEvent:
+    """Stream bookkeeping, keyed by the stream's (or event's) source text.
+
+    ``fork`` (``side.wait_stream(current)``), ``fork-event`` (``side.wait_event(e)``; a fork
+    when ``e`` was recorded on the current stream), ``block`` (``with torch.cuda.stream(side)``),
+    ``join``/``join-event`` (the current stream waits on a stream/event), ``record``
+    (event ``key`` recorded on ``stream``; ``"current"`` for the current stream).
+    """
+
+    action: str
+    key: str
+    node: ast.AST
+    stream: str | None = None
+
+
+@dataclass
+class FunctionFacts:
+    ref: FunctionRef
+    params: dict[str, Val]
+    calls: list[CallFact] = field(default_factory=list)
+    conditions: list[Condition] = field(default_factory=list)
+    masks: list[ast.Subscript] = field(default_factory=list)
+    arith: list[Arith] = field(default_factory=list)
+    streams: list[StreamEvent] = field(default_factory=list)
+    callees: list[tuple[FunctionRef, dict[str, Val]]] = field(default_factory=list)
+    nested: list[FunctionRef] = field(default_factory=list)
+
+
+def text(node: ast.AST, limit: int = 60) -> str:
+    """Short source text of an expression, for messages."""
+    s = ast.unparse(node)
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+STREAM_CONTEXT = "stream-context"  # the value of torch.cuda.stream(side); origin: the stream's text
+
+
+def is_current(val: Val, node: ast.expr, loose: bool = False) -> bool:
+    """The current (capturing) stream: ``torch.cuda.current_stream()``, or a name that says so.
+
+    ``loose`` also accepts ``main``/``default`` names: used where saying "current" means
+    reporting *less* (a join), never where it means reporting more (a fork).
+    """
+    if val.kind == v.CURRENT:
+        return True
+    name = (v.terminal_name(node) or "").lower()
+    return "current" in name or (loose and ("main" in name or "default" in name))
+
+
+def carries_tensor(val: Val) -> bool:
+    """A device tensor, text formatted from one, or a tuple holding one (printing it syncs)."""
+    if val.kind in v.DEVICE_VALUES or val.kind == v.TSTR:
+        return True
+    return val.kind == v.TUPLE and any(p.kind in v.DEVICE_VALUES for p in val.ref)  # type: ignore[union-attr]
+
+
+def annotation_kind(ann: ast.expr | None, module: ModuleInfo) -> str | None:
+    """``"tensor"``, ``"number"``, ``"meta"`` (bool, str) or None for an argument annotation.
+
+    Names resolve through the module's imports: ``cute.Tensor`` is not a torch tensor.
+    """
+    if ann is None:
+        return None
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(ann, ast.Subscript) and v.terminal_name(ann.value) == "Optional":
+        return annotation_kind(ann.slice, module)
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        if isinstance(ann.right, ast.Constant) and ann.right.value is None:
+            return annotation_kind(ann.left, module)
+        if isinstance(ann.left, ast.Constant) and ann.left.value is None:
+            return annotation_kind(ann.right, module)
+        left = annotation_kind(ann.left, module)
+        return left if left == annotation_kind(ann.right, module) else None
+    if not isinstance(ann, ast.Name | ast.Attribute):
+        return None
+    path = module.static_path(ann)
+    if path in ("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+        return "tensor"
+    if path in ("int", "float"):
+        return "number"
+    if path in ("bool", "str"):
+        return "meta"
+    return None
+
+
+def _is_number_literal(e: ast.expr | None) -> bool:
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub | ast.UAdd):
+        e = e.operand
+    return isinstance(e, ast.Constant) and isinstance(e.value, int | float) and not isinstance(e.value, bool)
+
+
+def _arguments(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.arg, ast.expr | None]]:
+    """Every named argument with its default (None when it has none)."""
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    return list(zip(positional, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))
+
+
+def root_params(ref: FunctionRef, is_target: bool) -> dict[str, Val]:
+    """Kinds of a checked function's own arguments.
+
+    Annotated ``Tensor`` -> tensor; annotated int/float, a numeric default, or a name
+    that is a number by convention (``lr``, ``step``) -> a number from this argument.
+    Other unannotated arguments of a *target* are tensors in practice (ARG); of any
+    other function (``--all``) they stay unknown.
+    """
+    params: dict[str, Val] = {}
+    for i, (arg, default) in enumerate(_arguments(ref.node)):
+        if i == 0 and ref.is_method:
+            params[arg.arg] = Val(v.SELF, ref=ref.cls)
+            continue
+        kind = annotation_kind(arg.annotation, ref.module)
+        if kind == "tensor":
+            params[arg.arg] = v.V_TENSOR
+        elif kind == "number" or (kind is None and (_is_number_literal(default) or (default is None and arg.arg in v.NUMBER_NAMES))):
+            params[arg.arg] = Val(v.NUMBER, origin=arg.arg)
+        elif kind == "meta":
+            params[arg.arg] = v.V_META
+        elif kind is None and default is None and arg.annotation is None and is_target:
+            params[arg.arg] = v.V_ARG
+        else:
+            params[arg.arg] = v.V_UNKNOWN
+    return params
+
+
+def callee_params(ref: FunctionRef, bound: dict[str, Val]) -> dict[str, Val]:
+    """Kinds of a followed function's arguments: what the call site passed, else the annotation."""
+    params: dict[str, Val] = {}
+    for arg, default in _arguments(ref.node):
+        kind = annotation_kind(arg.annotation, ref.module)
+        if kind == "tensor":
+            params[arg.arg] = v.V_TENSOR
+        elif kind == "number" or _is_number_literal(default):
+            params[arg.arg] = v.V_LIT  # a constant unless the caller passes its own number
+        else:
+            params[arg.arg] = v.V_META if kind == "meta" else v.V_UNKNOWN
+    params.update(bound)
+    return params
+
+
+_TENSOR_META_ATTRS = frozenset(
+    "shape ndim dtype device is_cuda requires_grad layout names is_leaf grad_fn is_sparse is_quantized is_meta itemsize nbytes".split()
+)
+_TENSOR_SAME_ATTRS = frozenset("T mT H mH data grad real imag".split())
+_STREAM_METHODS = frozenset({"wait_stream", "wait_event", "record"})
+
+
+class Walker:
+    """Walk one function body once and return its :class:`FunctionFacts`."""
+
+    def __init__(self, ref: FunctionRef, params: dict[str, Val], follow: bool) -> None:
+        self.ref = ref
+        self.module = ref.module
+        self.index = ref.module.index
+        self.env: dict[str, Val] = dict(params)
+        self.follow = follow
+        self.facts = FunctionFacts(ref, params)
+        self.stream_blocks: list[str] = []
+
+    def run(self) -> FunctionFacts:
+        self.block(self.ref.node.body)
+        return self.facts
+
+    # --- statements ----------------------------------------------------------------
+    def block(self, body: list[ast.stmt]) -> None:
+        for node in body:
+            handler = _STATEMENTS.get(type(node))
+            if handler is not None:
+                handler(self, node)
+            else:
+                self.generic(node)
+
+    def generic(self, node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.ev(child)
+            elif isinstance(child, ast.stmt):
+                self.block([child])
+            elif isinstance(child, ast.match_case):
+                if child.guard is not None:
+                    self.cond(child.guard, "case guard")
+                self.block(child.body)
+
+    def s_expr(self, node: ast.Expr) -> None:
+        self.ev(node.value)
+
+    def s_assign(self, node: ast.Assign) -> None:
+        val = self.ev(node.value)
+        for t in node.targets:
+            self.bind(t, val)
+
+    def s_annassign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.bind(node.target, self.ev(node.value))
+
+    def s_augassign(self, node: ast.AugAssign) -> None:
+        old = self.ev(node.target)
+        new = self.ev(node.value)
+        self.bind(node.target, self.arith(node, node.op, old, new))
+
+    def s_return(self, node: ast.Return) -> None:
+        if node.value is not None:
+            self.ev(node.value)
+
+    def s_if(self, node: ast.If) -> None:
+        guard = len(node.body) == 1 and isinstance(node.body[0], ast.Raise) and not node.orelse
+        self.cond(node.test, "if", numbers=not guard)
+        self.block(node.body)
+        self.block(node.orelse)
+
+    def s_while(self, node: ast.While) -> None:
+        self.cond(node.test, "while")
+        self.block(node.body)
+        self.block(node.orelse)
+
+    def s_for(self, node: ast.For | ast.AsyncFor) -> None:
+        self.bind(node.target, self.element(self.ev(node.iter)))
+        self.block(node.body)
+        self.block(node.orelse)
+
+    def s_with(self, node: ast.With | ast.AsyncWith) -> None:
+        pushed = 0
+        for item in node.items:
+            val = self.ev(item.context_expr)
+            if val.kind == STREAM_CONTEXT:
+                self.facts.streams.append(StreamEvent("block", val.origin or "?", node))
+                self.stream_blocks.append(val.origin or "?")
+                pushed += 1
+            if item.optional_vars is not None:
+                self.bind(item.optional_vars, v.V_UNKNOWN)
+        self.block(node.body)
+        del self.stream_blocks[len(self.stream_blocks) - pushed :]
+
+    def s_assert(self, node: ast.Assert) -> None:
+        self.cond(node.test, "assert", numbers=False)
+
+    def s_try(self, node: ast.Try) -> None:
+        self.block(node.body)
+        for h in node.handlers:
+            if h.name:
+                self.env[h.name] = v.V_UNKNOWN
+            self.block(h.body)
+        self.block(node.orelse)
+        self.block(node.finalbody)
+
+    def s_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        ref = FunctionRef(self.module, f"{self.ref.qualname}.{node.name}", node)
+        self.env[node.name] = Val(v.FUNC, ref=ref)
+        self.facts.nested.append(ref)
+
+    def s_class(self, node: ast.ClassDef) -> None:
+        info = ClassInfo(self.module, node.name, node)
+        for item in node.body:
+            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                ref = FunctionRef(self.module, f"{self.ref.qualname}.{node.name}.{item.name}", item, info)
+                info.methods[item.name] = ref
+                self.facts.nested.append(ref)
+        self.env[node.name] = Val(v.CLASS, ref=info)
+
+    def s_import(self, node: ast.Import | ast.ImportFrom) -> None:
+        for name, path in import_names(node, self.module.name, self.module.source.is_package).items():
+            self.env[name] = self.index.path_val(path)
+
+    def s_skip(self, node: ast.stmt) -> None:
+        """Raise, delete, global, pass...: nothing a rule needs (error paths are not the step)."""
+
+    # --- bookkeeping -------------------------------------------------------------
+    def cond(self, test: ast.expr, construct: str, numbers: bool = True) -> None:
+        """Record a truth test of a device value, or (``numbers``) of an argument's number.
+
+        Argument checks that only raise (``if lr < 0: raise``) and asserts are validation,
+        not a branch of the step, so their numbers are not recorded.
+        """
+        val = self.ev(test)
+        if val.kind in v.DEVICE_VALUES or (numbers and val.kind == v.NUMBER):
+            self.facts.conditions.append(Condition(test, construct, val))
+
+    def bind(self, target: ast.expr, val: Val) -> None:
+        if isinstance(target, ast.Name):
+            self.env[target.id] = val
+            if val.kind == v.EVENT and val.origin:
+                self.facts.streams.append(StreamEvent("record", target.id, target, val.origin))
+        elif isinstance(target, ast.Tuple | ast.List):
+            elts = target.elts
+            parts: tuple = val.ref if val.kind == v.TUPLE and isinstance(val.ref, tuple) else ()
+            for i, e in enumerate(elts):
+                if isinstance(e, ast.Starred):
+                    self.bind(e.value, v.V_UNKNOWN)
+                elif len(parts) == len(elts):
+                    self.bind(e, parts[i])
+                else:
+                    self.bind(e, v.V_TENSOR if val.kind == v.TENSORS else v.V_UNKNOWN)
+        elif isinstance(target, ast.Attribute):
+            self.ev(target.value)
+        elif isinstance(target, ast.Subscript):
+            self.ev(target.value)
+            self.ev(target.slice)
+        elif isinstance(target, ast.Starred):
+            self.bind(target.value, v.V_UNKNOWN)
+
+    def element(self, it: Val) -> Val:
+        """The kind of one item when iterating over a value."""
+        k = it.kind
+        if k in (v.TENSOR, v.MASK, v.TENSORS):
+            return v.V_TENSOR
+        if k in (v.HOST, v.META, v.NUMPY, v.MODULES):
+            return it
+        if k == "zipped":
+            return Val(v.TUPLE, ref=it.ref)
+        return v.V_UNKNOWN
+
+    def arith(self, node: ast.BinOp | ast.AugAssign, op: ast.operator, left: Val, right: Val) -> Val:
+        lk, rk = left.kind, right.kind
+        if lk == v.NUMBER and rk in v.TENSOR_LIKE:
+            self.facts.arith.append(Arith(node, left))
+        elif rk == v.NUMBER and lk in v.TENSOR_LIKE:
+            self.facts.arith.append(Arith(node, right))
+        kinds = (lk, rk)
+        if isinstance(op, ast.BitAnd | ast.BitOr | ast.BitXor):
+            if v.MASK in kinds:
+                return v.V_MASK
+            if v.ARGCMP in kinds:
+                return v.V_ARGCMP
+        if v.TENSOR in kinds or v.MASK in kinds:
+            return v.V_TENSOR
+        if v.HOST in kinds:
+            return left if lk == v.HOST else right
+        if v.ARG in kinds or v.ARGCMP in kinds:
+            return v.V_ARG
+        if lk == v.NUMBER or rk == v.NUMBER:
+            return left if lk == v.NUMBER else right
+        if lk == v.STR and isinstance(op, ast.Mod):
+            return v.V_TSTR if carries_tensor(right) else v.V_STR
+        if lk in (v.LIT, v.META) and rk in (v.LIT, v.META):
+            return left if lk == rk else v.V_META
+        return v.V_UNKNOWN
+
+    # --- expressions -------------------------------------------------------------
+    def ev(self, node: ast.expr) -> Val:
+        handler = _EXPRESSIONS.get(type(node))
+        if handler is not None:
+            return handler(self, node)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.ev(child)
+        return v.V_UNKNOWN
+
+    def e_name(self, node: ast.Name) -> Val:
+        val = self.env.get(node.id)
+        if val is None:
+            val = self.module.global_val(node.id) or Val(v.PATH, origin=node.id)
+        return val
+
+    def e_constant(self, node: ast.Constant) -> Val:
+        value = node.value
+        if isinstance(value, bool):
+            return v.V_META
+        if isinstance(value, int | float | complex):
+            return v.V_LIT
+        if isinstance(value, str):
+            return v.V_STR
+        return v.V_NONE if value is None else v.V_UNKNOWN
+
+    def e_attribute(self, node: ast.Attribute) -> Val:
+        recv = self.ev(node.value)
+        k = recv.kind
+        if k == v.PATH:
+            return self.index.path_val(f"{recv.origin}.{node.attr}")
+        if k in v.TENSOR_LIKE:
+            if node.attr in _TENSOR_META_ATTRS:
+                return v.V_META
+            if node.attr in _TENSOR_SAME_ATTRS:
+                return recv if k in (v.HOST, v.ARG) else v.V_TENSOR
+            return v.V_UNKNOWN
+        if k == v.TENSORS and node.attr in ("values", "indices"):
+            return v.V_TENSOR
+        if k in (v.SELF, v.INSTANCE) and isinstance(recv.ref, ClassInfo):
+            return recv.ref.attr(node.attr) or v.V_UNKNOWN
+        if k == v.META:
+            return v.V_META
+        return v.V_UNKNOWN
+
+    def e_binop(self, node: ast.BinOp) -> Val:
+        return self.arith(node, node.op, self.ev(node.left), self.ev(node.right))
+
+    def e_unaryop(self, node: ast.UnaryOp) -> Val:
+        if isinstance(node.op, ast.Not):
+            self.cond(node.operand, "not")
+            return v.V_META
+        return self.ev(node.operand)
+
+    def e_boolop(self, node: ast.BoolOp) -> Val:
+        construct = "and" if isinstance(node.op, ast.And) else "or"
+        for value in node.values[:-1]:
+            self.cond(value, construct)
+        return self.ev(node.values[-1])
+
+    def e_compare(self, node: ast.Compare) -> Val:
+        vals = [self.ev(node.left), *(self.ev(c) for c in node.comparators)]
+        kinds = {val.kind for val in vals}
+        if all(isinstance(op, ast.Is | ast.IsNot | ast.In | ast.NotIn) for op in node.ops):
+            return v.V_META
+        if kinds & v.DEVICE_VALUES:
+            return v.V_MASK
+        if v.HOST in kinds:
+            return Val(v.HOST, origin="comparison")
+        if v.ARG in kinds:
+            return v.V_ARGCMP
+        if v.NUMBER in kinds:  # `step > 10`: still decided by the argument
+            return next(val for val in vals if val.kind == v.NUMBER)
+        return v.V_META
+
+    def e_ifexp(self, node: ast.IfExp) -> Val:
+        self.cond(node.test, "conditional expression")
+        body, orelse = self.ev(node.body), self.ev(node.orelse)
+        if body.kind == v.NONE:
+            return orelse
+        if orelse.kind == v.NONE or body.kind == orelse.kind:
+            return body
+        return v.V_UNKNOWN
+
+    def e_subscript(self, node: ast.Subscript) -> Val:
+        value = self.ev(node.value)
+        index = self.ev(node.slice)
+        k = value.kind
+        if k in (v.TENSOR, v.MASK, v.ARG) and isinstance(node.ctx, ast.Load) and self._is_mask(index):
+            self.facts.masks.append(node)
+        if k in (v.TENSOR, v.MASK, v.TENSORS):
+            return v.V_TENSOR
+        if k in (v.HOST, v.ARG, v.META, v.NUMPY, v.STR):
+            return value
+        if k == v.TUPLE and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+            parts = value.ref
+            if isinstance(parts, tuple) and -len(parts) <= node.slice.value < len(parts):
+                return parts[node.slice.value]
+        return v.V_UNKNOWN
+
+    @staticmethod
+    def _is_mask(index: Val) -> bool:
+        if index.kind in (v.MASK, v.ARGCMP):
+            return True
+        return index.kind == v.TUPLE and any(p.kind in (v.MASK, v.ARGCMP) for p in index.ref)  # type: ignore[union-attr]
+
+    def e_tuple(self, node: ast.Tuple | ast.List) -> Val:
+        return Val(v.TUPLE, ref=tuple(self.ev(e) for e in node.elts))
+
+    def e_joinedstr(self, node: ast.JoinedStr) -> Val:
+        carries = False
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue):
+                carries = carries_tensor(self.ev(part.value)) or carries
+        return v.V_TSTR if carries else v.V_STR
+
+    def e_comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> Val:
+        for gen in node.generators:
+            self.bind(gen.target, self.element(self.ev(gen.iter)))
+            for test in gen.ifs:
+                self.cond(test, "comprehension condition")
+        if isinstance(node, ast.DictComp):
+            self.ev(node.key)
+            self.ev(node.value)
+        else:
+            self.ev(node.elt)
+        return v.V_UNKNOWN
+
+    def e_namedexpr(self, node: ast.NamedExpr) -> Val:
+        val = self.ev(node.value)
+        self.bind(node.target, val)
+        return val
+
+    def e_opaque(self, node: ast.expr) -> Val:
+        """Lambdas run later, not here: their bodies belong to whoever calls them."""
+        return v.V_UNKNOWN
+
+    # --- calls -------------------------------------------------------------------
+    def e_call(self, node: ast.Call) -> Val:
+        func = node.func
+        method: str | None = None
+        receiver: Val | None = None
+        fval: Val | None = None
+        if isinstance(func, ast.Attribute):
+            receiver = self.ev(func.value)
+            if receiver.kind == v.PATH:
+                fval = self.index.path_val(f"{receiver.origin}.{func.attr}")
+                receiver = None
+            else:
+                method = func.attr
+        else:
+            fval = self.ev(func)
+        args = tuple(self.ev(a) for a in node.args)
+        kwargs = {k.arg or "**": self.ev(k.value) for k in node.keywords}
+        path = fval.origin if fval is not None and fval.kind == v.PATH else None
+        fact = CallFact(node, path, method, receiver, args, kwargs)
+        self.facts.calls.append(fact)
+        if method is not None:
+            return self.method_result(fact, func)  # type: ignore[arg-type]
+        return self.call_result(fact, fval)  # type: ignore[arg-type]
+
+    def call_result(self, fact: CallFact, fval: Val) -> Val:
+        k = fval.kind
+        if k == v.FUNC:
+            return self.follow_call(fval.ref, fact)  # type: ignore[arg-type]
+        if k == v.CLASS:
+            return Val(v.INSTANCE, ref=fval.ref)
+        if k in (v.INSTANCE, v.MODULES, v.TORCHMOD):
+            return self.call_module(fval, fact)
+        if k == v.PATH and fact.path is not None:
+            return self.path_result(fact)
+        return v.V_UNKNOWN
+
+    def follow_call(self, ref: FunctionRef, fact: CallFact, self_val: Val | None = None) -> Val:
+        """Note the call for following; its value is a tensor only when annotated so."""
+        if self.follow:
+            self.facts.callees.append((ref, self._bind_args(ref, fact, self_val)))
+        return v.V_TENSOR if annotation_kind(ref.node.returns, ref.module) == "tensor" else v.V_UNKNOWN
+
+    def call_module(self, fval: Val, fact: CallFact) -> Val:
+        """``layer(x)``: torch's own modules give tensors; linted ones run their forward."""
+        if fval.kind == v.TORCHMOD:
+            return v.V_TENSOR
+        classes = (fval.ref,) if fval.kind == v.INSTANCE else fval.ref
+        for cls in classes:  # type: ignore[union-attr]
+            target = cls.call_method()
+            if target is not None:
+                self.follow_call(target, fact, Val(v.SELF, ref=cls))
+        return v.V_ARG
+
+    def _bind_args(self, ref: FunctionRef, fact: CallFact, self_val: Val | None) -> dict[str, Val]:
+        names = [a.arg for a in ref.node.args.posonlyargs + ref.node.args.args]
+        bound: dict[str, Val] = {}
+        if self_val is not None and ref.is_method and names:
+            bound[names[0]] = self_val
+            names = names[1:]
+        for name, arg_node, val in zip(names, fact.node.args, fact.args):
+            if isinstance(arg_node, ast.Starred):
+                break
+            if val.kind != v.UNKNOWN:
+                bound[name] = val
+        known = set(names) | {a.arg for a in ref.node.args.kwonlyargs}
+        for key, val in fact.kwargs.items():
+            if key in known and val.kind != v.UNKNOWN:
+                bound[key] = val
+        return bound
+
+    def method_result(self, fact: CallFact, func: ast.Attribute) -> Val:
+        m = fact.method or ""
+        recv = fact.receiver or v.V_UNKNOWN
+        k = recv.kind
+        if m in _STREAM_METHODS:
+            self.stream_call(fact, func)
+        if k in (v.SELF, v.INSTANCE) and isinstance(recv.ref, ClassInfo):
+            return self.instance_method(recv, m, fact)
+        if k in (v.TENSOR, v.MASK) or (k == v.ARG and m in v.TENSOR_METHODS):
+            return self.tensor_method(m, fact)
+        if k == v.HOST:
+            if m in ("cuda", "pin_memory") or (m == "to" and v.device_arg(fact.node) == "device"):
+                return v.V_TENSOR
+            return self.tensor_method(m, fact) if m in v.NON_TENSOR_METHODS or m == "numpy" else recv
+        if m == "record_event":
+            return Val(v.EVENT, origin="current" if is_current(recv, func.value) else text(func.value))
+        if m in ("current_stream", "default_stream"):  # torch.accelerator / device handles
+            return v.V_CURRENT
+        if k == v.STR and m == "format":
+            return v.V_TSTR if any(carries_tensor(a) for a in (*fact.args, *fact.kwargs.values())) else v.V_STR
+        if k == v.NUMPY:
+            return v.V_NUMPY
+        if m in ("item", "tolist") or m in v.NON_TENSOR_METHODS and k == v.ARG:
+            return v.V_META
+        return v.V_UNKNOWN
+
+    def instance_method(self, recv: Val, name: str, fact: CallFact) -> Val:
+        cls: ClassInfo = recv.ref  # type: ignore[assignment]
+        if recv.origin == "super":
+            target = next((c.methods[name] for c in list(cls.mro())[1:] if name in c.methods), None)
+        else:
+            target = cls.method(name)
+        if target is not None:
+            return self.follow_call(target, fact, Val(v.SELF, ref=cls))
+        attr = cls.attr(name)  # self.layer(x): an attribute holding a module
+        if attr is not None and attr.kind in (v.INSTANCE, v.MODULES, v.TORCHMOD):
+            return self.call_module(attr, fact)
+        return v.V_UNKNOWN
+
+    def tensor_method(self, m: str, fact: CallFact) -> Val:
+        if m in v.NON_TENSOR_METHODS or m.startswith(v.NON_TENSOR_PREFIXES):
+            return v.V_META
+        if m.startswith("_"):
+            return v.V_UNKNOWN
+        if m == "numpy":
+            return v.V_NUMPY
+        if m == "cpu" or (m == "to" and v.device_arg(fact.node) == "cpu"):
+            return Val(v.HOST, origin=f".{m}()")
+        if m in v.MASK_METHODS:
+            return v.V_MASK
+        if m in v.TUPLE_METHODS:
+            return v.V_TENSORS
+        if m in v.DIM_TUPLE_METHODS and ("dim" in fact.kwargs or (fact.args and fact.args[0].kind not in v.TENSOR_LIKE)):
+            return v.V_TENSORS
+        if m == "type" and not fact.args:
+            return v.V_STR
+        return v.V_TENSOR
+
+    def path_result(self, fact: CallFact) -> Val:
+        p = fact.path or ""
+        if p.startswith("torch."):
+            return self.torch_result(p, fact)
+        if p.startswith("numpy."):
+            return v.V_NUMPY
+        if p == "super" and self.ref.cls is not None:
+            return Val(v.SELF, origin="super", ref=self.ref.cls)
+        if p in v.NUMBER_BUILTINS or p.startswith("math."):
+            return self._number_of(fact)
+        if p in ("str", "repr", "format"):
+            return v.V_TSTR if any(carries_tensor(a) for a in fact.args) else v.V_STR
+        if p in ("enumerate", "zip") and fact.args:
+            items = (v.V_META, self.element(fact.args[0])) if p == "enumerate" else tuple(self.element(a) for a in fact.args)
+            return Val("zipped", ref=items)
+        if p in v.META_BUILTINS or p == "bool":
+            return v.V_META
+        return v.V_UNKNOWN
+
+    @staticmethod
+    def _number_of(fact: CallFact) -> Val:
+        """``float(lr)``, ``min(lr, 1.0)``, ``math.sqrt(step)``: still the argument's number."""
+        for a in fact.args:
+            if a.kind == v.NUMBER:
+                return a
+        return v.V_LIT if fact.args and all(a.kind == v.LIT for a in fact.args) else v.V_META
+
+    def torch_result(self, p: str, fact: CallFact) -> Val:
+        if p in v.CURRENT_STREAM_FNS:
+            return v.V_CURRENT
+        if p in v.STREAM_CLASSES:
+            return v.V_STREAM
+        if p in v.EVENT_CLASSES:
+            return Val(v.EVENT)
+        if p in v.STREAM_CONTEXTS:
+            if not fact.node.args or is_current(fact.args[0], fact.node.args[0]):
+                return v.V_UNKNOWN  # `with torch.cuda.stream(torch.cuda.current_stream())` forks nothing
+            return Val(STREAM_CONTEXT, origin=text(fact.node.args[0]))
+        if p == "torch.Generator":
+            return v.V_GENERATOR
+        name = p[6:]
+        if "." not in name:
+            return self._torch_function(name, fact)
+        if p.startswith(v.TENSOR_NAMESPACES):
+            return v.V_TENSOR
+        if p in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            return v.V_TENSOR
+        if p.startswith("torch.nn.") and p.rpartition(".")[2][:1].isupper():
+            return v.V_TORCHMOD
+        return v.V_UNKNOWN
+
+    def _torch_function(self, name: str, fact: CallFact) -> Val:
+        if name in v.NON_TENSOR_FNS or name.startswith(v.NON_TENSOR_PREFIXES):
+            return v.V_META
+        if name in v.CREATION_FNS:
+            if v.device_keyword(fact.node) == "device":
+                return v.V_TENSOR
+            if name in v.FROM_DATA_FNS and fact.args and fact.args[0].kind in v.DEVICE_VALUES:
+                return fact.args[0]
+            return Val(v.HOST, origin=f"torch.{name}")
+        if name in v.MASK_FNS:
+            return self._host_only(fact, v.V_MASK)
+        if name in v.TUPLE_FNS or (name == "where" and len(fact.args) == 1):
+            return self._host_only(fact, v.V_TENSORS)
+        if name in v.DIM_TUPLE_METHODS and ("dim" in fact.kwargs or (len(fact.args) > 1 and fact.args[1].kind not in v.TENSOR_LIKE)):
+            return self._host_only(fact, v.V_TENSORS)
+        if name[:1].isupper() or name.startswith("_"):
+            return v.V_UNKNOWN
+        return self._host_only(fact, v.V_TENSOR)
+
+    @staticmethod
+    def _host_only(fact: CallFact, result: Val) -> Val:
+        """``torch.cumsum(host_tensor, 0)`` stays on the host: its ``.tolist()`` waits for no GPU."""
+        kinds = {a.kind for a in fact.args}
+        if v.HOST in kinds and not kinds & {v.TENSOR, v.MASK, v.ARG, v.ARGCMP}:
+            return Val(v.HOST, origin=fact.path)
+        return result
+
+    def stream_call(self, fact: CallFact, func: ast.Attribute) -> None:
+        """Fork/join bookkeeping: ``side.wait_stream(cur)`` forks, ``cur.wait_stream(side)`` joins."""
+        recv = fact.receiver or v.V_UNKNOWN
+        node = fact.node
+        m = fact.method
+        if m == "record":
+            if recv.kind == v.EVENT or (fact.args and fact.args[0].kind in (v.STREAM, v.CURRENT)):
+                if node.args:
+                    stream = "current" if is_current(fact.args[0], node.args[0]) else text(node.args[0])
+                else:
+                    stream = self.stream_blocks[-1] if self.stream_blocks else "current"
+                self.facts.streams.append(StreamEvent("record", text(func.value), node, stream))
+            return
+        if not node.args or recv.kind in (v.TENSOR, v.MASK, v.HOST, v.NUMPY, v.PATH):
+            return
+        if is_current(recv, func.value, loose=True):
+            action = "join" if m == "wait_stream" else "join-event"
+            self.facts.streams.append(StreamEvent(action, text(node.args[0]), node))
+        elif m == "wait_stream" and is_current(fact.args[0], node.args[0]):
+            self.facts.streams.append(StreamEvent("fork", text(func.value), node))
+        elif m == "wait_event":
+            self.facts.streams.append(StreamEvent("fork-event", text(func.value), node, text(node.args[0])))
+
+
+def _method(name: str) -> Callable[[Walker, ast.AST], object]:
+    return getattr(Walker, name)
+
+
+_STATEMENTS: dict[type, Callable] = {
+    ast.Expr: _method("s_expr"),
+    ast.Assign: _method("s_assign"),
+    ast.AnnAssign: _method("s_annassign"),
+    ast.AugAssign: _method("s_augassign"),
+    ast.Return: _method("s_return"),
+    ast.If: _method("s_if"),
+    ast.While: _method("s_while"),
+    ast.For: _method("s_for"),
+    ast.AsyncFor: _method("s_for"),
+    ast.With: _method("s_with"),
+    ast.AsyncWith: _method("s_with"),
+    ast.Assert: _method("s_assert"),
+    ast.Try: _method("s_try"),
+    ast.TryStar: _method("s_try"),
+    ast.FunctionDef: _method("s_def"),
+    ast.AsyncFunctionDef: _method("s_def"),
+    ast.ClassDef: _method("s_class"),
+    ast.Import: _method("s_import"),
+    ast.ImportFrom: _method("s_import"),
+    ast.Raise: _method("s_skip"),
+    ast.Delete: _method("s_skip"),
+    ast.Global: _method("s_skip"),
+    ast.Nonlocal: _method("s_skip"),
+    ast.Pass: _method("s_skip"),
+    ast.Break: _method("s_skip"),
+    ast.Continue: _method("s_skip"),
+}
+
+_EXPRESSIONS: dict[type, Callable] = {
+    ast.Name: _method("e_name"),
+    ast.Constant: _method("e_constant"),
+    ast.Attribute: _method("e_attribute"),
+    ast.Call: _method("e_call"),
+    ast.BinOp: _method("e_binop"),
+    ast.UnaryOp: _method("e_unaryop"),
+    ast.BoolOp: _method("e_boolop"),
+    ast.Compare: _method("e_compare"),
+    ast.IfExp: _method("e_ifexp"),
+    ast.Subscript: _method("e_subscript"),
+    ast.Tuple: _method("e_tuple"),
+    ast.List: _method("e_tuple"),
+    ast.JoinedStr: _method("e_joinedstr"),
+    ast.ListComp: _method("e_comprehension"),
+    ast.SetComp: _method("e_comprehension"),
+    ast.GeneratorExp: _method("e_comprehension"),
+    ast.DictComp: _method("e_comprehension"),
+    ast.NamedExpr: _method("e_namedexpr"),
+    ast.Lambda: _method("e_opaque"),
+}

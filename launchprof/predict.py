@@ -1,0 +1,194 @@
+"""Predict a workload's replay speedup from its eager profile and the device profile.
+
+``analyze`` calls this with the eager trace's numbers, so the prediction exists even
+when capture failed ("fix these hazards and expect about 3.1x"). Pure functions: no
+GPU, no torch, tested on CPU against the H200 numbers in DESIGN.md.
+
+The estimate of one replay of N kernels is the crossover model
+(:mod:`launchprof.crossover.fit`):
+
+    replay ≈ LaunchGraph + Σ_i max(Node, kernel_i + excess)
+
+Each node costs at least what a node of the shortest kernels costs (``graph_node_us``,
+close to the floor of empty kernels); a longer kernel costs its own traced time plus
+``excess``, the per-node time the GPU spends between graph nodes beyond a kernel's
+traced duration (see :func:`node_excess_us`). With tiny kernels this is
+LaunchGraph + Node·N; with long ones GPU busy time + excess·N: the two branches of
+max(LaunchGraph + Node·N, busy + N·floor), without counting an empty kernel's own time
+twice when the kernels themselves are tiny (the trace already counts it in kernel_i).
+The speedup is the *measured* eager step over this estimate, so everything the eager
+step pays beyond kernels (Python, dispatcher, launch API) counts as what replay removes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from launchprof.crossover.profile import DeviceProfile
+    from launchprof.session import EagerProfile
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A predicted speedup, the replay step it assumes, and a sentence that says why."""
+
+    speedup: float | None
+    replay_step_us_estimate: float | None
+    explanation: str
+    bound: str | None = None  # "launch" (node overhead dominates) or "gpu" (kernel time dominates)
+
+
+def _value(interval: object) -> float | None:
+    median = getattr(interval, "median", None)
+    return float(median) if median is not None and math.isfinite(median) else None
+
+
+def _positive(value: float | None) -> bool:
+    return value is not None and math.isfinite(value) and value > 0
+
+
+def node_excess_us(profile: DeviceProfile, node: float) -> float:
+    """What a graph node costs beyond its kernel's traced duration (µs; may be negative).
+
+    ``graph_gap_us`` is the per-node time beyond the *nominal* spin duration. A traced
+    (CUPTI) duration also counts a kernel's own fixed cost, which the profile measures as
+    ``empty_kernel_us`` (an empty kernel's traced duration), so that is taken off. The
+    result can be negative: in a graph the next node's launch overlaps the previous
+    kernel's tail. ``max(Node, ...)`` in the caller keeps a node from costing less than
+    a node of empty kernels.
+    """
+    gap = _value(profile.graph_gap_us)
+    if gap is None:
+        floor = _value(profile.floor_node_us)
+        gap = floor if floor is not None else node
+    return gap - (_value(profile.empty_kernel_us) or 0.0)
+
+
+def replay_estimate_us(
+    kernels_per_step: int,
+    kernel_us: Sequence[float] | float | None,
+    gpu_busy_us: float | None,
+    profile: DeviceProfile,
+) -> tuple[float, str] | None:
+    """(replay step µs, bound) from the model; None when the profile lacks the coefficients."""
+    fixed, node = _value(profile.graph_launch_fixed_us), _value(profile.graph_node_us)
+    floor = _value(profile.floor_node_us)
+    if node is None:
+        node = floor
+    if fixed is None or node is None:
+        return None
+    excess = node_excess_us(profile, node)
+    n = kernels_per_step
+    if isinstance(kernel_us, Sequence) and not isinstance(kernel_us, str) and len(kernel_us) > 0:
+        per_kernel = [max(node, float(k) + excess) for k in kernel_us]
+        # A list that is not one entry per kernel stands for the distribution: scale it to N.
+        gpu = sum(per_kernel) * (n / len(per_kernel))
+    else:
+        # A median alone misses a few long kernels among many short ones; busy time alone
+        # misses the per-node floor of tiny ones. With both, the larger estimate is closer.
+        estimates = [n * node]
+        if isinstance(kernel_us, (int, float)) and math.isfinite(kernel_us):
+            estimates.append(n * max(node, float(kernel_us) + excess))
+        if _positive(gpu_busy_us):
+            estimates.append(float(gpu_busy_us) + n * excess)  # type: ignore[arg-type]
+        gpu = max(estimates)
+    # Near n * Node the replay is paced by per-node overhead, not by the kernels themselves.
+    bound = "launch" if gpu <= 1.2 * n * node else "gpu"
+    return fixed + gpu, bound
+
+
+def predict_speedup(
+    kernels_per_step: int,
+    kernel_us: Sequence[float] | float | None,
+    gpu_busy_us: float | None,
+    launch_api_us: float | None,
+    eager_step_us: float | None,
+    profile: DeviceProfile | None,
+) -> Prediction:
+    """Predicted eager-step / replay-step ratio for a step of ``kernels_per_step`` kernels.
+
+    ``kernel_us`` is the list of kernel durations of one step (or their median, or None);
+    ``gpu_busy_us`` the GPU busy time per step; ``launch_api_us`` the host time per step
+    in launch calls (only used to explain). Needs only eager numbers and the profile.
+    """
+    if profile is None:
+        return Prediction(None, None, "no device profile for this GPU: run `launchprof crossover` once to get predictions")
+    if not kernels_per_step or kernels_per_step < 1:
+        return Prediction(None, None, "the step launched no kernels: nothing for a graph to replay")
+    if not _positive(eager_step_us):
+        return Prediction(None, None, "no eager step time was measured: nothing to compare a replay with")
+    estimate = replay_estimate_us(kernels_per_step, kernel_us, gpu_busy_us, profile)
+    if estimate is None:
+        return Prediction(None, None, "the device profile lacks the replay coefficients (partial sweep?): run `launchprof crossover` again")
+    replay, bound = estimate
+    speedup = float(eager_step_us) / replay  # type: ignore[arg-type]
+    n = kernels_per_step
+    why = (
+        f"a replay of {n} kernel{'s' if n != 1 else ''} should take about {replay:.0f} µs "
+        f"({_value(profile.graph_launch_fixed_us):.1f} µs to launch the graph, then at least "
+        f"{_value(profile.graph_node_us) or _value(profile.floor_node_us):.2f} µs per node"
+    )
+    why += ", mostly kernel time)" if bound == "gpu" else ", mostly per-node overhead)"
+    why += f" against {eager_step_us:.0f} µs measured eagerly: about {speedup:.1f}x"
+    if _positive(launch_api_us):
+        share = min(float(launch_api_us) / float(eager_step_us), 1.0)  # type: ignore[arg-type]
+        why += f"; the eager step spends {share:.0%} of its time in launch calls"
+    if speedup < 1.0:
+        why += "; graphs would not help here"
+    return Prediction(speedup=speedup, replay_step_us_estimate=replay, explanation=why, bound=bound)
+
+
+def breakeven_replays(instantiate_us: float | None, eager_step_us: float | None, replay_step_us: float | None) -> float | None:
+    """Replays needed before the one-off instantiate cost is won back by faster steps.
+
+    instantiate / (eager - replay); None when replay saves nothing (it never pays back)
+    or a figure is missing.
+    """
+    if instantiate_us is None or eager_step_us is None or replay_step_us is None:
+        return None
+    saved = eager_step_us - replay_step_us
+    if not (math.isfinite(saved) and saved > 0 and math.isfinite(instantiate_us)):
+        return None
+    return max(instantiate_us, 0.0) / saved
+
+
+def predicted_setup_us(nodes: int, profile: DeviceProfile | None) -> float | None:
+    """Capture + instantiate time the profile predicts for a graph of ``nodes`` kernels.
+
+    For a breakeven estimate before the workload could be captured.
+    """
+    if profile is None:
+        return None
+    per_node = sum(v for v in (_value(profile.capture_node_us), _value(profile.instantiate_node_us)) if v is not None)
+    fixed = _value(profile.instantiate_fixed_us) or 0.0
+    if per_node <= 0:
+        return None
+    return max(fixed, 0.0) + per_node * nodes
+
+
+def predict_from_eager(eager: EagerProfile, profile: DeviceProfile | dict[str, Any] | None) -> tuple[float | None, str] | None:
+    """(predicted speedup, explanation) for a report's eager profile: what ``analyze`` calls.
+
+    ``profile`` may be a loaded profile or its JSON dict. None when there is nothing to
+    predict from (no profile, no eager step).
+    """
+    if profile is None or eager is None or eager.step_us is None:
+        return None
+    if isinstance(profile, dict):
+        from launchprof.crossover.profile import profile_from_dict
+
+        profile = profile_from_dict(profile)
+    kernel = eager.kernel_us.median if eager.kernel_us is not None else None
+    result = predict_speedup(
+        kernels_per_step=eager.kernels_per_step or 0,
+        kernel_us=kernel,
+        gpu_busy_us=eager.gpu_busy_us,
+        launch_api_us=eager.launch_api_us,
+        eager_step_us=eager.step_us.median,
+        profile=profile,
+    )
+    return result.speedup, result.explanation

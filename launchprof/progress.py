@@ -1,0 +1,52 @@
+"""Live progress for analyze, driven by the worker's events (on stderr, never in reports)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+
+class AnalyzeProgress:
+    def __init__(self, console: Console, repeat: int, has_target: bool) -> None:
+        self.repeat = repeat
+        self.progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            disable=not console.is_terminal,
+        )
+        self.task = self.progress.add_task("starting the script (importing torch, CUDA init)", total=None)
+        self.eager = 0
+        self.replay = 0
+
+    def __enter__(self) -> AnalyzeProgress:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.progress.__exit__(*exc)
+
+    def update(self, events: list[dict[str, Any]]) -> None:
+        for e in events:
+            kind = e.get("type")
+            if kind == "machine":
+                self.progress.update(self.task, description=f"running the script on {e['machine'].get('gpu')}")
+            elif kind == "target":
+                self.progress.update(self.task, description=f"waiting for calls to {e.get('name')}")
+            elif kind == "eager-timing":
+                self.eager += 1
+                self.progress.update(self.task, description="eager calls", completed=self.eager, total=self.repeat)
+            elif kind == "phase" and e.get("name") in ("profile", "probe", "capture"):
+                label = {"profile": "profiling eager calls (CUPTI)", "probe": "probing for syncs", "capture": "capturing the graph"}[e["name"]]
+                self.progress.update(self.task, description=label, completed=0, total=None)
+            elif kind == "replay-timing":
+                self.replay += 1
+                self.progress.update(self.task, description="graph replays", completed=self.replay, total=self.repeat)
+            elif kind == "plan-end":
+                self.progress.update(self.task, description="measured; the script finishes", total=None)

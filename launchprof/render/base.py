@@ -1,0 +1,36 @@
+"""The renderer interface: one class per format (pyinstrument's ``renderers/``).
+
+A renderer turns a :class:`~launchprof.session.Report` into text. It never measures
+and never analyses; everything it shows is already in the report, so a session saved
+on a GPU machine renders the same on a CI runner without one.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+from launchprof.session import Report
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """Options every renderer may use; each ignores what does not apply to it."""
+
+    source_root: Path | None = None  # paths in SARIF/annotations are made relative to it
+    color: bool = False  # text: keep ANSI colour codes
+    width: int = 100  # text: console width when not writing to a terminal
+    device_profile: dict | None = None  # html: crossover curve to place the workload on
+
+
+class Renderer(ABC):
+    format: str = ""
+    extension: str = ""
+
+    def __init__(self, options: RenderOptions | None = None) -> None:
+        self.options = options or RenderOptions()
+
+    @abstractmethod
+    def render(self, report: Report) -> str:
+        """Return the whole document."""

@@ -1,0 +1,121 @@
+"""SARIF 2.1.0 for code scanning (GitHub, GitLab, VS Code SARIF viewer).
+
+One rule per hazard kind, so that ``ruleId`` is the stable kind id and a dashboard
+groups findings across runs; fingerprints hash what the hazard *is* (kind, file, the
+code on its line), not where the line currently sits, so an edit above a hazard does
+not open a new alert.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import quote
+
+from launchprof.hazards.kinds import KINDS, HazardKind
+from launchprof.render.base import Renderer
+from launchprof.render.github import relative_path
+from launchprof.session import Hazard, Report
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SRCROOT = "%SRCROOT%"
+FINGERPRINT_KEY = "launchprofHazard/v1"
+_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def level(severity: str) -> str:
+    return _LEVEL.get(severity, "warning")
+
+
+def code_text(hazard: Hazard) -> str | None:
+    """The source line of the hazard as recorded at analysis time, stripped."""
+    code = hazard.details.get("code")
+    if isinstance(code, str) and code.strip():
+        return code.strip()
+    for entry in hazard.details.get("snippet") or []:
+        if isinstance(entry, (list, tuple)) and len(entry) == 2 and entry[0] == hazard.line:
+            return str(entry[1]).strip() or None
+    return None
+
+
+def fingerprint(hazard: Hazard, rel_file: str) -> str:
+    """Stable across runs: kind + relative file + code line (else message); no line number."""
+    text = "\0".join((hazard.kind, rel_file, code_text(hazard) or hazard.message))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def _rule(kind: HazardKind) -> dict[str, Any]:
+    name = "".join(part.capitalize() for part in kind.id.split("-"))
+    return {
+        "id": kind.id,
+        "name": name,
+        "shortDescription": {"text": kind.title},
+        "fullDescription": {"text": f"{kind.title}. {kind.hint}"},
+        "help": {"text": kind.hint},
+        "defaultConfiguration": {"level": level(kind.severity)},
+        "properties": {"tags": ["cuda-graphs", "performance"]},
+    }
+
+
+def _artifact(file: str, root: Path | None) -> dict[str, str]:
+    """A URI under %SRCROOT% when the file lies under the root, else an absolute file URI."""
+    rel = relative_path(file, root)
+    if PurePosixPath(rel).is_absolute():
+        return {"uri": Path(rel).as_uri()}
+    return {"uri": quote(rel), "uriBaseId": SRCROOT}
+
+
+class SarifRenderer(Renderer):
+    format = "sarif"
+    extension = ".sarif"
+
+    def render(self, report: Report) -> str:
+        kinds = dict(KINDS)
+        for h in report.hazards:  # a kind newer than this launchprof still gets a rule
+            kinds.setdefault(h.kind, HazardKind(h.kind, h.severity, h.kind, h.hint))
+        index = {kind_id: i for i, kind_id in enumerate(kinds)}
+        root = (self.options.source_root or Path.cwd()).resolve()
+        run: dict[str, Any] = {
+            "tool": {
+                "driver": {
+                    "name": "launchprof",
+                    "version": report.launchprof_version,
+                    "rules": [_rule(k) for k in kinds.values()],
+                }
+            },
+            "originalUriBaseIds": {SRCROOT: {"uri": root.as_uri().rstrip("/") + "/"}},
+            "invocations": [self._invocation(report)],
+            "results": [self._result(h, report, kinds, index) for h in report.hazards],
+            "properties": {"verdict": report.verdict, "mode": report.mode, "target": report.target},
+        }
+        doc = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+    def _result(self, hazard: Hazard, report: Report, kinds: dict[str, HazardKind], index: dict[str, int]) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "ruleId": hazard.kind,
+            "ruleIndex": index[hazard.kind],
+            "level": level(hazard.severity),
+            "message": {"text": hazard.message or kinds[hazard.kind].title},
+            "properties": {"source": hazard.source, "hint": hazard.hint},
+        }
+        # A hazard with no file (a capture error no line could be tied to) is shown on the script.
+        file = hazard.file or (report.script if Path(report.script).suffix == ".py" else None)
+        rel = relative_path(file, self.options.source_root) if file else ""
+        result["partialFingerprints"] = {FINGERPRINT_KEY: fingerprint(hazard, rel)}
+        if file is None:
+            return result
+        physical: dict[str, Any] = {"artifactLocation": _artifact(file, self.options.source_root)}
+        if hazard.file and hazard.line and hazard.line > 0:
+            physical["region"] = {"startLine": hazard.line}
+        result["locations"] = [{"physicalLocation": physical}]
+        return result
+
+    @staticmethod
+    def _invocation(report: Report) -> dict[str, Any]:
+        invocation: dict[str, Any] = {"executionSuccessful": report.run is None or report.run.complete}
+        if report.run is not None and report.run.cause:
+            invocation["toolExecutionNotifications"] = [{"level": "error", "message": {"text": report.run.cause}}]
+        return invocation

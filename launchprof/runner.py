@@ -1,0 +1,145 @@
+"""Starting the worker process, watching it, and stopping it cleanly.
+
+The worker runs in its own process group so a timeout or Ctrl-C stops it and every
+child it started (DataLoader workers, compile workers): no orphans. Its events file is
+read as it grows, for the progress display, and once more at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from launchprof.worker.config import WorkerConfig
+
+# Multicast over NVLink can take a shared host's GPUs down: keep it off in every process we start.
+SAFE_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+
+
+@dataclass(frozen=True)
+class WorkerResult:
+    events: list[dict[str, Any]]
+    returncode: int | None
+    timed_out: bool
+    interrupted: bool
+    wall_s: float
+    log_path: Path | None
+
+
+class EventReader:
+    """Reads whole lines appended to the events file; a torn last line waits for more."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.events: list[dict[str, Any]] = []
+
+    def poll(self) -> list[dict[str, Any]]:
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(self.offset)
+                data = fh.read()
+        except FileNotFoundError:
+            return []
+        new: list[dict[str, Any]] = []
+        end = data.rfind(b"\n")
+        if end < 0:
+            return []
+        for line in data[: end + 1].splitlines():
+            try:
+                new.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+        self.offset += end + 1
+        self.events.extend(new)
+        return new
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    reader = EventReader(path)
+    reader.poll()
+    return reader.events
+
+
+def _stop(proc: subprocess.Popen[bytes], first: int = signal.SIGTERM, grace: float = 5.0) -> None:
+    """Signal the whole process group, then kill it if it does not go."""
+    for sig, wait in ((first, grace), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def run_worker(
+    config: WorkerConfig,
+    rundir: Path,
+    timeout: float | None,
+    show_output: bool,
+    on_events: Callable[[list[dict[str, Any]]], None] | None = None,
+) -> WorkerResult:
+    config_path = rundir / "config.json"
+    config.to_file(config_path)
+    log_path = None if show_output else rundir / "script-output.log"
+    env = {**os.environ, **SAFE_ENV, "PYTHONUNBUFFERED": "1"}
+    # The worker imports launchprof from the same place as this CLI, whatever the cwd.
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    out = open(log_path, "wb") if log_path else None  # noqa: SIM115 - closed below
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "launchprof.worker", str(config_path)],
+        stdin=subprocess.DEVNULL,
+        stdout=out if out else None,
+        stderr=subprocess.STDOUT if out else None,
+        env=env,
+        start_new_session=True,
+    )
+    reader = EventReader(Path(config.events_path))
+    timed_out = interrupted = False
+    try:
+        while proc.poll() is None:
+            new = reader.poll()
+            if new and on_events:
+                on_events(new)
+            if timeout is not None and time.perf_counter() - t0 > timeout:
+                timed_out = True
+                _stop(proc)
+                break
+            time.sleep(0.05)
+    except KeyboardInterrupt:
+        interrupted = True
+        _stop(proc, first=signal.SIGINT)
+    finally:
+        if proc.poll() is None:
+            _stop(proc)
+        else:  # the worker is gone; make sure nothing it started lingers
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if out:
+            out.close()
+    new = reader.poll()
+    if new and on_events:
+        on_events(new)
+    return WorkerResult(
+        events=reader.events,
+        returncode=proc.returncode,
+        timed_out=timed_out,
+        interrupted=interrupted,
+        wall_s=time.perf_counter() - t0,
+        log_path=log_path,
+    )

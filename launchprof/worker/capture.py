@@ -1,0 +1,163 @@
+"""Capturing the target into a CUDA graph on static buffers, and classifying failures.
+
+Follows the pattern the seeds teach: warm up on a side stream (lazy init, cuBLAS
+workspaces), capture with ``capture_error_mode="thread_local"`` so other threads may
+keep allocating, instantiate separately so its cost is measured on its own.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from launchprof.worker.frames import traceback_site
+from launchprof.worker.graphinfo import graph_nodes
+
+
+@dataclass
+class Captured:
+    graph: torch.cuda.CUDAGraph
+    static_args: tuple
+    static_kwargs: dict
+    static_out: Any
+    capture_us: float
+    instantiate_us: float | None
+    graph_nodes: int | None
+    node_types: dict[str, int] = field(default_factory=dict)
+    pool_bytes: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class CaptureFailed(Exception):
+    def __init__(self, info: dict[str, Any]) -> None:
+        super().__init__(info.get("message", "capture failed"))
+        self.info = info
+
+
+def _new_graph() -> tuple[torch.cuda.CUDAGraph, bool]:
+    try:
+        return torch.cuda.CUDAGraph(keep_graph=True), True
+    except TypeError:
+        return torch.cuda.CUDAGraph(), False
+
+
+def capture(
+    fn: Callable[..., Any],
+    static_args: tuple,
+    static_kwargs: dict,
+    warmup: int,
+    before_capture: Callable[[], None],
+) -> Captured:
+    """Warm up, capture, instantiate. Raises CaptureFailed with a classified error."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warmup):
+            fn(*static_args, **static_kwargs)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    before_capture()  # undo what the warm-up calls did to the state
+    torch.cuda.synchronize()
+
+    graph, kept = _new_graph()
+    reserved_before = torch.cuda.memory_reserved()
+    t0 = time.perf_counter()
+    try:
+        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+            static_out = fn(*static_args, **static_kwargs)
+    except Exception as exc:
+        torch.cuda.synchronize()
+        raise CaptureFailed(classify(exc)) from None
+    capture_us = (time.perf_counter() - t0) * 1e6
+    notes: list[str] = []
+    nodes, types, problem = (None, {}, None)
+    if kept:
+        nodes, types, problem = graph_nodes(graph.raw_cuda_graph())
+        if problem:
+            notes.append(problem)
+        torch.cuda.synchronize()
+        t1 = time.perf_counter()
+        graph.instantiate()
+        torch.cuda.synchronize()
+        instantiate_us: float | None = (time.perf_counter() - t1) * 1e6
+    else:
+        instantiate_us = None
+        notes.append("this torch has no CUDAGraph(keep_graph=True): instantiate time is inside capture time")
+    return Captured(
+        graph=graph,
+        static_args=static_args,
+        static_kwargs=static_kwargs,
+        static_out=static_out,
+        capture_us=capture_us,
+        instantiate_us=instantiate_us,
+        graph_nodes=nodes,
+        node_types=types,
+        pool_bytes=pool_bytes(graph, torch.cuda.memory_reserved() - reserved_before),
+        notes=notes,
+    )
+
+
+def pool_bytes(graph: torch.cuda.CUDAGraph, reserved_delta: int) -> int:
+    """Bytes held by the graph's private memory pool (segments tagged with its pool id)."""
+    try:
+        pool = tuple(graph.pool())
+        total = sum(
+            int(seg.get("total_size", 0))
+            for seg in torch.cuda.memory_snapshot()
+            if tuple(seg.get("segment_pool_id", ())) == pool
+        )
+        return total if total > 0 else max(reserved_delta, 0)
+    except Exception:
+        return max(reserved_delta, 0)
+
+
+_CUDA_ERROR = re.compile(r"(cudaError\w+|CUDA error: [^\n]+)")
+
+
+def classify(exc: BaseException) -> dict[str, Any]:
+    """Turn a capture exception (and the chain behind it) into facts the hazard rules read.
+
+    PyTorch raises the offending op's error inside the ``with`` block, and the context
+    manager then raises ``cudaErrorStreamCaptureInvalidated`` on exit, hiding it. The
+    first exception of the chain carries the traceback with the user's line.
+    """
+    chain: list[BaseException] = []
+    seen = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        chain.append(e)
+        seen.add(id(e))
+        e = e.__context__ or e.__cause__
+    first = chain[-1]
+    texts = [f"{type(x).__name__}: {x}" for x in reversed(chain)]
+    joined = "\n".join(texts)
+    cuda_errors = [m.group(1) for m in _CUDA_ERROR.finditer(joined)]
+    site = None
+    for x in reversed(chain):  # innermost first
+        site = traceback_site(x.__traceback__)
+        if site is not None:
+            break
+    lower = joined.lower()
+    if "unjoined" in lower:
+        kind = "unjoined-stream"
+    elif "pinned" in lower or "pageable" in lower:
+        kind = "pageable-copy"
+    elif "out of memory" in lower:
+        kind = "capture-allocation"
+    elif any(s in lower for s in ("invalidated", "not permitted when stream is capturing", "capture_unsupported", "synchroniz")):
+        kind = "hidden-sync"
+    else:
+        kind = "capture-failed"
+    return {
+        "kind": kind,
+        "exception": type(first).__name__,
+        "message": str(first).strip().splitlines()[0][:300] if str(first).strip() else type(first).__name__,
+        "chain": [t.splitlines()[0][:300] for t in texts],
+        "cuda_errors": sorted(set(cuda_errors)),
+        **(site.as_dict() if site else {}),
+    }

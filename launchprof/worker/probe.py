@@ -1,0 +1,458 @@
+"""One eager call, watched closely: sync sites, host side effects, foreign RNG, stream forks.
+
+Capture turns every synchronising call into the same ``cudaErrorStreamCaptureInvalidated``
+that names no line. So before capture, one eager call runs under
+``torch.cuda.set_sync_debug_mode("warn")`` (every sync warns), a dispatch mode that knows
+which aten op is running, and a Python profile hook that sees prints, logging, appends to
+outside containers, numpy/``random`` draws and stream fork/join calls at their user frame.
+It costs one slow call and finds every site in one run, not only the first.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import logging
+import random
+import sys
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+import types
+from types import CodeType, FrameType
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from launchprof.worker.frames import Site, frame_site, is_internal, stack_site
+
+_LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
+_APPENDS = {"append", "extend", "insert", "add", "update", "appendleft", "setdefault", "__setitem__"}
+
+
+@dataclass
+class ProbeResult:
+    syncs: list[dict[str, Any]] = field(default_factory=list)
+    effects: list[dict[str, Any]] = field(default_factory=list)
+    rng: list[dict[str, Any]] = field(default_factory=list)
+    streams: list[dict[str, Any]] = field(default_factory=list)
+    user_functions: list[dict[str, Any]] = field(default_factory=list)
+
+
+class _OpTracker(TorchDispatchMode):
+    """Remembers the aten op in flight, and flags ops fed by a non-default generator."""
+
+    def __init__(self, result: ProbeResult) -> None:
+        super().__init__()
+        self.current: str | None = None
+        self.detail: dict[str, Any] = {}
+        # C++ warnings reach Python when the op returns, after ``current`` is reset:
+        # the most recently finished op is the one that synchronised.
+        self.last: str | None = None
+        self.last_detail: dict[str, Any] = {}
+        self.result = result
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        kwargs = kwargs or {}
+        name = func.__name__ if hasattr(func, "__name__") else str(func)
+        previous, previous_detail = self.current, self.detail
+        self.current = str(func.overloadpacket.__name__) if hasattr(func, "overloadpacket") else name
+        self.detail = _copy_detail(self.current, args, kwargs)
+        gen = kwargs.get("generator")
+        if isinstance(gen, torch.Generator):
+            default = torch.cuda.default_generators[gen.device.index or 0] if gen.device.type == "cuda" else torch.default_generator
+            if gen is not default:
+                site = stack_site(2)
+                if site:
+                    self.result.rng.append({"what": f"torch.Generator passed to {self.current}", **site.as_dict()})
+        try:
+            return func(*args, **kwargs)
+        finally:
+            self.last, self.last_detail = self.current, self.detail
+            self.current, self.detail = previous, previous_detail
+
+
+def _copy_detail(op: str, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """For copies: which direction, and whether the host side is pinned."""
+    if op not in ("copy_", "_to_copy", "to", "_copy_from", "_copy_from_and_resize"):
+        return {}
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    detail: dict[str, Any] = {"devices": [str(t.device) for t in tensors]}
+    if op == "_to_copy" and tensors:
+        dst = kwargs.get("device")
+        detail["devices"] = [str(tensors[0].device), str(dst) if dst is not None else str(tensors[0].device)]
+    elif op == "copy_" and len(tensors) >= 2:
+        detail["devices"] = [str(tensors[1].device), str(tensors[0].device)]  # src, dst
+    host = [t for t in tensors if t.device.type == "cpu"]
+    detail["pinned"] = bool(host) and all(t.is_pinned() for t in host)
+    return detail
+
+
+class _Watcher:
+    """The sys.setprofile hook. Kept small: it runs on every Python call of the probe call."""
+
+    def __init__(self, result: ProbeResult, origin: torch.cuda.Stream) -> None:
+        self.result = result
+        self.origin = origin
+        self.events_streams: dict[int, int] = {}
+        self.seen_codes: dict[CodeType, Any] = {}
+        self.sync_codes = _sync_codes()
+        self.stream_codes = _stream_codes()
+        self.random_file = inspect.getsourcefile(random)
+
+    def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
+        try:
+            if event == "call":
+                self._on_call(frame)
+            elif event == "c_call":
+                self._on_c_call(frame, arg)
+        except Exception:  # never let the watcher break the user's call
+            pass
+
+    def _on_call(self, frame: FrameType) -> None:
+        code = frame.f_code
+        caller = frame.f_back
+        if code in self.sync_codes and caller is not None and not is_internal(caller.f_code.co_filename):
+            site = frame_site(caller)
+            if site:
+                self.result.syncs.append({"op": self.sync_codes[code], "source": "python", **site.as_dict()})
+            return
+        if code in self.stream_codes and caller is not None and not is_internal(caller.f_code.co_filename):
+            self._on_stream(self.stream_codes[code], frame, caller)
+            return
+        if code.co_filename == self.random_file and caller is not None and not is_internal(caller.f_code.co_filename):
+            site = frame_site(caller)
+            if site:
+                self.result.rng.append({"what": f"random.{code.co_name}", **site.as_dict()})
+            return
+        if code.co_name in _LOG_METHODS and isinstance(frame.f_locals.get("self"), logging.Logger):
+            if caller is not None and not is_internal(caller.f_code.co_filename):
+                site = frame_site(caller)
+                if site:
+                    self.result.effects.append({"what": f"logging .{code.co_name}()", **site.as_dict()})
+            return
+        if not is_internal(code.co_filename) and code not in self.seen_codes:
+            self.seen_codes[code] = (frame.f_locals.get("self"), frame.f_globals)
+
+    def _on_c_call(self, frame: FrameType, fn: Any) -> None:
+        if is_internal(frame.f_code.co_filename):
+            return
+        name = getattr(fn, "__name__", "")
+        owner = getattr(fn, "__self__", None)
+        if fn is print:
+            site = frame_site(frame)
+            if site:
+                self.result.effects.append({"what": "print()", **site.as_dict()})
+        elif owner is not None and type(owner).__module__.startswith("numpy.random"):
+            site = frame_site(frame)
+            if site:
+                self.result.rng.append({"what": f"numpy.random {name}()", **site.as_dict()})
+        elif isinstance(owner, random.Random):
+            site = frame_site(frame)
+            if site:
+                self.result.rng.append({"what": f"random.{name}()", **site.as_dict()})
+        elif name in _APPENDS and isinstance(owner, (list, dict, set)) and _outlives_call(owner, frame):
+            site = frame_site(frame)
+            if site:
+                self.result.effects.append({"what": f"{type(owner).__name__}.{name}() on state kept across calls", **site.as_dict()})
+
+    def _on_stream(self, op: str, frame: FrameType, caller: FrameType) -> None:
+        loc = frame.f_locals
+        site = frame_site(caller)
+        if site is None:
+            return
+        record: dict[str, Any] = {"op": op, **site.as_dict()}
+        if op == "wait_stream":
+            record["waiter"] = _sid(loc.get("self"))
+            record["waited"] = _sid(loc.get("stream"))
+        elif op == "wait_event":
+            record["waiter"] = _sid(loc.get("self"))
+            record["event"] = id(loc.get("event"))
+        elif op == "record":
+            stream = loc.get("stream") or torch.cuda.current_stream()
+            record["event"] = id(loc.get("self"))
+            record["stream"] = _sid(stream)
+        elif op == "use_stream":
+            record["stream"] = _sid(loc.get("stream"))
+        record["origin"] = _sid(self.origin)
+        self.result.streams.append(record)
+
+
+def _sid(stream: Any) -> int | None:
+    return int(stream.cuda_stream) if stream is not None and hasattr(stream, "cuda_stream") else None
+
+
+def _outlives_call(container: Any, frame: FrameType) -> bool:
+    """True when the container is reachable from globals, closures or ``self``: state kept across calls."""
+    for value in list(frame.f_globals.values()):
+        if value is container:
+            return True
+    self_obj = frame.f_locals.get("self")
+    if self_obj is not None:
+        for value in list(getattr(self_obj, "__dict__", {}).values()):
+            if value is container:
+                return True
+    for cell in frame.f_code.co_freevars:
+        if frame.f_locals.get(cell) is container:
+            return True
+    return False
+
+
+def _sync_codes() -> dict[CodeType, str]:
+    codes: dict[CodeType, str] = {}
+    for fn, name in (
+        (torch.cuda.synchronize, "torch.cuda.synchronize()"),
+        (torch.cuda.Stream.synchronize, "Stream.synchronize()"),
+        (torch.cuda.Event.synchronize, "Event.synchronize()"),
+        (torch.cuda.Stream.query, "Stream.query()"),
+        (torch.cuda.Event.query, "Event.query()"),
+    ):
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            codes[code] = name
+    return codes
+
+
+def _stream_codes() -> dict[CodeType, str]:
+    codes: dict[CodeType, str] = {}
+    for fn, name in (
+        (torch.cuda.Stream.wait_stream, "wait_stream"),
+        (torch.cuda.Stream.wait_event, "wait_event"),
+        (torch.cuda.Event.record, "record"),
+        (torch.cuda.StreamContext.__init__, "use_stream"),
+    ):
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            codes[code] = name
+    return codes
+
+
+_SYNC_OPS = {
+    "_local_scalar_dense": "host read of a tensor value (.item(), int(), float(), bool(), `if tensor`)",
+    "item": "host read of a tensor value (.item())",
+    "is_nonzero": "`if tensor` / bool(tensor)",
+    "nonzero": "nonzero() (also boolean-mask indexing)",
+    "nonzero_static": "nonzero_static()",
+    "masked_select": "masked_select / boolean-mask indexing",
+    "unique": "unique()",
+    "index": "boolean-mask indexing",
+    "repeat_interleave": "repeat_interleave with tensor repeats",
+}
+
+
+def classify_sync(op: str | None, detail: dict[str, Any], code: str) -> tuple[str, str]:
+    """(hazard kind, what) for one sync warning."""
+    devices = detail.get("devices") or []
+    if op in ("copy_", "_to_copy", "to", "_copy_from", "_copy_from_and_resize") and len(devices) >= 2:
+        src, dst = devices[0], devices[-1]
+        if src.startswith("cpu") and dst.startswith("cuda"):
+            return "pageable-copy", "host-to-device copy from pageable memory"
+        if src.startswith("cuda") and dst.startswith("cpu"):
+            return "hidden-sync", "device-to-host copy (.cpu(), .tolist(), .numpy(), print)"
+    if op in _SYNC_OPS:
+        return "hidden-sync", _SYNC_OPS[op]
+    return "hidden-sync", f"synchronising op {op}" if op else "synchronising call"
+
+
+def probe_call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[Any, ProbeResult]:
+    """Run ``fn`` once eagerly under every watcher; return its result and the findings."""
+    result = ProbeResult()
+    tracker = _OpTracker(result)
+    watcher = _Watcher(result, torch.cuda.current_stream())
+
+    def on_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        text = str(message)
+        if "synchroniz" not in text:
+            return
+        if not inside[0]:
+            return  # launchprof's own bookkeeping around the call, not the user's code
+        site = stack_site(2)
+        if site is None:
+            return
+        op = tracker.current or tracker.last
+        detail = tracker.detail if tracker.current else tracker.last_detail
+        kind, what = classify_sync(op, detail, site.code)
+        entry = {"op": op, "what": what, "kind": kind, "message": text.splitlines()[0][:200], "source": "sync-debug"}
+        entry.update(site.as_dict())
+        result.syncs.append(entry)
+
+    inside = [False]
+    previous_mode = torch.cuda.get_sync_debug_mode()
+    previous_profile = sys.getprofile()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        old_show = warnings.showwarning
+        warnings.showwarning = on_warning
+        try:
+            torch.cuda.set_sync_debug_mode("warn")
+            sys.setprofile(watcher)
+            with tracker:
+                inside[0] = True
+                try:
+                    out = fn(*args, **kwargs)
+                finally:
+                    inside[0] = False
+        finally:
+            sys.setprofile(previous_profile)
+            torch.cuda.set_sync_debug_mode(previous_mode)
+            warnings.showwarning = old_show
+    effects, draws = _ast_findings(watcher.seen_codes)
+    result.effects.extend(effects)
+    result.rng.extend(draws)
+    result.user_functions = [
+        {"file": c.co_filename, "line": c.co_firstlineno, "function": c.co_qualname if hasattr(c, "co_qualname") else c.co_name}
+        for c in watcher.seen_codes
+    ]
+    return out, result
+
+
+def _ast_findings(codes: dict[CodeType, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Host side effects (global, nonlocal and ``self.<number>`` writes, print, logging) and
+    foreign RNG draws (numpy, ``random``) in the user functions the call ran.
+
+    numpy's random functions are Cython methods that a profile hook never sees, so RNG
+    calls are found in the source of the functions that ran, resolved against their
+    globals (``np.random.normal`` is numpy's only if ``np`` is numpy there).
+    """
+    effects = _state_writes(codes)
+    draws: list[dict[str, Any]] = []
+    import linecache
+
+    for code, (_, glb) in codes.items():
+        node = _function_node(code)
+        if node is None:
+            continue
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call):
+                what = _foreign_rng(sub.func, glb)
+                if what:
+                    draws.append(
+                        {
+                            "what": what,
+                            "file": code.co_filename,
+                            "line": sub.lineno,
+                            "code": linecache.getline(code.co_filename, sub.lineno).strip(),
+                            "function": code.co_name,
+                        }
+                    )
+    return effects, draws
+
+
+def _foreign_rng(func: ast.expr, glb: dict[str, Any]) -> str | None:
+    chain: list[str] = []
+    node = func
+    while isinstance(node, ast.Attribute):
+        chain.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or not chain:
+        return None
+    chain.reverse()
+    root = glb.get(node.id)
+    name = ".".join([node.id, *chain])
+    module = getattr(root, "__name__", "") if isinstance(root, types.ModuleType) else ""
+    if module == "numpy" and chain[0] == "random" and len(chain) >= 2:
+        return f"numpy random draw {name}()"
+    if module == "numpy.random" or module == "random":
+        return f"{module} draw {name}()"
+    if root is not None and type(root).__module__.startswith("numpy.random") and len(chain) == 1:
+        return f"numpy generator draw {name}()"
+    if isinstance(root, random.Random) and len(chain) == 1:
+        return f"random.Random draw {name}()"
+    return None
+
+
+def _state_writes(codes: dict[CodeType, Any]) -> list[dict[str, Any]]:
+    """Global, nonlocal and ``self.<number>`` writes, print and logging in the functions that ran."""
+    found: list[dict[str, Any]] = []
+    for code, (self_obj, _) in codes.items():
+        node = _function_node(code)
+        if node is None:
+            continue
+        declared: set[str] = set()
+        for sub in ast.walk(node):
+            if isinstance(sub, (ast.Global, ast.Nonlocal)):
+                declared.update(sub.names)
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call):
+                what = _printing_call(sub)
+                if what:
+                    import linecache
+
+                    found.append(
+                        {
+                            "what": what,
+                            "file": code.co_filename,
+                            "line": sub.lineno,
+                            "code": linecache.getline(code.co_filename, sub.lineno).strip(),
+                            "function": code.co_name,
+                        }
+                    )
+                continue
+            targets: list[ast.expr] = []
+            if isinstance(sub, ast.Assign):
+                targets = list(sub.targets)
+            elif isinstance(sub, (ast.AugAssign, ast.AnnAssign)):
+                targets = [sub.target]
+            for t in targets:
+                what = None
+                if isinstance(t, ast.Name) and t.id in declared:
+                    what = f"write to outside variable `{t.id}`"
+                elif (
+                    isinstance(t, ast.Attribute)
+                    and isinstance(t.value, ast.Name)
+                    and t.value.id == "self"
+                    and self_obj is not None
+                    and not isinstance(getattr(self_obj, t.attr, None), (torch.Tensor, torch.nn.Module))
+                ):
+                    what = f"write to `self.{t.attr}` (a Python value, not a device tensor)"
+                if what:
+                    import linecache
+
+                    found.append(
+                        {
+                            "what": what,
+                            "file": code.co_filename,
+                            "line": sub.lineno,
+                            "code": linecache.getline(code.co_filename, sub.lineno).strip(),
+                            "function": code.co_name,
+                        }
+                    )
+    return found
+
+
+def _printing_call(call: ast.Call) -> str | None:
+    """print(...) and logging calls: they run once, at capture, never on replay."""
+    func = call.func
+    if isinstance(func, ast.Name) and func.id == "print":
+        return "print()"
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr in _LOG_METHODS
+        and isinstance(func.value, ast.Name)
+        and (func.value.id in ("logging", "logger", "log", "LOGGER", "LOG") or func.value.id.endswith("logger"))
+    ):
+        return f"logging .{func.attr}()"
+    return None
+
+
+def _function_node(code: CodeType) -> ast.AST | None:
+    import linecache
+
+    lines = linecache.getlines(code.co_filename)
+    if not lines:
+        return None
+    try:
+        tree = ast.parse("".join(lines))
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name:
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            if first <= code.co_firstlineno <= node.lineno:
+                return node
+    return None
+
+
+def site_dict(site: Site | None) -> dict[str, Any]:
+    return site.as_dict() if site else {}

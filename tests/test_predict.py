@@ -1,0 +1,142 @@
+"""Speedup prediction and breakeven, on CPU, with the H200 numbers from DESIGN.md."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from launchprof.crossover.fit import derive_profile
+from launchprof.crossover.profile import Interval
+from launchprof.crossover.simulate import simulate_samples
+from launchprof.crossover.sweep import DEFAULT_PLAN
+from launchprof.predict import breakeven_replays, node_excess_us, predict_speedup, predicted_setup_us
+from launchprof.session import Machine
+
+H200 = Machine(gpu="NVIDIA H200", driver="580.95.05", cuda="13.0", torch="2.11.0+cu130", python="3.12.3")
+
+
+def exact(v: float) -> Interval:
+    return Interval(v, v, v)
+
+
+@pytest.fixture(scope="module")
+def profile():
+    """An H200-like profile: graph launch 9 µs, 0.95 µs per node, gap 0.4 µs, empty kernel traced at 1.0 µs."""
+    p = derive_profile(simulate_samples(DEFAULT_PLAN, noise=0.0), H200)
+    return dataclasses.replace(
+        p,
+        graph_launch_fixed_us=exact(9.0),
+        graph_node_us=exact(0.95),
+        floor_node_us=exact(0.9),
+        graph_gap_us=exact(0.4),
+        empty_kernel_us=exact(1.0),
+        capture_node_us=exact(2.0),
+        instantiate_node_us=exact(7.0),
+        instantiate_fixed_us=exact(20.0),
+    )
+
+
+def test_tiny_add_ops_predict_about_seven_x(profile):
+    # DESIGN.md: tiny x.add_(1.0) ops cost about 7 µs each eagerly, about 1 µs per node replayed.
+    n = 200
+    pred = predict_speedup(n, [1.3] * n, gpu_busy_us=1.3 * n, launch_api_us=4.0 * n, eager_step_us=7.0 * n, profile=profile)
+    assert pred.replay_step_us_estimate == pytest.approx(9.0 + 0.95 * n)
+    assert 6.0 < pred.speedup < 8.0
+    assert pred.bound == "launch"
+    assert "7.0x" in pred.explanation and "launch calls" in pred.explanation
+
+
+def test_large_elementwise_ops_gain_about_five_percent(profile):
+    # DESIGN.md: 16M-element ops, about 35 µs each: replay gains only about 5%.
+    n = 20
+    eager_step = 6.0 + n * (35.0 + 1.8)
+    pred = predict_speedup(n, 35.0, gpu_busy_us=35.0 * n, launch_api_us=5.0 * n, eager_step_us=eager_step, profile=profile)
+    assert pred.bound == "gpu"
+    assert pred.replay_step_us_estimate == pytest.approx(9.0 + n * (35.0 - 0.6))
+    assert 1.02 < pred.speedup < 1.10
+
+
+def test_graphs_can_hurt_and_the_prediction_says_so(profile):
+    # DESIGN.md: two 8192² bf16 matmuls replayed about 14% slower than eager.
+    pred = predict_speedup(2, [1450.0, 1450.0], gpu_busy_us=2900.0, launch_api_us=10.0, eager_step_us=2900.0, profile=profile)
+    assert pred.speedup < 1.0
+    assert "would not help" in pred.explanation
+
+
+def test_kernel_list_median_and_busy_time_agree_for_uniform_kernels(profile):
+    by_list = predict_speedup(50, [3.0] * 50, None, None, 500.0, profile)
+    by_median = predict_speedup(50, 3.0, None, None, 500.0, profile)
+    by_busy = predict_speedup(50, None, 150.0, None, 500.0, profile)
+    assert by_list.replay_step_us_estimate == pytest.approx(by_median.replay_step_us_estimate)
+    assert by_busy.replay_step_us_estimate == pytest.approx(by_median.replay_step_us_estimate)
+
+
+def test_a_short_kernel_list_stands_for_the_whole_step(profile):
+    full = predict_speedup(100, [2.0, 8.0] * 50, None, None, 900.0, profile)
+    sample = predict_speedup(100, [2.0, 8.0], None, None, 900.0, profile)
+    assert sample.replay_step_us_estimate == pytest.approx(full.replay_step_us_estimate)
+
+
+def test_tiny_kernels_never_cost_less_than_a_node(profile):
+    pred = predict_speedup(100, [0.1] * 100, None, None, 700.0, profile)
+    assert pred.replay_step_us_estimate == pytest.approx(9.0 + 0.95 * 100)
+
+
+def test_prediction_needs_only_eager_numbers(profile):
+    # capture failed: no replay numbers at all, only the eager trace's counts
+    pred = predict_speedup(120, None, None, None, 900.0, profile)
+    assert pred.speedup == pytest.approx(900.0 / (9.0 + 0.95 * 120))
+
+
+def test_without_a_profile_or_kernels_there_is_no_prediction(profile):
+    assert predict_speedup(10, None, None, None, 100.0, None).speedup is None
+    assert "launchprof crossover" in predict_speedup(10, None, None, None, 100.0, None).explanation
+    assert predict_speedup(0, None, None, None, 100.0, profile).speedup is None
+    assert predict_speedup(10, None, None, None, None, profile).speedup is None
+    partial = dataclasses.replace(profile, graph_launch_fixed_us=None)
+    assert "partial" in predict_speedup(10, None, None, None, 100.0, partial).explanation
+
+
+def test_node_excess_falls_back_to_the_floor(profile):
+    assert node_excess_us(profile, 0.95) == pytest.approx(0.4 - 1.0)
+    no_gap = dataclasses.replace(profile, graph_gap_us=None, empty_kernel_us=None)
+    assert node_excess_us(no_gap, 0.95) == pytest.approx(0.9)
+
+
+def test_breakeven_replays():
+    # DESIGN.md: capture + instantiate about 9 µs per node; 100 tiny ops: 7 µs eager, ~1 µs replayed
+    assert breakeven_replays(900.0, 700.0, 109.0) == pytest.approx(900.0 / 591.0)
+    assert breakeven_replays(900.0, 700.0, 700.0) is None  # saves nothing: never pays back
+    assert breakeven_replays(900.0, 700.0, 800.0) is None
+    assert breakeven_replays(None, 700.0, 100.0) is None
+    assert breakeven_replays(900.0, None, 100.0) is None
+
+
+def test_predicted_setup_from_the_profile(profile):
+    assert predicted_setup_us(100, profile) == pytest.approx(20.0 + 9.0 * 100)
+    assert predicted_setup_us(100, None) is None
+
+
+def test_a_few_long_kernels_among_many_short_ones_count(profile):
+    # 99 tiny kernels and one 500 µs GEMM: the median alone would miss the GEMM
+    busy = 99 * 1.3 + 500.0
+    pred = predict_speedup(100, 1.3, busy, None, 1300.0, profile)
+    assert pred.replay_step_us_estimate == pytest.approx(9.0 + busy + 100 * (0.4 - 1.0))
+
+
+def test_predict_from_eager_takes_a_report_eager_profile_and_a_profile_dict(profile):
+    import json
+
+    from launchprof.predict import predict_from_eager
+    from launchprof.session import EagerProfile, Stats
+
+    eager = EagerProfile(
+        step_us=Stats(1400.0, 1350.0, 1500.0, 25), kernels_per_step=200, gpu_busy_us=260.0,
+        gpu_idle_fraction=0.8, launch_gap_us=None, launch_api_us=800.0, kernel_us=Stats(1.3, 1.2, 1.4, 200),
+    )
+    speedup, why = predict_from_eager(eager, json.loads(profile.to_json()))
+    assert speedup == pytest.approx(1400.0 / (9.0 + 0.95 * 200))
+    assert "200 kernels" in why
+    assert predict_from_eager(eager, profile)[0] == pytest.approx(speedup)
+    assert predict_from_eager(eager, None) is None

@@ -42,7 +42,10 @@ def eager_calls(ev: Evidence) -> tuple[list[CallProfile], list[dict[str, Any]]]:
         return [], []
     trace = load_trace(path)
     gpu = gpu_table(trace)
-    return per_call(gpu, launch_api_table(trace)), timeline_of(gpu, 0)
+    calls = per_call(gpu, launch_api_table(trace))
+    if not calls:  # traced, and the GPU did nothing: the target runs no CUDA work
+        calls = [CallProfile(0, 0, 0.0, 0.0, [], [], [], [], 0.0)]
+    return calls, timeline_of(gpu, 0)
 
 
 def replay_timeline(ev: Evidence) -> list[dict[str, Any]]:
@@ -103,8 +106,9 @@ def validation_of(ev: Evidence) -> Validation | None:
 
 
 def plan_size(repeat: int, warmup: int = 3, profile_calls: int = 3, validations: int = 4) -> int:
-    """Calls of the target a complete measurement needs."""
-    return warmup + repeat + profile_calls + 1 + 1 + repeat + min(validations, 3) - 1
+    """Calls of the target a complete measurement needs (see launchprof.worker.measure)."""
+    pre_capture = max(3, repeat // 2)
+    return warmup + pre_capture + profile_calls + 1 + 1 + 2 * repeat + min(validations, 3) - 1
 
 
 def run_info(ev: Evidence, worker: dict[str, Any], needed: int) -> RunInfo:
@@ -130,7 +134,9 @@ def run_info(ev: Evidence, worker: dict[str, Any], needed: int) -> RunInfo:
     elif ev.target is not None and not complete:
         calls = ev.target_calls
         reason = (ev.plan_end or {}).get("reason", "")
-        if calls < needed and "script ended" in reason:
+        if calls == 0:
+            cause = f"the target {(ev.target or {}).get('name')} was never called: the script ran to its end without calling it"
+        elif calls < needed and "script ended" in reason:
             cause = f"the target was called {calls} times; a full measurement needs about {needed} (use --repeat to lower it)"
         elif reason and reason != "complete":
             cause = reason
@@ -162,9 +168,17 @@ def build_report(
     replay = replay_profile(ev)
     validation = validation_of(ev)
     replay_samples = (ev.replay_wall_us or [v["wall_us"] for v in ev.validations if "wall_us" in v]) if replay else []
-    speedup = speedup_of(ev.eager_wall_us, replay_samples)
+    # Compare replays with the eager calls timed between them when there are enough:
+    # neighbours in time share the machine's state (clocks, host load), so the ratio is steadier.
+    eager_samples = ev.interleaved_wall_us if len(ev.interleaved_wall_us) >= 5 else ev.eager_wall_us
+    speedup = speedup_of(eager_samples, replay_samples)
     captured = None if ev.capture is None else bool(ev.capture.get("ok"))
     verdict = decide(ev.target is not None, captured, validation, speedup)
+    notes_extra: list[str] = []
+    if ev.target is not None and eager is not None and eager.kernels_per_step == 0:
+        # Capture records GPU work only: a replay would skip all of this step's CPU work.
+        verdict = "graphs-dont-help"
+        notes_extra.append("the target launches no CUDA work (CPU tensors only): a CUDA graph has nothing to replay")
     breakeven = None
     if replay and eager and eager.step_us and replay.step_us:
         from launchprof.predict import breakeven_replays
@@ -179,9 +193,12 @@ def build_report(
                 captured_shapes = {a["path"]: tuple(a["shape"]) for a in call.get("args", []) if a.get("kind") == "tensor"}
     buckets = recommend(varying, captured_shapes, replay.pool_bytes if replay else None) if varying else None
     predicted = None
-    notes = list(ev.notes)
+    notes = list(ev.notes) + notes_extra
     if profile and eager:
-        predicted, note = predicted_speedup(eager, profile, calls[0].kernel_us if calls else None)
+        from launchprof.hazards.inputs import reallocated_arguments
+
+        extra = 2 + len(reallocated_arguments(ev))  # RNG prologue fills + input copies
+        predicted, note = predicted_speedup(eager, profile, calls[0].activity_us if calls else None, extra)
         if note:
             notes.append(note)
     timeline = None
@@ -209,7 +226,9 @@ def build_report(
     )
 
 
-def predicted_speedup(eager: EagerProfile, profile: Any, kernel_us: list[float] | None = None) -> tuple[float | None, str | None]:
+def predicted_speedup(
+    eager: EagerProfile, profile: Any, kernel_us: list[float] | None = None, extra_launches: int = 0
+) -> tuple[float | None, str | None]:
     """Speedup predicted from the eager trace and the device profile (launchprof.predict).
 
     Needs only eager numbers, so it also answers "fix the hazards and expect about X"."""
@@ -225,5 +244,9 @@ def predicted_speedup(eager: EagerProfile, profile: Any, kernel_us: list[float] 
         eager.launch_api_us,
         eager.step_us.median,
         profile,
+        extra_launches=extra_launches,
+        # Wall time minus GPU span of the eager step: synchronise and event overhead that
+        # every measured step, eager or replay, carries.
+        host_overhead_us=max(eager.step_us.median - eager.gpu_span_us.median, 0.0) if eager.gpu_span_us else 0.0,
     )
     return result.speedup, f"prediction: {result.explanation}" if result.explanation else None

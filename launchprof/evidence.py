@@ -22,6 +22,8 @@ class Evidence:
     mutations: dict[str, list[str]] = field(default_factory=dict)
     eager_wall_us: list[float] = field(default_factory=list)
     eager_gpu_us: list[float] = field(default_factory=list)
+    # Eager calls timed between replays (same period of the run as the replays).
+    interleaved_wall_us: list[float] = field(default_factory=list)
     replay_wall_us: list[float] = field(default_factory=list)
     replay_gpu_us: list[float] = field(default_factory=list)
     traces: dict[str, str] = field(default_factory=dict)
@@ -53,6 +55,7 @@ def parse_events(events: list[dict[str, Any]]) -> Evidence:
         "calls": [],
         "eager_wall_us": [],
         "eager_gpu_us": [],
+        "interleaved_wall_us": [],
         "replay_wall_us": [],
         "replay_gpu_us": [],
         "traces": {},
@@ -81,6 +84,8 @@ def parse_events(events: list[dict[str, Any]]) -> Evidence:
         elif kind == "eager-timing":
             data["eager_wall_us"].append(e["wall_us"])
             data["eager_gpu_us"].append(e["gpu_us"])
+            if e.get("phase") == "interleaved":
+                data["interleaved_wall_us"].append(e["wall_us"])
         elif kind == "replay-timing":
             data["replay_wall_us"].append(e["wall_us"])
             data["replay_gpu_us"].append(e["gpu_us"])

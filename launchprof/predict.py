@@ -108,8 +108,16 @@ def predict_speedup(
     launch_api_us: float | None,
     eager_step_us: float | None,
     profile: DeviceProfile | None,
+    extra_launches: int = 0,
+    host_overhead_us: float = 0.0,
 ) -> Prediction:
     """Predicted eager-step / replay-step ratio for a step of ``kernels_per_step`` kernels.
+
+    ``extra_launches`` are launches a replay step makes besides the graph itself: copies of
+    new inputs into static buffers, and PyTorch's RNG prologue (two small fills per
+    registered generator on every ``replay()``); each costs one eager op. ``host_overhead_us``
+    is what the measurement adds to both sides (synchronise, events): it keeps predicted
+    and measured steps comparable when the step is small.
 
     ``kernel_us`` is the list of kernel durations of one step (or their median, or None);
     ``gpu_busy_us`` the GPU busy time per step; ``launch_api_us`` the host time per step
@@ -125,6 +133,8 @@ def predict_speedup(
     if estimate is None:
         return Prediction(None, None, "the device profile lacks the replay coefficients (partial sweep?): run `launchprof crossover` again")
     replay, bound = estimate
+    launches = extra_launches * (_value(profile.eager_op_us) or 0.0)
+    replay = replay + launches + max(host_overhead_us, 0.0)
     speedup = float(eager_step_us) / replay  # type: ignore[arg-type]
     n = kernels_per_step
     why = (
@@ -132,7 +142,10 @@ def predict_speedup(
         f"({_value(profile.graph_launch_fixed_us):.1f} µs to launch the graph, then at least "
         f"{_value(profile.graph_node_us) or _value(profile.floor_node_us):.2f} µs per node"
     )
-    why += ", mostly kernel time)" if bound == "gpu" else ", mostly per-node overhead)"
+    why += ", mostly kernel time" if bound == "gpu" else ", mostly per-node overhead"
+    if extra_launches:
+        why += f", plus {extra_launches} small launch{'es' if extra_launches != 1 else ''} for input copies and the RNG prologue"
+    why += ")"
     why += f" against {eager_step_us:.0f} µs measured eagerly: about {speedup:.1f}x"
     if _positive(launch_api_us):
         share = min(float(launch_api_us) / float(eager_step_us), 1.0)  # type: ignore[arg-type]

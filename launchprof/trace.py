@@ -109,6 +109,7 @@ class CallProfile:
     span_us: float  # first start to last end
     gaps_us: list[float]  # idle time between consecutive activities
     kernel_us: list[float]
+    activity_us: list[float]  # every GPU activity (kernels, copies, memsets): one graph node each
     sequence: list[str]  # kernel names in launch order
     launch_api_us: float
 
@@ -129,6 +130,7 @@ def per_call(gpu: pd.DataFrame, apis: pd.DataFrame | None = None) -> list[CallPr
                 span_us=float(ends.max() - starts.min()) if len(group) else 0.0,
                 gaps_us=gaps,
                 kernel_us=kernels["dur_us"].astype(float).tolist(),
+                activity_us=group["dur_us"].astype(float).tolist(),
                 sequence=kernels["name"].tolist(),
                 launch_api_us=api,
             )

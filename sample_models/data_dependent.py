@@ -18,7 +18,7 @@ def step(x: torch.Tensor, use_residual: int) -> torch.Tensor:
 
 def main() -> None:
     x = torch.randn(512, 512, device="cuda")
-    for i in range(80):
+    for i in range(100):
         step(x, i)
     print("done")
 

@@ -68,7 +68,7 @@ def main() -> None:
     global model
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=4)
-    parser.add_argument("--steps", type=int, default=120)
+    parser.add_argument("--steps", type=int, default=140)
     args = parser.parse_args()
     torch.manual_seed(0)
     model = Decoder(args.batch).cuda().eval()

@@ -19,7 +19,7 @@ def step(batch: dict[str, torch.Tensor], extras: list[torch.Tensor]) -> dict[str
 def main() -> None:
     torch.manual_seed(0)
     w = torch.randn(128, 128, device="cuda")
-    for _ in range(70):
+    for _ in range(100):
         batch = {"features": torch.randn(16, 128, device="cuda"), "weights": w}
         extras = [torch.randn(16, 128, device="cuda") for _ in range(3)]
         out = step(batch, extras)

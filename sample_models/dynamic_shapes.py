@@ -20,7 +20,7 @@ def step(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 def main() -> None:
     torch.manual_seed(0)
     w = torch.randn(256, 256, device="cuda") / 16
-    for i in range(150):
+    for i in range(220):
         batch = SIZES[i % len(SIZES)]
         x = torch.randn(batch, 256, device="cuda")
         step(x, w)  # expect: dynamic-shape

@@ -23,7 +23,7 @@ def main() -> None:
     param = torch.randn(4096, device="cuda")
     grad = torch.randn(4096, device="cuda")
     lr = 0.1
-    for _ in range(70):
+    for _ in range(100):
         update(param, grad, lr)
         lr *= 0.98
     print(float(param.norm()))

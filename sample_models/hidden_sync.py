@@ -24,7 +24,7 @@ def step(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 def main() -> None:
     torch.manual_seed(0)
     w = torch.randn(512, 512, device="cuda")
-    for _ in range(60):
+    for _ in range(100):
         x = torch.randn(64, 512, device="cuda")
         step(x, w)
     print("done")

@@ -20,7 +20,7 @@ def step(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=8192)
-    parser.add_argument("--steps", type=int, default=70)
+    parser.add_argument("--steps", type=int, default=100)
     args = parser.parse_args()
     torch.manual_seed(0)
     b = torch.randn(args.size, args.size, device="cuda", dtype=torch.bfloat16) / args.size**0.5

@@ -19,8 +19,8 @@ def main() -> None:
     global weights
     torch.manual_seed(0)
     x = torch.randn(64, 128, device="cuda")
-    for i in range(70):
-        weights = torch.randn(128, 128, device="cuda") * (1 + i / 70)  # a new allocation each call
+    for i in range(100):
+        weights = torch.randn(128, 128, device="cuda") * (1 + i / 100)  # a new allocation each call
         y = step(x)
     print(float(y.sum()))
 

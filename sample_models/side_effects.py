@@ -23,7 +23,7 @@ def step(x: torch.Tensor) -> torch.Tensor:
 
 def main() -> None:
     x = torch.randn(1000, device="cuda")
-    for _ in range(60):
+    for _ in range(100):
         step(x)
     print(len(history))
 

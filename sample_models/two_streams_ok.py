@@ -25,7 +25,7 @@ def main() -> None:
     w1 = torch.randn(256, 256, device="cuda")
     w2 = torch.randn(256, 256, device="cuda")
     x = torch.randn(128, 256, device="cuda")
-    for _ in range(70):
+    for _ in range(100):
         y = step(x, w1, w2)
         x = y / y.norm()
     print(float(y.sum()))

@@ -156,6 +156,10 @@ def run(options: AnalyzeOptions) -> int:
     shutil.rmtree(rundir, ignore_errors=True)
     if result.interrupted:
         return int(ExitCode.INTERRUPTED)
+    if evidence.target is not None and evidence.target_calls == 0:
+        raise UsageError(
+            f"the target {evidence.target.get('name')} was never called: the script ran to its end without calling it (check --target)"
+        )
     reason = fail_reason(report, options.fail_on)
     if reason:
         raise FailOnTriggered(reason)

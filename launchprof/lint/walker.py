@@ -109,8 +109,11 @@ def carries_tensor(val: Val) -> bool:
     return val.kind == v.TUPLE and any(p.kind in v.DEVICE_VALUES for p in val.ref)  # type: ignore[union-attr]
 
 
+_SEQUENCES = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "Iterable", "Iterator"})
+
+
 def annotation_kind(ann: ast.expr | None, module: ModuleInfo) -> str | None:
-    """``"tensor"``, ``"number"``, ``"meta"`` (bool, str) or None for an argument annotation.
+    """``"tensor"``, ``"tensors"``, ``"number"``, ``"meta"`` (bool, str) or None for an annotation.
 
     Names resolve through the module's imports: ``cute.Tensor`` is not a torch tensor.
     """
@@ -121,8 +124,14 @@ def annotation_kind(ann: ast.expr | None, module: ModuleInfo) -> str | None:
             ann = ast.parse(ann.value, mode="eval").body
         except SyntaxError:
             return None
-    if isinstance(ann, ast.Subscript) and v.terminal_name(ann.value) == "Optional":
-        return annotation_kind(ann.slice, module)
+    if isinstance(ann, ast.Subscript):
+        outer = v.terminal_name(ann.value)
+        if outer == "Optional":
+            return annotation_kind(ann.slice, module)
+        inner = ann.slice.elts[0] if isinstance(ann.slice, ast.Tuple) and ann.slice.elts else ann.slice
+        if outer in _SEQUENCES and annotation_kind(inner, module) == "tensor":
+            return "tensors"  # list[Tensor]: iterating gives tensors
+        return None
     if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
         if isinstance(ann.right, ast.Constant) and ann.right.value is None:
             return annotation_kind(ann.left, module)
@@ -148,12 +157,20 @@ def _is_number_literal(e: ast.expr | None) -> bool:
     return isinstance(e, ast.Constant) and isinstance(e.value, int | float) and not isinstance(e.value, bool)
 
 
+def _no_value(default: ast.expr | None) -> bool:
+    """No default, or ``None`` (``temperature=None``: a number when given)."""
+    return default is None or (isinstance(default, ast.Constant) and default.value is None)
+
+
 def _arguments(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.arg, ast.expr | None]]:
     """Every named argument with its default (None when it has none)."""
     a = fn.args
     positional = a.posonlyargs + a.args
     defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
     return list(zip(positional, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))
+
+
+_ANNOTATED = {"tensor": v.V_TENSOR, "tensors": v.V_TENSORS, "meta": v.V_META}
 
 
 def root_params(ref: FunctionRef, is_target: bool) -> dict[str, Val]:
@@ -170,12 +187,10 @@ def root_params(ref: FunctionRef, is_target: bool) -> dict[str, Val]:
             params[arg.arg] = Val(v.SELF, ref=ref.cls)
             continue
         kind = annotation_kind(arg.annotation, ref.module)
-        if kind == "tensor":
-            params[arg.arg] = v.V_TENSOR
-        elif kind == "number" or (kind is None and (_is_number_literal(default) or (default is None and arg.arg in v.NUMBER_NAMES))):
+        if kind in _ANNOTATED:
+            params[arg.arg] = _ANNOTATED[kind]
+        elif kind == "number" or (kind is None and (_is_number_literal(default) or (_no_value(default) and arg.arg in v.NUMBER_NAMES))):
             params[arg.arg] = Val(v.NUMBER, origin=arg.arg)
-        elif kind == "meta":
-            params[arg.arg] = v.V_META
         elif kind is None and default is None and arg.annotation is None and is_target:
             params[arg.arg] = v.V_ARG
         else:
@@ -188,12 +203,12 @@ def callee_params(ref: FunctionRef, bound: dict[str, Val]) -> dict[str, Val]:
     params: dict[str, Val] = {}
     for arg, default in _arguments(ref.node):
         kind = annotation_kind(arg.annotation, ref.module)
-        if kind == "tensor":
-            params[arg.arg] = v.V_TENSOR
+        if kind in _ANNOTATED:
+            params[arg.arg] = _ANNOTATED[kind]
         elif kind == "number" or _is_number_literal(default):
             params[arg.arg] = v.V_LIT  # a constant unless the caller passes its own number
         else:
-            params[arg.arg] = v.V_META if kind == "meta" else v.V_UNKNOWN
+            params[arg.arg] = v.V_UNKNOWN
     params.update(bound)
     return params
 
@@ -620,6 +635,8 @@ class Walker:
             return Val(v.EVENT, origin="current" if is_current(recv, func.value) else text(func.value))
         if m in ("current_stream", "default_stream"):  # torch.accelerator / device handles
             return v.V_CURRENT
+        if m in ("parameters", "buffers") and k in (v.TORCHMOD, v.MODULES, v.UNKNOWN):
+            return v.V_TENSORS
         if k == v.STR and m == "format":
             return v.V_TSTR if any(carries_tensor(a) for a in (*fact.args, *fact.kwargs.values())) else v.V_STR
         if k == v.NUMPY:
@@ -639,6 +656,8 @@ class Walker:
         attr = cls.attr(name)  # self.layer(x): an attribute holding a module
         if attr is not None and attr.kind in (v.INSTANCE, v.MODULES, v.TORCHMOD):
             return self.call_module(attr, fact)
+        if name in ("parameters", "buffers") and cls.is_module:
+            return v.V_TENSORS
         return v.V_UNKNOWN
 
     def tensor_method(self, m: str, fact: CallFact) -> Val:

@@ -71,8 +71,10 @@ def capture(
         with torch.cuda.graph(graph, capture_error_mode="thread_local"):
             static_out = fn(*static_args, **static_kwargs)
     except Exception as exc:
-        torch.cuda.synchronize()
-        raise CaptureFailed(classify(exc)) from None
+        info = classify(exc)
+        del graph
+        recover_after_failed_capture()
+        raise CaptureFailed(info) from None
     capture_us = (time.perf_counter() - t0) * 1e6
     notes: list[str] = []
     nodes, types, problem = (None, {}, None)
@@ -100,6 +102,32 @@ def capture(
         pool_bytes=pool_bytes(graph, torch.cuda.memory_reserved() - reserved_before),
         notes=notes,
     )
+
+
+def recover_after_failed_capture() -> None:
+    """Leave the process as if the failed capture never happened.
+
+    When capture fails, ``capture_end`` raises before PyTorch's generators leave capture
+    mode, and the next eager random op dies with "Offset increment outside graph capture
+    encountered unexpectedly". An empty capture runs the prologue and epilogue once more
+    and resets that flag; the user's script then carries on eagerly.
+    """
+    import warnings
+
+    try:
+        torch.cuda.synchronize()
+    except Exception:
+        pass
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "the CUDA graph is empty"
+            empty = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(empty, capture_error_mode="thread_local"):
+                pass
+            del empty
+        torch.cuda.synchronize()
+    except Exception:
+        pass
 
 
 def pool_bytes(graph: torch.cuda.CUDAGraph, reserved_delta: int) -> int:

@@ -31,7 +31,7 @@ from launchprof.worker.observe import (
 )
 from launchprof.worker.probe import probe_call
 from launchprof.worker.timing import timed
-from launchprof.worker.trees import clone_tensors, copy_into, leaves, map_tree, tensor_leaves
+from launchprof.worker.trees import clone_tensors, copy_into, flat_tensors, leaves, map_tree, tensor_leaves
 
 MAX_CALL_EVENTS = 400
 
@@ -72,6 +72,13 @@ class TargetRun:
         self.replay_calls = 0
         self.fallbacks = 0
         self.profiled_replay = False
+        self.eager_interleaved = 0
+        self.copy_plan: list[int] = []  # flat indices of inputs copied into static buffers
+        self.kept: list[int] = []  # flat indices of inputs the graph reads in place
+        self.static_flat: list[torch.Tensor] = []
+        # Before capture, enough eager calls to report an eager step if capture fails; after
+        # it, eager and replay calls alternate so both see the same machine state.
+        self.pre_capture_calls = max(3, config.repeat // 2)
 
     # ------------------------------------------------------------------ dispatch
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -147,9 +154,9 @@ class TargetRun:
     def _eager(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
         with nvtx_range("eager"):
             out, t = timed(lambda: self.fn(*args, **kwargs))
-        self.events.write("eager-timing", index=index, wall_us=t.wall_us, gpu_us=t.gpu_us)
+        self.events.write("eager-timing", index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, phase="eager")
         self.in_phase += 1
-        if self.in_phase >= self.config.repeat:
+        if self.in_phase >= self.pre_capture_calls:
             self._advance(Phase.PROFILE)
         return out
 
@@ -259,6 +266,10 @@ class TargetRun:
         )
         self.captured_signature = call_signature(records)
         self.captured_scalars = scalar_values(records)
+        self.static_flat = flat_tensors((cap.static_args, cap.static_kwargs))
+        live = flat_tensors((args, kwargs))
+        self.copy_plan = [i for i, (st, lv) in enumerate(zip(self.static_flat, live, strict=True)) if st is not lv]
+        self.kept = [i for i in range(len(live)) if i not in set(self.copy_plan)]
         # The capture itself ran the step on the static buffers: undo it, then this call
         # becomes the first validation (same data as captured).
         self._restore(snap)
@@ -275,6 +286,16 @@ class TargetRun:
             out = self.fn(*args, **kwargs)
             self._maybe_done()
             return out
+        if self.kept:
+            live = flat_tensors((args, kwargs))
+            if any(live[i] is not self.static_flat[i] for i in self.kept):
+                # An input that stayed put until capture moved: the graph would read the old
+                # tensor. Run eagerly; the reallocated-input finding names it.
+                self.fallbacks += 1
+                self.events.write("fallback", index=index, reason="input moved after capture")
+                out = self.fn(*args, **kwargs)
+                self._maybe_done()
+                return out
         scalars = scalar_values(records)
         changed = sorted(k for k, v in scalars.items() if self.captured_scalars.get(k) != v)
         want_validation = self.validations < self.config.validations and (
@@ -290,11 +311,27 @@ class TargetRun:
             return out
         if want_validation:
             return self._validate(index, args, kwargs, state, changed_scalars=[])
+        if self.eager_interleaved < self.replays_timed and self.eager_interleaved < self.config.repeat:
+            return self._timed_eager(index, args, kwargs)
         return self._timed_replay(index, args, kwargs)
 
+    def _timed_eager(self, index: int, args: tuple, kwargs: dict) -> Any:
+        """An eager call between two replays: the speedup compares neighbours in time."""
+        with nvtx_range("eager"):
+            out, t = timed(lambda: self.fn(*args, **kwargs))
+        self.events.write("eager-timing", index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, phase="interleaved")
+        self.eager_interleaved += 1
+        self._maybe_done()
+        return out
+
     def _run_graph(self, args: tuple, kwargs: dict) -> None:
+        """Copy what changed into the static buffers, replay. Kept lean: it is timed."""
         assert self.captured is not None
-        copy_into((self.captured.static_args, self.captured.static_kwargs), (args, kwargs))
+        if self.copy_plan:
+            new = flat_tensors((args, kwargs))
+            static = self.static_flat
+            for i in self.copy_plan:
+                static[i].copy_(new[i], non_blocking=True)
         self.captured.graph.replay()
 
     def _timed_replay(self, index: int, args: tuple, kwargs: dict) -> Any:
@@ -397,8 +434,12 @@ class TargetRun:
         return eager_out
 
     def _maybe_done(self) -> None:
-        enough = self.replays_timed >= self.config.repeat and self.validations >= min(self.config.validations, 3)
-        stuck = self.replay_calls >= 4 * self.config.repeat + 10
+        enough = (
+            self.replays_timed >= self.config.repeat
+            and self.eager_interleaved >= self.config.repeat
+            and self.validations >= min(self.config.validations, 3)
+        )
+        stuck = self.replay_calls >= 6 * self.config.repeat + 10
         if enough or stuck:
             self.finish(reason="complete" if enough else "replay phase could not collect enough matching calls")
 

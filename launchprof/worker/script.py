@@ -80,7 +80,8 @@ def run_script(path: Path, argv: list[str], on_statement: Callable[[dict[str, An
             1,
             {
                 "type": type(exc).__name__,
-                "message": (str(exc).strip().splitlines() or [""])[-1][:500],
+                # The first line names the error (CUDA errors append advice lines after it).
+                "message": (str(exc).strip().splitlines() or [""])[0][:500],
                 **(site.as_dict() if site else {}),
                 "traceback": "".join(traceback.format_exception(exc))[-4000:],
             },

@@ -72,3 +72,23 @@ def copy_into(static: Any, new: Any) -> None:
     for (_, dst), (_, src) in zip(tensor_leaves(static), tensor_leaves(new), strict=True):
         if dst.data_ptr() != src.data_ptr():
             dst.copy_(src, non_blocking=True)
+
+
+def flat_tensors(obj: Any, out: list[torch.Tensor] | None = None, depth: int = 0) -> list[torch.Tensor]:
+    """Tensor leaves in the order of :func:`leaves`, without building path names (hot path)."""
+    if out is None:
+        out = []
+    if isinstance(obj, torch.Tensor):
+        out.append(obj)
+    elif depth >= 16:
+        return out
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            flat_tensors(v, out, depth + 1)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            flat_tensors(v, out, depth + 1)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        for f in dataclasses.fields(obj):
+            flat_tensors(getattr(obj, f.name), out, depth + 1)
+    return out

@@ -1,0 +1,151 @@
+"""``launchprof lint`` through the CLI: exit codes, the JSON report, formats, suppression.
+
+The fixture ``tests/data/lint/train_step.py`` is a realistic training step; each line
+lint must report carries ``# finds: KIND``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from launchprof.cli import app
+from test_lint import marked_lines
+
+DATA = Path(__file__).resolve().parent / "data" / "lint"
+STEP = DATA / "train_step.py"
+
+
+def invoke(*args: str | Path):
+    result = CliRunner().invoke(app, ["lint", *map(str, args)])
+    assert "Traceback" not in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result
+
+
+def json_report(tmp_path: Path, *args: str | Path) -> dict:
+    out = tmp_path / "out.json"
+    result = invoke(*args, "-f", "json", "-o", out)
+    assert result.exit_code == 0, result.output
+    return json.loads(out.read_text())
+
+
+def test_json_report_of_the_fixture(tmp_path):
+    report = json_report(tmp_path, STEP)
+    assert report["mode"] == "lint"
+    assert report["verdict"] == "static-only"
+    assert report["schema_version"] == 1
+    assert report["target"] == "train_step"
+    assert report["script"] == str(STEP)
+    assert report["machine"]["gpu"] is None and report["machine"]["torch"] is None
+    assert report["eager"] is None and report["replay"] is None and report["speedup"] is None
+    hazards = report["hazards"]
+    assert {(h["line"], h["kind"]) for h in hazards} == marked_lines(STEP.read_text(), "finds:")
+    for h in hazards:
+        assert {"kind", "severity", "message", "file", "line", "hint"} <= set(h)
+        assert h["file"] == str(STEP)
+        assert h["source"] == "static"
+        assert h["details"]["function"] in {"train_step", "MLP.forward"}
+    severities = {h["kind"]: h["severity"] for h in hazards}
+    assert severities == {
+        "hidden-sync": "error",
+        "pageable-copy": "error",
+        "unjoined-stream": "error",
+        "frozen-scalar": "warning",
+        "rng-state": "warning",
+    }
+
+
+def test_suppressed_lines_are_left_out_and_counted(tmp_path):
+    report = json_report(tmp_path, STEP)
+    suppressed = [n for n, line in enumerate(STEP.read_text().splitlines(), 1) if "launchprof: ignore" in line]
+    assert len(suppressed) == 2
+    assert not {h["line"] for h in report["hazards"]} & set(suppressed)
+    assert any("2 finding(s) suppressed" in note for note in report["notes"])
+
+
+def test_exit_codes_for_fail_on(tmp_path):
+    assert invoke(STEP).exit_code == 0  # --fail-on never is the default
+    failed = invoke(STEP, "--fail-on", "error")
+    assert failed.exit_code == 1
+    assert "--fail-on error" in failed.stderr
+    warnings_only = tmp_path / "warn.py"
+    warnings_only.write_text("import launchprof\nimport numpy as np\n\n@launchprof.target\ndef step(x):\n    return x + np.random.rand()\n")
+    assert invoke(warnings_only, "--fail-on", "error").exit_code == 0
+    assert invoke(warnings_only, "--fail-on", "warning").exit_code == 1
+    clean = tmp_path / "clean.py"
+    clean.write_text("import torch\nimport launchprof\n\n@launchprof.target\ndef step(x: torch.Tensor):\n    return x * 2\n")
+    assert invoke(clean, "--fail-on", "warning").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["missing.py"], "no such file or folder: missing.py"),
+        ([STEP, "--fail-on", "sometimes"], "unknown --fail-on 'sometimes'"),
+        ([STEP, "--fail-on", "no-benefit"], "unknown --fail-on 'no-benefit'"),
+        ([STEP, "--target", "nope"], "unknown target 'nope'"),
+        ([STEP, "--target", "train_step", "--all"], "--target and --all"),
+        ([STEP, "-f", "pdf"], "unknown format 'pdf'"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(args, message):
+    result = invoke(*args)
+    assert result.exit_code == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and message in lines[0], result.stderr
+
+
+def test_a_syntax_error_exits_2_naming_file_and_line(tmp_path):
+    bad = tmp_path / "broken.py"
+    bad.write_text("import torch\n\n\ndef step(x):\n    return (x +\n")
+    result = invoke(bad)
+    assert result.exit_code == 2
+    assert f"{bad}:5: cannot parse" in result.stderr
+
+
+def test_target_option_and_all(tmp_path):
+    report = json_report(tmp_path, STEP, "--target", "accuracy")
+    assert report["target"] == "accuracy" and report["hazards"] == []
+    report = json_report(tmp_path, STEP, "--target", "MLP.forward")
+    assert [(h["line"], h["kind"]) for h in report["hazards"]] == [(32, "hidden-sync")]
+    report = json_report(tmp_path, DATA, "--all")
+    assert report["target"] is None
+    assert any("checked every function" in note for note in report["notes"])
+    assert {h["line"] for h in report["hazards"]} >= {line for line, _ in marked_lines(STEP.read_text(), "finds:")}
+
+
+def test_text_report_on_the_terminal():
+    result = invoke(STEP)
+    assert result.exit_code == 0
+    assert "train_step.py:57" in result.stdout
+    assert "hidden-sync" in result.stdout
+
+
+@pytest.mark.parametrize("fmt", ["md", "sarif", "junit"])
+def test_other_formats_are_written(tmp_path, fmt):
+    out = tmp_path / f"report.{fmt}"
+    result = invoke(STEP, "-f", fmt, "-o", out)
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    assert "hidden-sync" in text and "train_step.py" in text
+
+
+def test_sarif_locates_each_finding(tmp_path):
+    out = tmp_path / "lint.sarif"
+    assert invoke(STEP, "-o", out, "--source-root", DATA).exit_code == 0
+    sarif = json.loads(out.read_text())
+    locations = {
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for run in sarif["runs"] for r in run["results"]
+    }
+    assert {(kind, line) for line, kind in marked_lines(STEP.read_text(), "finds:")} == locations
+
+
+def test_github_annotations(tmp_path):
+    result = invoke(STEP, "--github", "-f", "json", "-o", tmp_path / "o.json")
+    assert result.exit_code == 0
+    assert "::error file=" in result.stdout and ",line=57," in result.stdout
+    assert "::warning file=" in result.stdout

@@ -5,7 +5,9 @@ time, leaving no process behind."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import uuid
 import sys
 import time
 from pathlib import Path
@@ -26,14 +28,16 @@ def analyze(tmp_path: Path, script: str, *args: str, target: str | None = "step"
         cmd += ["--target", target]
     cmd += ["--", *args]
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, cwd=HERE.parent)
+    env = {**os.environ, "LAUNCHPROF_TEST_TAG": TAG + script + "-".join(args)}
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, cwd=HERE.parent, env=env)
     wall = time.perf_counter() - t0
     report = json.loads(out.read_text()) if out.exists() else None
     record(script, args, proc.returncode, report, wall)
     return proc.returncode, report, proc.stderr, wall
 
 
-RESULTS = Path(__import__("os").environ.get("LAUNCHPROF_FAULTS_LOG", "/tmp/launchprof-faults.jsonl"))
+RESULTS = Path(os.environ.get("LAUNCHPROF_FAULTS_LOG", "/tmp/launchprof-faults.jsonl"))
+TAG = uuid.uuid4().hex
 
 
 def record(script: str, args: tuple, rc: int, report: dict | None, wall: float) -> None:
@@ -43,8 +47,16 @@ def record(script: str, args: tuple, rc: int, report: dict | None, wall: float) 
 
 
 def no_workers_left() -> bool:
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    return "launchprof.worker" not in ps
+    """No process started for this test (tagged through its environment) is still alive."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if TAG.encode() in (proc / "environ").read_bytes():
+                return False
+        except OSError:
+            continue
+    return True
 
 
 @pytest.mark.parametrize("k", [5, 20, 40, 60])  # warm-up, eager timing, around capture, replay

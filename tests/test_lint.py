@@ -743,3 +743,14 @@ def _timed(fn) -> float:
     result = fn()
     assert len(result.hazards) == 2400
     return time.perf_counter() - start
+
+
+def test_deeply_nested_code_is_checked_or_named_never_a_traceback(tmp_path):
+    """Generated code nests deep: a long chain is still checked; one too deep to walk is named in the result."""
+    def chain(depth: int) -> str:
+        return "import torch\n\ndef f(x: torch.Tensor):\n    y = x" + " + x" * depth + "\n    return y.item()\n"
+
+    deep = lint([write(tmp_path, "deep.py", chain(3000))], all_functions=True)
+    assert [(h.line, h.kind) for h in deep.hazards] == [(5, "hidden-sync")] and deep.skipped == ()
+    too_deep = lint([write(tmp_path, "deep.py", chain(30000))], all_functions=True)
+    assert too_deep.hazards == () and too_deep.skipped == ("deep:f (nested too deeply)",)

@@ -49,7 +49,7 @@ def test_lint_finds_what_analyze_finds_at_the_same_lines(sample):
     target = target_of(sample)
     result = lint([sample, *HELPERS], target=target)
     assert result.targets, f"no target for {sample.name}: give --target in its analyze command or mark it"
-    assert all(t.module.source.path == str(sample) for t in result.targets)
+    assert all(t.path == str(sample) for t in result.targets)
     expected = expected_for(sample)
     for path, marks in expected.items():
         found = {(h.line, h.kind) for h in result.hazards if h.file == str(path)}

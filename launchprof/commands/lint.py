@@ -86,7 +86,7 @@ def build_report(result: LintResult, options: LintOptions, seconds: float) -> Re
 def _target_names(result: LintResult) -> str | None:
     if not result.targets:
         return None
-    several_modules = len({t.module.name for t in result.targets}) > 1
+    several_modules = len({t.module for t in result.targets}) > 1
     names = list(dict.fromkeys(t.display if several_modules else t.qualname for t in result.targets))
     if len(names) > MAX_TARGETS_NAMED:
         return ", ".join(names[:MAX_TARGETS_NAMED]) + f" and {len(names) - MAX_TARGETS_NAMED} more"
@@ -98,7 +98,7 @@ def _notes(result: LintResult, options: LintOptions, seconds: float) -> list[str
     if options.all_functions:
         notes = [f"lint checked every function ({result.functions}) in {scanned}"]
     elif result.targets:
-        followed = result.functions - len({id(t.node) for t in result.targets})
+        followed = result.functions - len({t.display for t in result.targets})
         notes = [f"lint checked {len(result.targets)} target(s) and {max(followed, 0)} function(s) they call, in {scanned}"]
     else:
         notes = [
@@ -108,5 +108,5 @@ def _notes(result: LintResult, options: LintOptions, seconds: float) -> list[str
     if result.suppressed:
         notes.append(f"{result.suppressed} finding(s) suppressed by `# launchprof: ignore` comments")
     if result.skipped:
-        notes.append(f"{len(result.skipped)} function(s) nested too deeply to check: {', '.join(result.skipped[:5])}")
+        notes.append(f"{len(result.skipped)} function(s) not checked: {'; '.join(result.skipped[:5])}")
     return notes

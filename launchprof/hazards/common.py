@@ -3,11 +3,27 @@
 from __future__ import annotations
 
 import ast
+import io
 import linecache
+import tokenize
 from typing import Any
 
 from launchprof.hazards.kinds import KINDS
 from launchprof.session import Hazard
+
+
+def code_text(site: dict[str, Any] | None) -> str:
+    """The source line of a site without its trailing comment, for messages."""
+    code = ((site or {}).get("code") or "").strip()
+    if "#" in code:
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(code + "\n").readline))
+            comment = next((t for t in tokens if t.type == tokenize.COMMENT), None)
+            if comment is not None:
+                code = code[: comment.start[1]].rstrip()
+        except (tokenize.TokenError, IndentationError):
+            pass
+    return code
 
 
 def hazard(kind: str, message: str, site: dict[str, Any] | None, severity: str | None = None, **details: Any) -> Hazard:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from launchprof.evidence import Evidence
-from launchprof.hazards.common import hazard
+from launchprof.hazards.common import code_text, hazard
 from launchprof.session import Hazard
 
 
@@ -15,7 +15,7 @@ def host_side_effects(ev: Evidence) -> list[Hazard]:
         if key in seen:
             continue
         seen.add(key)
-        code = (e.get("code") or "").strip()
+        code = code_text(e)
         msg = f"{e.get('what', 'host work')} (`{code}`) runs once at capture, never on replay" if code else f"{e.get('what')} runs once at capture, never on replay"
         out.append(hazard("host-side-effect", msg, e))
     return out

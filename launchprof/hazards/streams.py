@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from launchprof.evidence import Evidence
-from launchprof.hazards.common import hazard
+from launchprof.hazards.common import code_text, hazard
 from launchprof.session import Hazard
 
 
@@ -42,7 +42,7 @@ def unjoined_streams(ev: Evidence) -> list[Hazard]:
     capture_says = bool(ev.capture and not ev.capture.get("ok") and ev.capture.get("kind") == "unjoined-stream")
     out = []
     for fork in unjoined_forks(ops):
-        code = (fork.get("code") or "").strip()
+        code = code_text(fork)
         msg = f"`{code}` forks work to a side stream that never rejoins the capturing stream"
         if capture_says:
             msg += " (capture failed: cudaErrorStreamCaptureUnjoined)"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from launchprof.evidence import Evidence
-from launchprof.hazards.common import hazard, target_site
+from launchprof.hazards.common import code_text, hazard, target_site
 from launchprof.session import Hazard
 
 
@@ -28,7 +28,7 @@ def hidden_syncs(ev: Evidence) -> list[Hazard]:
         seen.add(key)
         kind = s.get("kind") or "hidden-sync"
         what = s.get("what") or s.get("op") or "synchronising call"
-        code = (s.get("code") or "").strip()
+        code = code_text(s)
         where = f" in `{code}`" if code else ""
         if kind == "pageable-copy":
             msg = f"host-to-device copy from pageable (non-pinned) memory{where}: capture cannot record it"

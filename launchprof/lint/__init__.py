@@ -6,6 +6,6 @@ function that records facts), :mod:`rules` (one rule per hazard family),
 following, findings). Nothing here imports torch: lint runs on CI runners without it.
 """
 
-from launchprof.lint.engine import LintResult, lint
+from launchprof.lint.engine import LintResult, Target, lint
 
-__all__ = ["LintResult", "lint"]
+__all__ = ["LintResult", "Target", "lint"]

@@ -17,35 +17,52 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from launchprof.hazards.kinds import KINDS
+from launchprof.lint.facts import FunctionFacts
 from launchprof.lint.finder import FunctionRef, Index, collect_files, parse_file
+from launchprof.lint.params import callee_params, root_params
 from launchprof.lint.rules import RULES, Finding, Tree
 from launchprof.lint.suppress import is_suppressed
-from launchprof.lint.walker import FunctionFacts, Walker, callee_params, root_params
+from launchprof.lint.walker import Walker
 from launchprof.session import Hazard
 
+# Under --all, free the trees of the files already checked this often (files).
+COLLECT_EVERY = 256
 # A function called from many places with different argument kinds is walked at most this often.
 MAX_CONTEXTS = 8
+
+
+@dataclass(frozen=True)
+class Target:
+    """A checked function, by name only: a result keeps no syntax tree alive."""
+
+    module: str
+    qualname: str
+    path: str
+
+    @property
+    def display(self) -> str:
+        return f"{self.module}:{self.qualname}"
 
 
 @dataclass(frozen=True)
 class LintResult:
     hazards: tuple[Hazard, ...]
     suppressed: int
-    targets: tuple[FunctionRef, ...]  # the checked roots (every function under --all)
+    targets: tuple[Target, ...]  # the checked roots (every function under --all)
     functions: int  # functions walked: targets and the functions they call
     files: int
     lines: int
-    skipped: tuple[str, ...] = ()  # functions nested too deeply to walk
+    skipped: tuple[str, ...] = ()  # functions that could not be walked, each with the reason
 
 
 @contextmanager
 def _fast_tree_work() -> Iterator[None]:
     """Pause the cyclic GC and allow deep recursion while parsing and walking.
 
-    Parsing allocates millions of AST nodes, none in cycles; with the GC on, its
-    repeated scans of them cost as much as the parse itself (measured on torch's
-    sources: 8.6 s with, 12.6+ s without). Deeply nested expressions in generated
-    code need more than the default 1000 frames.
+    Parsing allocates millions of long-lived AST nodes; with the GC on, its repeated
+    scans of them cost more than the parse itself (torch's 1.2 million lines parse in
+    5.4 s with the GC paused, 12.6 s with it on). Deeply nested expressions in
+    generated code need more than the default 1000 frames.
     """
     was_enabled = gc.isenabled()
     limit = sys.getrecursionlimit()
@@ -71,11 +88,14 @@ class _Collector:
     _seen: set[tuple] = field(default_factory=set)
 
     def walk(self, ref: FunctionRef, params: dict, follow: bool) -> FunctionFacts | None:
+        """Walk one function; one that cannot be walked is skipped and named, never a traceback."""
         try:
             return Walker(ref, params, follow).run()
         except RecursionError:
-            self.skipped.append(ref.display)
-            return None
+            self.skipped.append(f"{ref.display} (nested too deeply)")
+        except Exception as exc:  # a construct lint does not know must not stop the whole check
+            self.skipped.append(f"{ref.display} (lint could not read it: {type(exc).__name__}: {exc})")
+        return None
 
     def check_tree(self, root: FunctionRef) -> None:
         """Walk the target and everything it calls in the linted files, then run every rule."""
@@ -143,25 +163,47 @@ def lint(paths: tuple[Path, ...] | list[Path], target: str | None = None, all_fu
     """Check the targets under ``paths`` (or ``target``, or every function) for capture hazards."""
     files = collect_files(paths)
     collector = _Collector()
-    lines = 0
-    roots: list[FunctionRef] = []
     with _fast_tree_work():
         if all_functions:
-            for path in files:  # one file at a time: nothing is followed, trees are freed as we go
-                source = parse_file(path)
-                lines += source.data.count(b"\n")
-                queue = list(Index([source]).all_modules[0].all_functions())
-                while queue:
-                    ref = queue.pop()
-                    roots.append(ref)
-                    queue.extend(collector.check_alone(ref))
+            lines, targets = _lint_every_function(files, collector)
+            walked = len(targets)
         else:
-            sources = [parse_file(path) for path in files]
-            lines = sum(s.data.count(b"\n") for s in sources)
-            index = Index(sources)
-            roots = index.resolve_target(target) if target else index.marked_targets()
-            for root in roots:
-                collector.check_tree(root)
+            lines, targets = _lint_targets(files, target, collector)
+            walked = sum(1 for f in collector.walked.values() if f is not None)
     hazards = sorted(collector.hazards, key=lambda h: (h.file or "", h.line or 0, h.kind, h.message))
-    walked = len(roots) if all_functions else sum(1 for f in collector.walked.values() if f is not None)
-    return LintResult(tuple(hazards), collector.suppressed, tuple(roots), walked, len(files), lines, tuple(collector.skipped))
+    return LintResult(tuple(hazards), collector.suppressed, tuple(targets), walked, len(files), lines, tuple(collector.skipped))
+
+
+def _lint_targets(files: list[str], target: str | None, collector: _Collector) -> tuple[int, list[Target]]:
+    """Parse everything (calls may lead anywhere in the files), then check each target's tree."""
+    sources = [parse_file(path) for path in files]
+    index = Index(sources)
+    roots = index.resolve_target(target) if target else index.marked_targets()
+    for root in roots:
+        collector.check_tree(root)
+    return sum(s.data.count(b"\n") for s in sources), [_target(r) for r in roots]
+
+
+def _lint_every_function(files: list[str], collector: _Collector) -> tuple[int, list[Target]]:
+    """``--all``: one file at a time, nothing followed, so each file's tree can go before the next.
+
+    A module's index refers to itself (functions know their module), so with the GC
+    paused the trees are only freed by an explicit collection, done every few files.
+    """
+    lines = 0
+    targets: list[Target] = []
+    for number, path in enumerate(files, 1):
+        if number % COLLECT_EVERY == 0:
+            gc.collect(1)
+        source = parse_file(path)
+        lines += source.data.count(b"\n")
+        queue = list(Index([source]).all_modules[0].all_functions())
+        while queue:
+            ref = queue.pop(0)
+            targets.append(_target(ref))
+            queue.extend(collector.check_alone(ref))
+    return lines, targets
+
+
+def _target(ref: FunctionRef) -> Target:
+    return Target(ref.module.name, ref.qualname, ref.module.source.path)

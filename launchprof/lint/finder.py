@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import difflib
 import os
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -89,7 +90,9 @@ def parse_file(path: str) -> SourceFile:
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
-        tree = ast.parse(data, filename=path)
+        with warnings.catch_warnings():  # invalid escapes etc. are the user's business, not lint's output
+            warnings.simplefilter("ignore")
+            tree = ast.parse(data, filename=path)
     except SyntaxError as exc:
         where = f"{path}:{exc.lineno}" if exc.lineno else path
         raise UsageError(f"{where}: cannot parse: {exc.msg}") from None
@@ -360,16 +363,9 @@ class ModuleInfo:
         if path in ("torch.nn.ModuleList", "torch.nn.Sequential"):
             classes = tuple(self._element_classes(call))
             return Val(v.MODULES, ref=classes) if classes else v.V_TORCHMOD
-        if path in ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"):
-            return v.V_TENSOR
-        if path.startswith("torch.nn.") and path.rpartition(".")[2][:1].isupper():
-            return v.V_TORCHMOD
-        if path in v.STREAM_CLASSES:
-            return v.V_STREAM
-        if path in v.EVENT_CLASSES:
-            return Val(v.EVENT)
-        if path == "torch.Generator":
-            return v.V_GENERATOR
+        made = v.torch_object(path)
+        if made is not None:
+            return made
         if path.startswith("torch.") and path[6:] in v.CREATION_FNS:
             if moved or v.device_keyword(call) == "device":
                 return v.V_TENSOR

@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from launchprof.lint import values as v
+from launchprof.lint.facts import CallFact, FunctionFacts, text
 from launchprof.lint.finder import FunctionRef
 from launchprof.lint.values import Val
-from launchprof.lint.walker import CallFact, FunctionFacts, carries_tensor, text
 
 
 @dataclass(frozen=True)
@@ -54,9 +54,9 @@ _WAITS = "copies a device value to the host and waits for the GPU"
 def hidden_sync(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
     """``.item()``, ``.cpu()``, ``nonzero``, ``synchronize``, ``if tensor``, ``x[mask]``, ``print(tensor)``."""
     for call in fn.calls:
-        message = _sync_call(call)
-        if message:
-            yield Finding("hidden-sync", call.node.lineno, message)
+        why = _sync_call(call)
+        if why:
+            yield Finding("hidden-sync", call.node.lineno, f"`{text(call.node)}` {why}")
     for c in fn.conditions:
         if c.val.kind not in v.DEVICE_VALUES:
             continue
@@ -71,50 +71,50 @@ def hidden_sync(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
 
 
 def _sync_call(call: CallFact) -> str | None:
+    """Why this call waits for the GPU (the message after the call's text), or None."""
     node = call.node
-    shown = text(node)
     if call.method is not None:
         m = call.method
         r = call.receiver.kind if call.receiver is not None else v.UNKNOWN
         if m == "item" and r not in _HOST_RECEIVERS:
-            return f"`{shown}` {_WAITS}"
+            return _WAITS
         if m in ("tolist", "numpy", "nonzero", "argwhere") and r in (v.TENSOR, v.MASK, v.ARG):  # numpy has them too
-            return f"`{shown}` {_WAITS}"
+            return _WAITS
         if m == "cpu" and r not in _HOST_RECEIVERS:
-            return f"`{shown}` copies the tensor to the host and waits for the GPU"
+            return "copies the tensor to the host and waits for the GPU"
         if m == "to" and r in (v.TENSOR, v.MASK, v.ARG) and v.device_arg(node) == "cpu":
-            return f"`{shown}` copies the tensor to the host and waits for the GPU"
+            return "copies the tensor to the host and waits for the GPU"
         if m in ("masked_select", "unique", "unique_consecutive", "equal", "allclose") and r in (v.TENSOR, v.MASK, v.ARG):
-            return f"`{shown}` has a data-dependent result on the host: it waits for the GPU"
+            return "has a data-dependent result on the host: it waits for the GPU"
         if m == "synchronize" and not node.args:
-            return f"`{shown}` waits for the GPU, which a capturing stream cannot do"
+            return "waits for the GPU, which a capturing stream cannot do"
         if m == "query" and r in (v.STREAM, v.CURRENT, v.EVENT):
-            return f"`{shown}` queries a stream or event, which is invalid while capturing"
+            return "queries a stream or event, which is invalid while capturing"
         if m in v.LOG_METHODS and _is_logger(node) and r not in v.TENSOR_LIKE and _prints_tensor(call):
-            return f"`{shown}` formats a tensor for the log: {_WAITS}"
+            return f"formats a tensor for the log: {_WAITS}"
         return None
     p = call.path
     if p is None:
         return None
-    if p == "torch.cuda.synchronize" or p.endswith(".synchronize"):
-        return f"`{shown}` waits for the GPU, which a capturing stream cannot do"
+    if p.endswith(".synchronize"):  # torch.cuda.synchronize, torch.accelerator.synchronize, ...
+        return "waits for the GPU, which a capturing stream cannot do"
     if p in v.SYNC_FNS or (p == "torch.where" and len(node.args) == 1 and not node.keywords):
-        return f"`{shown}` needs its result (a size or a Python bool) on the host: it waits for the GPU"
+        return "needs its result (a size or a Python bool) on the host: it waits for the GPU"
     if p in ("bool", "int", "float", "complex") and call.args and call.args[0].kind in v.DEVICE_VALUES:
-        return f"`{shown}` converts a tensor to a Python {p}: it {_WAITS}"
+        return f"converts a tensor to a Python {p}: it {_WAITS}"
     if (p == "print" or (p.startswith("logging.") and p[8:] in v.LOG_METHODS)) and _prints_tensor(call):
-        return f"`{shown}` formats a tensor on the host: it {_WAITS}"
+        return f"formats a tensor on the host: it {_WAITS}"
     return None
 
 
 def _is_logger(node: ast.Call) -> bool:
+    """``log.info``, ``logger.warning``, ``self._logger.debug``: a receiver named like a logger."""
     recv = node.func.value if isinstance(node.func, ast.Attribute) else None
-    name = recv.attr if isinstance(recv, ast.Attribute) else recv.id if isinstance(recv, ast.Name) else ""
-    return "log" in name.lower()
+    return recv is not None and "log" in (v.terminal_name(recv) or "").lower()
 
 
 def _prints_tensor(call: CallFact) -> bool:
-    return any(carries_tensor(a) for a in (*call.args, *call.kwargs.values()))
+    return any(v.carries_tensor(a) for a in (*call.args, *call.kwargs.values()))
 
 
 # --- pageable-copy ----------------------------------------------------------------
@@ -272,18 +272,20 @@ _NOT_A_DRAW = frozenset({"seed", "getstate", "setstate", "get_state", "set_state
 def rng_state(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
     """numpy / Python ``random`` / a custom ``torch.Generator`` inside the step."""
     for call in fn.calls:
-        p = call.path or ""
-        shown = text(call.node)
-        if (p.startswith("numpy.random.") or p.startswith("random.")) and p.rpartition(".")[2] not in _NOT_A_DRAW:
-            source = "numpy's" if p.startswith("numpy.") else "Python's"
-            yield Finding(
-                "rng-state", call.node.lineno, f"`{shown}` draws from {source} random generator on the host: replay repeats the captured numbers"
-            )
-        elif p == "torch.Generator":
-            yield Finding("rng-state", call.node.lineno, f"`{shown}` creates a generator the graph does not know")
-        gen = call.kwargs.get("generator")
-        if gen is not None and gen.kind != v.NONE and (p.startswith("torch.") or call.method is not None):
-            yield Finding("rng-state", call.node.lineno, f"`{shown}` draws from a generator passed in (`generator=`), not torch's default one")
+        for why in _rng_uses(call):
+            yield Finding("rng-state", call.node.lineno, f"`{text(call.node)}` {why}")
+
+
+def _rng_uses(call: CallFact) -> Iterator[str]:
+    p = call.path or ""
+    if (p.startswith("numpy.random.") or p.startswith("random.")) and p.rpartition(".")[2] not in _NOT_A_DRAW:
+        source = "numpy's" if p.startswith("numpy.") else "Python's"
+        yield f"draws from {source} random generator on the host: replay repeats the captured numbers"
+    elif p == "torch.Generator":
+        yield "creates a generator the graph does not know"
+    gen = call.kwargs.get("generator")
+    if gen is not None and gen.kind != v.NONE and (p.startswith("torch.") or call.method is not None):
+        yield "draws from a generator passed in (`generator=`), not torch's default one"
 
 
 RULES: tuple[Rule, ...] = (hidden_sync, pageable_copy, frozen_scalar, unjoined_stream, rng_state)

@@ -43,6 +43,8 @@ FUNC = "func"  # a function in the linted files; ref is the FunctionRef
 CLASS = "class"  # a class in the linted files; ref is the ClassInfo
 PATH = "path"  # an importable dotted path (origin): torch.cuda, numpy.random.rand, print
 UNKNOWN = "unknown"
+ZIPPED = "zipped"  # enumerate(...)/zip(...): ref holds one item's element kinds
+STREAM_CONTEXT = "stream-context"  # torch.cuda.stream(side); origin: the stream's source text
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,7 @@ V_CURRENT = Val(CURRENT)
 V_STREAM = Val(STREAM)
 V_GENERATOR = Val(GENERATOR)
 V_TORCHMOD = Val(TORCHMOD)
+V_EVENT = Val(EVENT)
 
 # Truth-testing these copies a device value to the host.
 DEVICE_VALUES = frozenset({TENSOR, MASK})
@@ -119,15 +122,13 @@ SYNC_FNS = frozenset(
         "torch.equal",
         "torch.allclose",
         "torch.is_nonzero",
-        "torch.cuda.synchronize",
-        "torch.cuda.Stream.synchronize",
-        "torch.cuda.Event.synchronize",
     }
 )
 CURRENT_STREAM_FNS = frozenset({"torch.cuda.current_stream", "torch.cuda.default_stream"})
 STREAM_CLASSES = frozenset({"torch.cuda.Stream", "torch.cuda.streams.Stream", "torch.Stream"})
 EVENT_CLASSES = frozenset({"torch.cuda.Event", "torch.cuda.streams.Event", "torch.Event"})
 STREAM_CONTEXTS = frozenset({"torch.cuda.stream", "torch.cuda.StreamContext"})
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"})
 # torch functions where a Python number argument becomes a kernel argument (value, not shape).
 TORCH_VALUE_FNS = frozenset(
     """add sub mul div true_divide pow clamp clip lerp addcmul addcdiv where masked_fill fmod remainder
@@ -178,6 +179,43 @@ NUMBER_NAMES = frozenset(
 SAME_MODULE_METHODS = frozenset({"cuda", "to", "eval", "train", "half", "float", "bfloat16", "double", "requires_grad_", "cpu"})
 NUMBER_BUILTINS = frozenset({"float", "int", "abs", "round", "min", "max"})
 META_BUILTINS = frozenset({"len", "isinstance", "issubclass", "range", "hasattr", "callable", "id", "type", "enumerate", "zip"})
+
+
+# --- values in calls ---------------------------------------------------------------
+
+
+def is_current(val: Val, node: ast.expr, loose: bool = False) -> bool:
+    """The current (capturing) stream: ``torch.cuda.current_stream()``, or a name that says so.
+
+    ``loose`` also accepts ``main``/``default`` names: used where saying "current" means
+    reporting *less* (a join), never where it means reporting more (a fork).
+    """
+    if val.kind == CURRENT:
+        return True
+    name = (terminal_name(node) or "").lower()
+    return "current" in name or (loose and ("main" in name or "default" in name))
+
+
+def carries_tensor(val: Val) -> bool:
+    """A device tensor, text formatted from one, or a tuple holding one (printing it syncs)."""
+    if val.kind in DEVICE_VALUES or val.kind == TSTR:
+        return True
+    return val.kind == TUPLE and any(p.kind in DEVICE_VALUES for p in val.ref)  # type: ignore[union-attr]
+
+
+def torch_object(path: str) -> Val | None:
+    """What constructing a torch class gives: a stream, an event, a generator, a module, a parameter."""
+    if path in STREAM_CLASSES:
+        return V_STREAM
+    if path in EVENT_CLASSES:
+        return V_EVENT
+    if path == "torch.Generator":
+        return V_GENERATOR
+    if path in PARAMETER_CLASSES:
+        return V_TENSOR
+    if path.startswith("torch.nn.") and path.rpartition(".")[2][:1].isupper():
+        return V_TORCHMOD
+    return None
 
 
 # --- devices in calls --------------------------------------------------------------

@@ -16,201 +16,13 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
+from launchprof.lint import calls
 from launchprof.lint import values as v
-from launchprof.lint.finder import ClassInfo, FunctionRef, ModuleInfo, import_names
+from launchprof.lint.facts import Arith, CallFact, Condition, FunctionFacts, StreamEvent, text
+from launchprof.lint.finder import ClassInfo, FunctionRef, import_names
+from launchprof.lint.params import annotation_kind
 from launchprof.lint.values import Val
-
-
-@dataclass(frozen=True, slots=True)
-class CallFact:
-    """One call. ``path`` for ``torch.cuda.synchronize``-style calls, ``method`` for ``x.item()``."""
-
-    node: ast.Call
-    path: str | None
-    method: str | None
-    receiver: Val | None
-    args: tuple[Val, ...]
-    kwargs: dict[str, Val]
-
-
-@dataclass(frozen=True, slots=True)
-class Condition:
-    """A device value used as a Python bool: ``if``, ``while``, ``assert``, ``and``, ``not`` ..."""
-
-    node: ast.expr
-    construct: str
-    val: Val
-
-
-@dataclass(frozen=True, slots=True)
-class Arith:
-    """A Python number from an argument meets a tensor in an operator (``x * scale``)."""
-
-    node: ast.BinOp | ast.AugAssign
-    number: Val
-
-
-@dataclass(frozen=True, slots=True)
-class StreamEvent:
-    """Stream bookkeeping, keyed by the stream's (or event's) source text.
-
-    ``fork`` (``side.wait_stream(current)``), ``fork-event`` (``side.wait_event(e)``; a fork
-    when ``e`` was recorded on the current stream), ``block`` (``with torch.cuda.stream(side)``),
-    ``join``/``join-event`` (the current stream waits on a stream/event), ``record``
-    (event ``key`` recorded on ``stream``; ``"current"`` for the current stream).
-    """
-
-    action: str
-    key: str
-    node: ast.AST
-    stream: str | None = None
-
-
-@dataclass
-class FunctionFacts:
-    ref: FunctionRef
-    params: dict[str, Val]
-    calls: list[CallFact] = field(default_factory=list)
-    conditions: list[Condition] = field(default_factory=list)
-    masks: list[ast.Subscript] = field(default_factory=list)
-    arith: list[Arith] = field(default_factory=list)
-    streams: list[StreamEvent] = field(default_factory=list)
-    callees: list[tuple[FunctionRef, dict[str, Val]]] = field(default_factory=list)
-    nested: list[FunctionRef] = field(default_factory=list)
-
-
-def text(node: ast.AST, limit: int = 60) -> str:
-    """Short source text of an expression, for messages."""
-    s = ast.unparse(node)
-    return s if len(s) <= limit else s[: limit - 3] + "..."
-
-
-STREAM_CONTEXT = "stream-context"  # the value of torch.cuda.stream(side); origin: the stream's text
-
-
-def is_current(val: Val, node: ast.expr, loose: bool = False) -> bool:
-    """The current (capturing) stream: ``torch.cuda.current_stream()``, or a name that says so.
-
-    ``loose`` also accepts ``main``/``default`` names: used where saying "current" means
-    reporting *less* (a join), never where it means reporting more (a fork).
-    """
-    if val.kind == v.CURRENT:
-        return True
-    name = (v.terminal_name(node) or "").lower()
-    return "current" in name or (loose and ("main" in name or "default" in name))
-
-
-def carries_tensor(val: Val) -> bool:
-    """A device tensor, text formatted from one, or a tuple holding one (printing it syncs)."""
-    if val.kind in v.DEVICE_VALUES or val.kind == v.TSTR:
-        return True
-    return val.kind == v.TUPLE and any(p.kind in v.DEVICE_VALUES for p in val.ref)  # type: ignore[union-attr]
-
-
-_SEQUENCES = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "Iterable", "Iterator"})
-
-
-def annotation_kind(ann: ast.expr | None, module: ModuleInfo) -> str | None:
-    """``"tensor"``, ``"tensors"``, ``"number"``, ``"meta"`` (bool, str) or None for an annotation.
-
-    Names resolve through the module's imports: ``cute.Tensor`` is not a torch tensor.
-    """
-    if ann is None:
-        return None
-    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-        try:
-            ann = ast.parse(ann.value, mode="eval").body
-        except SyntaxError:
-            return None
-    if isinstance(ann, ast.Subscript):
-        outer = v.terminal_name(ann.value)
-        if outer == "Optional":
-            return annotation_kind(ann.slice, module)
-        inner = ann.slice.elts[0] if isinstance(ann.slice, ast.Tuple) and ann.slice.elts else ann.slice
-        if outer in _SEQUENCES and annotation_kind(inner, module) == "tensor":
-            return "tensors"  # list[Tensor]: iterating gives tensors
-        return None
-    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
-        if isinstance(ann.right, ast.Constant) and ann.right.value is None:
-            return annotation_kind(ann.left, module)
-        if isinstance(ann.left, ast.Constant) and ann.left.value is None:
-            return annotation_kind(ann.right, module)
-        left = annotation_kind(ann.left, module)
-        return left if left == annotation_kind(ann.right, module) else None
-    if not isinstance(ann, ast.Name | ast.Attribute):
-        return None
-    path = module.static_path(ann)
-    if path in ("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-        return "tensor"
-    if path in ("int", "float"):
-        return "number"
-    if path in ("bool", "str"):
-        return "meta"
-    return None
-
-
-def _is_number_literal(e: ast.expr | None) -> bool:
-    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub | ast.UAdd):
-        e = e.operand
-    return isinstance(e, ast.Constant) and isinstance(e.value, int | float) and not isinstance(e.value, bool)
-
-
-def _no_value(default: ast.expr | None) -> bool:
-    """No default, or ``None`` (``temperature=None``: a number when given)."""
-    return default is None or (isinstance(default, ast.Constant) and default.value is None)
-
-
-def _arguments(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.arg, ast.expr | None]]:
-    """Every named argument with its default (None when it has none)."""
-    a = fn.args
-    positional = a.posonlyargs + a.args
-    defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
-    return list(zip(positional, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))
-
-
-_ANNOTATED = {"tensor": v.V_TENSOR, "tensors": v.V_TENSORS, "meta": v.V_META}
-
-
-def root_params(ref: FunctionRef, is_target: bool) -> dict[str, Val]:
-    """Kinds of a checked function's own arguments.
-
-    Annotated ``Tensor`` -> tensor; annotated int/float, a numeric default, or a name
-    that is a number by convention (``lr``, ``step``) -> a number from this argument.
-    Other unannotated arguments of a *target* are tensors in practice (ARG); of any
-    other function (``--all``) they stay unknown.
-    """
-    params: dict[str, Val] = {}
-    for i, (arg, default) in enumerate(_arguments(ref.node)):
-        if i == 0 and ref.is_method:
-            params[arg.arg] = Val(v.SELF, ref=ref.cls)
-            continue
-        kind = annotation_kind(arg.annotation, ref.module)
-        if kind in _ANNOTATED:
-            params[arg.arg] = _ANNOTATED[kind]
-        elif kind == "number" or (kind is None and (_is_number_literal(default) or (_no_value(default) and arg.arg in v.NUMBER_NAMES))):
-            params[arg.arg] = Val(v.NUMBER, origin=arg.arg)
-        elif kind is None and default is None and arg.annotation is None and is_target:
-            params[arg.arg] = v.V_ARG
-        else:
-            params[arg.arg] = v.V_UNKNOWN
-    return params
-
-
-def callee_params(ref: FunctionRef, bound: dict[str, Val]) -> dict[str, Val]:
-    """Kinds of a followed function's arguments: what the call site passed, else the annotation."""
-    params: dict[str, Val] = {}
-    for arg, default in _arguments(ref.node):
-        kind = annotation_kind(arg.annotation, ref.module)
-        if kind in _ANNOTATED:
-            params[arg.arg] = _ANNOTATED[kind]
-        elif kind == "number" or _is_number_literal(default):
-            params[arg.arg] = v.V_LIT  # a constant unless the caller passes its own number
-        else:
-            params[arg.arg] = v.V_UNKNOWN
-    params.update(bound)
-    return params
 
 
 _TENSOR_META_ATTRS = frozenset(
@@ -289,7 +101,7 @@ class Walker:
         self.block(node.orelse)
 
     def s_for(self, node: ast.For | ast.AsyncFor) -> None:
-        self.bind(node.target, self.element(self.ev(node.iter)))
+        self.bind(node.target, calls.element(self.ev(node.iter)))
         self.block(node.body)
         self.block(node.orelse)
 
@@ -297,7 +109,7 @@ class Walker:
         pushed = 0
         for item in node.items:
             val = self.ev(item.context_expr)
-            if val.kind == STREAM_CONTEXT:
+            if val.kind == v.STREAM_CONTEXT:
                 self.facts.streams.append(StreamEvent("block", val.origin or "?", node))
                 self.stream_blocks.append(val.origin or "?")
                 pushed += 1
@@ -373,17 +185,6 @@ class Walker:
         elif isinstance(target, ast.Starred):
             self.bind(target.value, v.V_UNKNOWN)
 
-    def element(self, it: Val) -> Val:
-        """The kind of one item when iterating over a value."""
-        k = it.kind
-        if k in (v.TENSOR, v.MASK, v.TENSORS):
-            return v.V_TENSOR
-        if k in (v.HOST, v.META, v.NUMPY, v.MODULES):
-            return it
-        if k == "zipped":
-            return Val(v.TUPLE, ref=it.ref)
-        return v.V_UNKNOWN
-
     def arith(self, node: ast.BinOp | ast.AugAssign, op: ast.operator, left: Val, right: Val) -> Val:
         lk, rk = left.kind, right.kind
         if lk == v.NUMBER and rk in v.TENSOR_LIKE:
@@ -405,7 +206,7 @@ class Walker:
         if lk == v.NUMBER or rk == v.NUMBER:
             return left if lk == v.NUMBER else right
         if lk == v.STR and isinstance(op, ast.Mod):
-            return v.V_TSTR if carries_tensor(right) else v.V_STR
+            return v.V_TSTR if v.carries_tensor(right) else v.V_STR
         if lk in (v.LIT, v.META) and rk in (v.LIT, v.META):
             return left if lk == rk else v.V_META
         return v.V_UNKNOWN
@@ -523,12 +324,12 @@ class Walker:
         carries = False
         for part in node.values:
             if isinstance(part, ast.FormattedValue):
-                carries = carries_tensor(self.ev(part.value)) or carries
+                carries = v.carries_tensor(self.ev(part.value)) or carries
         return v.V_TSTR if carries else v.V_STR
 
     def e_comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> Val:
         for gen in node.generators:
-            self.bind(gen.target, self.element(self.ev(gen.iter)))
+            self.bind(gen.target, calls.element(self.ev(gen.iter)))
             for test in gen.ifs:
                 self.cond(test, "comprehension condition")
         if isinstance(node, ast.DictComp):
@@ -580,7 +381,7 @@ class Walker:
         if k in (v.INSTANCE, v.MODULES, v.TORCHMOD):
             return self.call_module(fval, fact)
         if k == v.PATH and fact.path is not None:
-            return self.path_result(fact)
+            return calls.path_result(fact, self.ref.cls)
         return v.V_UNKNOWN
 
     def follow_call(self, ref: FunctionRef, fact: CallFact, self_val: Val | None = None) -> Val:
@@ -626,19 +427,17 @@ class Walker:
         if k in (v.SELF, v.INSTANCE) and isinstance(recv.ref, ClassInfo):
             return self.instance_method(recv, m, fact)
         if k in (v.TENSOR, v.MASK) or (k == v.ARG and m in v.TENSOR_METHODS):
-            return self.tensor_method(m, fact)
+            return calls.tensor_method(m, fact)
         if k == v.HOST:
-            if m in ("cuda", "pin_memory") or (m == "to" and v.device_arg(fact.node) == "device"):
-                return v.V_TENSOR
-            return self.tensor_method(m, fact) if m in v.NON_TENSOR_METHODS or m == "numpy" else recv
+            return calls.host_method(m, fact)
         if m == "record_event":
-            return Val(v.EVENT, origin="current" if is_current(recv, func.value) else text(func.value))
+            return Val(v.EVENT, origin="current" if v.is_current(recv, func.value) else text(func.value))
         if m in ("current_stream", "default_stream"):  # torch.accelerator / device handles
             return v.V_CURRENT
         if m in ("parameters", "buffers") and k in (v.TORCHMOD, v.MODULES, v.UNKNOWN):
             return v.V_TENSORS
         if k == v.STR and m == "format":
-            return v.V_TSTR if any(carries_tensor(a) for a in (*fact.args, *fact.kwargs.values())) else v.V_STR
+            return v.V_TSTR if any(v.carries_tensor(a) for a in (*fact.args, *fact.kwargs.values())) else v.V_STR
         if k == v.NUMPY:
             return v.V_NUMPY
         if m in ("item", "tolist") or m in v.NON_TENSOR_METHODS and k == v.ARG:
@@ -660,103 +459,6 @@ class Walker:
             return v.V_TENSORS
         return v.V_UNKNOWN
 
-    def tensor_method(self, m: str, fact: CallFact) -> Val:
-        if m in v.NON_TENSOR_METHODS or m.startswith(v.NON_TENSOR_PREFIXES):
-            return v.V_META
-        if m.startswith("_"):
-            return v.V_UNKNOWN
-        if m == "numpy":
-            return v.V_NUMPY
-        if m == "cpu" or (m == "to" and v.device_arg(fact.node) == "cpu"):
-            return Val(v.HOST, origin=f".{m}()")
-        if m in v.MASK_METHODS:
-            return v.V_MASK
-        if m in v.TUPLE_METHODS:
-            return v.V_TENSORS
-        if m in v.DIM_TUPLE_METHODS and ("dim" in fact.kwargs or (fact.args and fact.args[0].kind not in v.TENSOR_LIKE)):
-            return v.V_TENSORS
-        if m == "type" and not fact.args:
-            return v.V_STR
-        return v.V_TENSOR
-
-    def path_result(self, fact: CallFact) -> Val:
-        p = fact.path or ""
-        if p.startswith("torch."):
-            return self.torch_result(p, fact)
-        if p.startswith("numpy."):
-            return v.V_NUMPY
-        if p == "super" and self.ref.cls is not None:
-            return Val(v.SELF, origin="super", ref=self.ref.cls)
-        if p in v.NUMBER_BUILTINS or p.startswith("math."):
-            return self._number_of(fact)
-        if p in ("str", "repr", "format"):
-            return v.V_TSTR if any(carries_tensor(a) for a in fact.args) else v.V_STR
-        if p in ("enumerate", "zip") and fact.args:
-            items = (v.V_META, self.element(fact.args[0])) if p == "enumerate" else tuple(self.element(a) for a in fact.args)
-            return Val("zipped", ref=items)
-        if p in v.META_BUILTINS or p == "bool":
-            return v.V_META
-        return v.V_UNKNOWN
-
-    @staticmethod
-    def _number_of(fact: CallFact) -> Val:
-        """``float(lr)``, ``min(lr, 1.0)``, ``math.sqrt(step)``: still the argument's number."""
-        for a in fact.args:
-            if a.kind == v.NUMBER:
-                return a
-        return v.V_LIT if fact.args and all(a.kind == v.LIT for a in fact.args) else v.V_META
-
-    def torch_result(self, p: str, fact: CallFact) -> Val:
-        if p in v.CURRENT_STREAM_FNS:
-            return v.V_CURRENT
-        if p in v.STREAM_CLASSES:
-            return v.V_STREAM
-        if p in v.EVENT_CLASSES:
-            return Val(v.EVENT)
-        if p in v.STREAM_CONTEXTS:
-            if not fact.node.args or is_current(fact.args[0], fact.node.args[0]):
-                return v.V_UNKNOWN  # `with torch.cuda.stream(torch.cuda.current_stream())` forks nothing
-            return Val(STREAM_CONTEXT, origin=text(fact.node.args[0]))
-        if p == "torch.Generator":
-            return v.V_GENERATOR
-        name = p[6:]
-        if "." not in name:
-            return self._torch_function(name, fact)
-        if p.startswith(v.TENSOR_NAMESPACES):
-            return v.V_TENSOR
-        if p in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-            return v.V_TENSOR
-        if p.startswith("torch.nn.") and p.rpartition(".")[2][:1].isupper():
-            return v.V_TORCHMOD
-        return v.V_UNKNOWN
-
-    def _torch_function(self, name: str, fact: CallFact) -> Val:
-        if name in v.NON_TENSOR_FNS or name.startswith(v.NON_TENSOR_PREFIXES):
-            return v.V_META
-        if name in v.CREATION_FNS:
-            if v.device_keyword(fact.node) == "device":
-                return v.V_TENSOR
-            if name in v.FROM_DATA_FNS and fact.args and fact.args[0].kind in v.DEVICE_VALUES:
-                return fact.args[0]
-            return Val(v.HOST, origin=f"torch.{name}")
-        if name in v.MASK_FNS:
-            return self._host_only(fact, v.V_MASK)
-        if name in v.TUPLE_FNS or (name == "where" and len(fact.args) == 1):
-            return self._host_only(fact, v.V_TENSORS)
-        if name in v.DIM_TUPLE_METHODS and ("dim" in fact.kwargs or (len(fact.args) > 1 and fact.args[1].kind not in v.TENSOR_LIKE)):
-            return self._host_only(fact, v.V_TENSORS)
-        if name[:1].isupper() or name.startswith("_"):
-            return v.V_UNKNOWN
-        return self._host_only(fact, v.V_TENSOR)
-
-    @staticmethod
-    def _host_only(fact: CallFact, result: Val) -> Val:
-        """``torch.cumsum(host_tensor, 0)`` stays on the host: its ``.tolist()`` waits for no GPU."""
-        kinds = {a.kind for a in fact.args}
-        if v.HOST in kinds and not kinds & {v.TENSOR, v.MASK, v.ARG, v.ARGCMP}:
-            return Val(v.HOST, origin=fact.path)
-        return result
-
     def stream_call(self, fact: CallFact, func: ast.Attribute) -> None:
         """Fork/join bookkeeping: ``side.wait_stream(cur)`` forks, ``cur.wait_stream(side)`` joins."""
         recv = fact.receiver or v.V_UNKNOWN
@@ -765,17 +467,17 @@ class Walker:
         if m == "record":
             if recv.kind == v.EVENT or (fact.args and fact.args[0].kind in (v.STREAM, v.CURRENT)):
                 if node.args:
-                    stream = "current" if is_current(fact.args[0], node.args[0]) else text(node.args[0])
+                    stream = "current" if v.is_current(fact.args[0], node.args[0]) else text(node.args[0])
                 else:
                     stream = self.stream_blocks[-1] if self.stream_blocks else "current"
                 self.facts.streams.append(StreamEvent("record", text(func.value), node, stream))
             return
         if not node.args or recv.kind in (v.TENSOR, v.MASK, v.HOST, v.NUMPY, v.PATH):
             return
-        if is_current(recv, func.value, loose=True):
+        if v.is_current(recv, func.value, loose=True):
             action = "join" if m == "wait_stream" else "join-event"
             self.facts.streams.append(StreamEvent(action, text(node.args[0]), node))
-        elif m == "wait_stream" and is_current(fact.args[0], node.args[0]):
+        elif m == "wait_stream" and v.is_current(fact.args[0], node.args[0]):
             self.facts.streams.append(StreamEvent("fork", text(func.value), node))
         elif m == "wait_event":
             self.facts.streams.append(StreamEvent("fork-event", text(func.value), node, text(node.args[0])))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import sys
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -62,6 +63,7 @@ class TargetRun:
         self.mutated_state: set[str] = set()
         self.last_ptrs: dict[str, int] = {}
         self.arg_ptrs: dict[str, int] = {}
+        self.arg_refs: dict[str, weakref.ref] = {}
         self.moved_args: set[str] = set()
         self.profiler: Any = None
         self.captured: Captured | None = None
@@ -119,9 +121,13 @@ class TargetRun:
         self.in_phase = 0
 
     def _observe_args(self, args: tuple, kwargs: dict) -> None:
+        """An input is stable only if it is the very same tensor every call. A fresh tensor
+        that happens to land at the same address (the caching allocator reuses blocks) is
+        not: once capture holds the old one, the new ones land elsewhere."""
         for p, t in tensor_leaves((args, kwargs)):
             ptr = t.data_ptr()
-            if self.arg_ptrs.setdefault(p, ptr) != ptr:
+            first = self.arg_refs.setdefault(p, weakref.ref(t))
+            if self.arg_ptrs.setdefault(p, ptr) != ptr or first() is not t:
                 self.moved_args.add(p)
 
     def _observe(self, index: int, records: list[dict[str, Any]], state: dict[str, torch.Tensor]) -> None:

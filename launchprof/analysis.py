@@ -43,7 +43,7 @@ def eager_calls(ev: Evidence) -> tuple[list[CallProfile], list[dict[str, Any]]]:
     trace = load_trace(path)
     gpu = gpu_table(trace)
     calls = per_call(gpu, launch_api_table(trace))
-    if not calls:  # traced, and the GPU did nothing: the target runs no CUDA work
+    if not calls and gpu.empty:  # traced, and the GPU did nothing: the target runs no CUDA work
         calls = [CallProfile(0, 0, 0.0, 0.0, [], [], [], [], 0.0)]
     return calls, timeline_of(gpu, 0)
 
@@ -114,7 +114,9 @@ def plan_size(repeat: int, warmup: int = 3, profile_calls: int = 3, validations:
 def run_info(ev: Evidence, worker: dict[str, Any], needed: int) -> RunInfo:
     end = ev.script_end or {}
     cause = None
-    complete = bool(ev.plan_end and ev.plan_end.get("reason") == "complete") or (ev.target is None and end.get("status") == "ok")
+    complete = bool(ev.plan_end and ev.plan_end.get("reason") in ("complete", "capture failed")) or (
+        ev.target is None and end.get("status") == "ok"
+    )
     if worker.get("interrupted"):
         cause, complete = "interrupted (Ctrl-C): the report holds what was measured before", False
     elif worker.get("timed_out"):

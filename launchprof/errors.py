@@ -54,3 +54,9 @@ class Interrupted(LaunchprofError):
     """The user pressed Ctrl-C; a partial report was written."""
 
     exit_code = ExitCode.INTERRUPTED
+
+
+class InternalError(LaunchprofError):
+    """A bug in launchprof itself; the report of what was measured is still written."""
+
+    exit_code = ExitCode.INTERNAL

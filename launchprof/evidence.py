@@ -37,6 +37,7 @@ class Evidence:
     worker_end: dict[str, Any] | None = None
     phases: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    internal_error: str | None = None
     # Filled by the analysis from the eager trace: kernel names per profiled call.
     kernel_sequences: list[list[str]] = field(default_factory=list)
 
@@ -109,6 +110,9 @@ def parse_events(events: list[dict[str, Any]]) -> Evidence:
             data["worker_end"] = e
         elif kind == "phase":
             data["phases"].append(e)
+        elif kind == "internal-error":
+            data["internal_error"] = e.get("error")
+            data["notes"].append(f"launchprof internal error (the measurement stopped there): {e.get('error')}")
         elif kind == "note":
             data["notes"].append(str(e.get("text")))
     return Evidence(**data)

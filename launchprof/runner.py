@@ -69,6 +69,10 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     return reader.events
 
 
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 def _stop(proc: subprocess.Popen[bytes], first: int = signal.SIGTERM, grace: float = 5.0) -> None:
     """Signal the whole process group, then kill it if it does not go."""
     for sig, wait in ((first, grace), (signal.SIGKILL, 5.0)):
@@ -109,6 +113,14 @@ def run_worker(
     )
     reader = EventReader(Path(config.events_path))
     timed_out = interrupted = False
+    # A CI cancel (SIGTERM) or a closed terminal (SIGHUP) must stop the worker too: it runs
+    # in its own session and would otherwise keep the GPU. Treat them like Ctrl-C.
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            previous[sig] = signal.signal(sig, _raise_interrupt)
+        except (ValueError, OSError):  # not the main thread
+            pass
     try:
         while proc.poll() is None:
             new = reader.poll()
@@ -123,6 +135,8 @@ def run_worker(
         interrupted = True
         _stop(proc, first=signal.SIGINT)
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         if proc.poll() is None:
             _stop(proc)
         else:  # the worker is gone; make sure nothing it started lingers

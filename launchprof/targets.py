@@ -71,6 +71,19 @@ def check_target_statically(spec: TargetSpec, script: Path, source: str) -> None
     binds anywhere counts, so this never rejects a target that could exist at run time.
     """
     if spec.module is not None:
+        import importlib.util
+        import sys
+
+        top = spec.module.split(".")[0]
+        sys.path.insert(0, str(script.resolve().parent))
+        try:
+            found = importlib.util.find_spec(top) is not None
+        except (ImportError, ValueError):
+            found = False
+        finally:
+            sys.path.pop(0)
+        if not found:
+            raise UsageError(f"unknown target {spec.raw!r}: no module named {top!r} (searched the script's folder and sys.path)")
         return
     names = top_level_names(source)
     if names and spec.parts[0] not in names:

@@ -68,3 +68,18 @@ def test_the_clean_samples_are_clean():
     assert clean, "expected at least one clean sample (no # expect: markers)"
     for sample in clean:
         assert lint([sample, *HELPERS], target=target_of(sample)).hazards == (), sample.name
+
+
+@pytest.mark.skipif(not MODELS, reason="sample_models/ has no models yet")
+def test_lint_all_over_the_folder_finds_every_marker():
+    """What the sample README promises for `launchprof lint sample_models --all`.
+
+    Every function is checked, so the scripts' own ``main()`` (outside the measured step)
+    may add findings; everywhere else, findings and markers must agree.
+    """
+    result = lint([SAMPLES], all_functions=True)
+    for path in [*MODELS, *HELPERS]:
+        marks = marked_lines(path.read_text(), "expect:")
+        found = {(h.line, h.kind) for h in result.hazards if h.file == str(path) and h.details["function"] != "main"}
+        assert {(line, kind) for line, kind in marks if kind in STATIC_KINDS} <= found, path.name
+        assert found <= marks, path.name

@@ -18,7 +18,7 @@ from rich.console import Console
 
 from launchprof.analysis import build_report
 from launchprof.commands.emit import emit
-from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, UsageError
+from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
 from launchprof.evidence import parse_events
 from launchprof.failon import check_choice, fail_reason
 from launchprof.outputs import plan_outputs
@@ -100,8 +100,10 @@ def run(options: AnalyzeOptions) -> int:
     outputs = plan_outputs(list(options.formats), list(options.outputs))
     if options.save_trace is not None and not options.save_trace.parent.is_dir():
         raise UsageError(f"folder for --save-trace does not exist: {options.save_trace.parent}")
-    if options.profile is not None and not options.profile.is_file():
-        raise UsageError(f"device profile not found: {options.profile}")
+    if options.profile is not None:
+        from launchprof.crossover.profile import load_profile
+
+        load_profile(options.profile)  # a missing or malformed profile fails now, not after the run
 
     # --- run the worker ------------------------------------------------------------------
     rundir = Path(tempfile.mkdtemp(prefix="launchprof-"))
@@ -139,10 +141,14 @@ def run(options: AnalyzeOptions) -> int:
     }
     profile = load_device_profile(options.profile, evidence.machine, console)
     report = build_report(evidence, str(options.script), options.target, worker, options.repeat, profile)
-    if options.save_trace is not None and evidence.traces.get("eager"):
-        shutil.copyfile(evidence.traces["eager"], options.save_trace)
+    trace = evidence.traces.get("eager") or evidence.traces.get("whole-script")
+    if options.save_trace is not None and trace and Path(trace).exists():
+        shutil.copyfile(trace, options.save_trace)
     emit(report, outputs, RenderOptions(source_root=options.source_root, device_profile=profile.to_dict() if profile else None), github=options.github)
 
+    if evidence.internal_error:
+        shutil.rmtree(rundir, ignore_errors=True)
+        raise InternalError(f"launchprof failed while measuring ({evidence.internal_error}); the report holds what was measured before")
     script_failed = report.run is not None and report.run.cause is not None and (
         result.timed_out or (evidence.script_end or {}).get("status") in ("exception", "exit") or not evidence.script_end
     )

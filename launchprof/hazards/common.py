@@ -9,6 +9,7 @@ import tokenize
 from typing import Any
 
 from launchprof.hazards.kinds import KINDS
+from launchprof.source import around, function_at
 from launchprof.session import Hazard
 
 
@@ -60,30 +61,6 @@ def first_use(target: dict[str, Any] | None, name: str) -> dict[str, Any] | None
         if isinstance(sub, ast.Name) and sub.id == root and isinstance(sub.ctx, ast.Load):
             return {"file": file, "line": sub.lineno, "code": linecache.getline(file, sub.lineno).strip(), "snippet": around(file, sub.lineno)}
     return None
-
-
-def function_at(file: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    source = "".join(linecache.getlines(file))
-    if not source:
-        return None
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            if first <= line <= node.lineno:
-                return node
-    return None
-
-
-def around(file: str, line: int, context: int = 2) -> list[list[Any]]:
-    return [
-        [n, linecache.getline(file, n).rstrip("\n")]
-        for n in range(max(1, line - context), line + context + 1)
-        if linecache.getline(file, n)
-    ]
 
 
 def target_site(target: dict[str, Any] | None) -> dict[str, Any] | None:

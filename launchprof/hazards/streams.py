@@ -38,6 +38,8 @@ def unjoined_forks(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def unjoined_streams(ev: Evidence) -> list[Hazard]:
+    if ev.capture and ev.capture.get("ok"):
+        return []  # capture ended cleanly: every fork was joined, whatever the bookkeeping saw
     ops = (ev.probe or {}).get("streams", [])
     capture_says = bool(ev.capture and not ev.capture.get("ok") and ev.capture.get("kind") == "unjoined-stream")
     out = []

@@ -38,7 +38,6 @@ class Tree:
 
     root: FunctionRef
     functions: tuple[FunctionFacts, ...]
-    targeted: bool = True  # a real target (marked or --target), not any function under --all
 
 
 Rule = Callable[[FunctionFacts, Tree], Iterator[Finding]]
@@ -166,8 +165,6 @@ def frozen_scalar(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
             f"`{text(node)}`: the graph keeps the value it had at capture",
             f"Here: pass `{name}` as a device tensor and update it with fill_()/copy_().",
         )
-    if not tree.targeted:
-        return  # argument checks branch on numbers everywhere; only in a step does that freeze a branch
     for c in fn.conditions:
         name = c.val.origin or "?"
         if c.val.kind != v.NUMBER or (c.node.lineno, name) in seen:

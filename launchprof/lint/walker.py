@@ -152,15 +152,17 @@ class Walker:
         """Raise, delete, global, pass...: nothing a rule needs (error paths are not the step)."""
 
     # --- bookkeeping -------------------------------------------------------------
-    def cond(self, test: ast.expr, construct: str, numbers: bool = True) -> None:
-        """Record a truth test of a device value, or (``numbers``) of an argument's number.
+    def cond(self, test: ast.expr, construct: str, numbers: bool = True) -> Val:
+        """Record a truth test of a device value, or (``numbers``) a branch on an argument's number.
 
-        Argument checks that only raise (``if lr < 0: raise``) and asserts are validation,
+        Numbers are recorded for whole tests of ``if``/``while``/conditional expressions
+        only; checks that only raise (``if lr < 0: raise``) and asserts are validation,
         not a branch of the step, so their numbers are not recorded.
         """
         val = self.ev(test)
         if val.kind in v.DEVICE_VALUES or (numbers and val.kind == v.NUMBER):
             self.facts.conditions.append(Condition(test, construct, val))
+        return val
 
     def bind(self, target: ast.expr, val: Val) -> None:
         if isinstance(target, ast.Name):
@@ -261,15 +263,18 @@ class Walker:
 
     def e_unaryop(self, node: ast.UnaryOp) -> Val:
         if isinstance(node.op, ast.Not):
-            self.cond(node.operand, "not")
-            return v.V_META
+            val = self.cond(node.operand, "not", numbers=False)
+            return val if val.kind == v.NUMBER else v.V_META  # `if not n:` is still decided by n
         return self.ev(node.operand)
 
     def e_boolop(self, node: ast.BoolOp) -> Val:
+        """``a and b``: ``bool(a)`` is taken here; the whole is decided by a number if any part is."""
         construct = "and" if isinstance(node.op, ast.And) else "or"
-        for value in node.values[:-1]:
-            self.cond(value, construct)
-        return self.ev(node.values[-1])
+        vals = [self.cond(value, construct, numbers=False) for value in node.values[:-1]]
+        last = self.ev(node.values[-1])
+        if last.kind in v.DEVICE_VALUES:
+            return last
+        return next((val for val in (*vals, last) if val.kind == v.NUMBER), last)
 
     def e_compare(self, node: ast.Compare) -> Val:
         vals = [self.ev(node.left), *(self.ev(c) for c in node.comparators)]

@@ -13,6 +13,7 @@ from types import FrameType, TracebackType
 import torch
 
 import launchprof
+from launchprof.source import around
 
 _SKIP_DIRS = tuple(
     os.path.realpath(p) + os.sep
@@ -88,9 +89,4 @@ def traceback_site(tb: TracebackType | None) -> Site | None:
 
 def snippet(file: str, line: int, context: int = 2) -> list[list[object]]:
     """Source lines around ``line`` for reports rendered where the file is absent."""
-    out: list[list[object]] = []
-    for n in range(max(1, line - context), line + context + 1):
-        text = linecache.getline(file, n)
-        if text:
-            out.append([n, text.rstrip("\n")])
-    return out
+    return around(file, line, context)

@@ -10,6 +10,7 @@ runs untouched.
 from __future__ import annotations
 
 import enum
+import inspect
 import sys
 import weakref
 from collections.abc import Callable
@@ -37,6 +38,14 @@ from launchprof.worker.trees import clone_tensors, copy_into, flat_tensors, leav
 MAX_CALL_EVENTS = 400
 
 
+class UserError(Exception):
+    """Carries an exception raised by the user's code through launchprof's frames."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
 class Phase(enum.Enum):
     WARMUP = "warmup"
     EAGER = "eager"
@@ -56,6 +65,10 @@ class TargetRun:
         self.config = config
         self.events = events
         self.phase = Phase.WARMUP
+        try:
+            self.signature: inspect.Signature | None = inspect.signature(fn)
+        except (TypeError, ValueError):
+            self.signature = None
         self.calls = 0
         self.in_phase = 0
         self.busy = False
@@ -83,18 +96,54 @@ class TargetRun:
         self.pre_capture_calls = max(3, config.repeat // 2)
 
     # ------------------------------------------------------------------ dispatch
+    def _canon(self, args: tuple, kwargs: dict) -> Any:
+        """The call's arguments in the target's parameter order, whatever keyword order the
+        caller used: static buffers are matched to new data by this order."""
+        if not kwargs:
+            return args
+        if self.signature is not None:
+            try:
+                return tuple(self.signature.bind(*args, **kwargs).arguments.values())
+            except TypeError:
+                pass
+        return (args, tuple(sorted(kwargs.items())))
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.busy or self.phase is Phase.DONE:
             return self.fn(*args, **kwargs)
         self.busy = True
+        try:
+            return self._guarded(args, kwargs)
+        finally:
+            self.busy = False
+
+    def _guarded(self, args: tuple, kwargs: dict) -> Any:
+        """The user's exceptions pass through untouched; launchprof's own are reported as
+        internal errors, the plan stops, and the call runs as if launchprof were absent."""
         try:
             if self.calls == 0:
                 site = frame_site(sys._getframe(1))
                 if site is not None:
                     self.events.write("call-site", **site.as_dict())
             return self._step(args, kwargs)
-        finally:
-            self.busy = False
+        except UserError as wrapped:
+            raise wrapped.original from None
+        except Exception as exc:
+            import traceback
+
+            self.events.write("internal-error", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()[-3000:])
+            try:
+                self.finish(reason=f"launchprof internal error: {type(exc).__name__}: {exc}")
+            except Exception:
+                self.phase = Phase.DONE
+            return self.fn(*args, **kwargs)
+
+    def _user(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the user's function; its exceptions are marked as the user's."""
+        try:
+            return self.fn(*args, **kwargs)
+        except Exception as exc:
+            raise UserError(exc) from None
 
     def _step(self, args: tuple, kwargs: dict) -> Any:
         index = self.calls
@@ -124,7 +173,7 @@ class TargetRun:
         """An input is stable only if it is the very same tensor every call. A fresh tensor
         that happens to land at the same address (the caching allocator reuses blocks) is
         not: once capture holds the old one, the new ones land elsewhere."""
-        for p, t in tensor_leaves((args, kwargs)):
+        for p, t in tensor_leaves(self._canon(args, kwargs)):
             ptr = t.data_ptr()
             first = self.arg_refs.setdefault(p, weakref.ref(t))
             if self.arg_ptrs.setdefault(p, ptr) != ptr or first() is not t:
@@ -141,15 +190,15 @@ class TargetRun:
 
     # ------------------------------------------------------------------ eager phases
     def _warmup(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
-        before_args = {p: t._version for p, t in tensor_leaves((args, kwargs))}
-        before_state = {n: t._version for n, t in state.items()}
+        before_args = {p: version_of(t) for p, t in tensor_leaves(self._canon(args, kwargs))}
+        before_state = {n: version_of(t) for n, t in state.items()}
         with nvtx_range("eager"):
-            out = self.fn(*args, **kwargs)
-        for p, t in tensor_leaves((args, kwargs)):
-            if before_args.get(p) is not None and t._version != before_args[p]:
+            out = self._user(*args, **kwargs)
+        for p, t in tensor_leaves(self._canon(args, kwargs)):
+            if version_of(t) is None or (p in before_args and version_of(t) != before_args[p]):
                 self.mutated_args.add(p)
         for n, t in state.items():
-            if before_state.get(n) is not None and t._version != before_state[n]:
+            if version_of(t) is None or (n in before_state and version_of(t) != before_state[n]):
                 self.mutated_state.add(n)
         self.in_phase += 1
         if self.in_phase >= self.config.warmup:
@@ -159,7 +208,7 @@ class TargetRun:
 
     def _eager(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
         with nvtx_range("eager"):
-            out, t = timed(lambda: self.fn(*args, **kwargs))
+            out, t = timed(lambda: self._user(*args, **kwargs))
         self.events.write("eager-timing", index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, phase="eager")
         self.in_phase += 1
         if self.in_phase >= self.pre_capture_calls:
@@ -174,7 +223,7 @@ class TargetRun:
             torch.cuda.synchronize()
             self.profiler.__enter__()
         with nvtx_range("eager"), record_function(f"launchprof/call{self.in_phase}"):
-            out = self.fn(*args, **kwargs)
+            out = self._user(*args, **kwargs)
             torch.cuda.synchronize()
         self.in_phase += 1
         if self.in_phase >= self.config.profile_calls:
@@ -192,7 +241,7 @@ class TargetRun:
 
     def _probe(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
         with nvtx_range("eager"):
-            out, found = probe_call(self.fn, args, kwargs)
+            out, found = probe_call(self._user, args, kwargs)
         torch.cuda.synchronize()
         for entry in found.syncs + found.effects + found.rng + found.streams:
             if entry.get("file") and entry.get("line"):
@@ -212,13 +261,13 @@ class TargetRun:
     # ------------------------------------------------------------------ capture and replay
     def _snapshot(self, args: tuple, kwargs: dict, state: dict) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
         """Clones of everything the call mutates, to undo it (validation, warm-up)."""
-        snap = {f"arg:{p}": (t, t.detach().clone()) for p, t in tensor_leaves((args, kwargs)) if p in self.mutated_args}
+        snap = {f"arg:{p}": (t, t.detach().clone()) for p, t in tensor_leaves(self._canon(args, kwargs)) if p in self.mutated_args}
         snap.update({f"state:{n}": (t, t.detach().clone()) for n, t in state.items() if n in self.mutated_state})
         return snap
 
     @staticmethod
     def _restore(snap: dict[str, tuple[torch.Tensor, torch.Tensor]]) -> None:
-        with torch.no_grad():
+        with torch.inference_mode():
             for live, saved in snap.values():
                 live.copy_(saved)
 
@@ -226,11 +275,11 @@ class TargetRun:
         """Static buffers: a tensor passed at the same address every call is its own static
         buffer (the graph reads it in place, as a hand-graphed loop would); one that is a new
         allocation each call gets a copy that new data is copied into before each replay."""
-        keep = iter([p not in self.moved_args for p, _ in tensor_leaves((args, kwargs))])
+        keep = {id(t) for p, t in tensor_leaves(self._canon(args, kwargs)) if p not in self.moved_args}
 
         def pick(v: Any) -> Any:
             if isinstance(v, torch.Tensor):
-                return v if next(keep, False) else v.detach().clone()
+                return v if id(v) in keep else v.detach().clone()
             return v
 
         both = map_tree((args, kwargs), pick)
@@ -256,8 +305,8 @@ class TargetRun:
                 self.events.write("capture", ok=False, index=index, **info)
                 self._restore(snap)
                 torch.cuda.set_rng_state(rng)
-                self._advance(Phase.DONE)
-                return self.fn(*args, **kwargs)
+                self.finish(reason="capture failed")
+                return self._user(*args, **kwargs)
         cap = self.captured
         self.events.write(
             "capture",
@@ -272,8 +321,8 @@ class TargetRun:
         )
         self.captured_signature = call_signature(records)
         self.captured_scalars = scalar_values(records)
-        self.static_flat = flat_tensors((cap.static_args, cap.static_kwargs))
-        live = flat_tensors((args, kwargs))
+        self.static_flat = flat_tensors(self._canon(cap.static_args, cap.static_kwargs))
+        live = flat_tensors(self._canon(args, kwargs))
         self.copy_plan = [i for i, (st, lv) in enumerate(zip(self.static_flat, live, strict=True)) if st is not lv]
         self.kept = [i for i in range(len(live)) if i not in set(self.copy_plan)]
         # The capture itself ran the step on the static buffers: undo it, then this call
@@ -289,17 +338,17 @@ class TargetRun:
         if call_signature(records) != self.captured_signature:
             self.fallbacks += 1
             self.events.write("fallback", index=index, reason="shape")
-            out = self.fn(*args, **kwargs)
+            out = self._user(*args, **kwargs)
             self._maybe_done()
             return out
         if self.kept:
-            live = flat_tensors((args, kwargs))
+            live = flat_tensors(self._canon(args, kwargs))
             if any(live[i] is not self.static_flat[i] for i in self.kept):
                 # An input that stayed put until capture moved: the graph would read the old
                 # tensor. Run eagerly; the reallocated-input finding names it.
                 self.fallbacks += 1
                 self.events.write("fallback", index=index, reason="input moved after capture")
-                out = self.fn(*args, **kwargs)
+                out = self._user(*args, **kwargs)
                 self._maybe_done()
                 return out
         scalars = scalar_values(records)
@@ -312,7 +361,7 @@ class TargetRun:
                 return self._validate(index, args, kwargs, state, changed_scalars=changed)
             self.fallbacks += 1
             self.events.write("fallback", index=index, reason="scalar", changed=changed)
-            out = self.fn(*args, **kwargs)
+            out = self._user(*args, **kwargs)
             self._maybe_done()
             return out
         if want_validation:
@@ -324,7 +373,7 @@ class TargetRun:
     def _timed_eager(self, index: int, args: tuple, kwargs: dict) -> Any:
         """An eager call between two replays: the speedup compares neighbours in time."""
         with nvtx_range("eager"):
-            out, t = timed(lambda: self.fn(*args, **kwargs))
+            out, t = timed(lambda: self._user(*args, **kwargs))
         self.events.write("eager-timing", index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, phase="interleaved")
         self.eager_interleaved += 1
         self._maybe_done()
@@ -334,7 +383,7 @@ class TargetRun:
         """Copy what changed into the static buffers, replay. Kept lean: it is timed."""
         assert self.captured is not None
         if self.copy_plan:
-            new = flat_tensors((args, kwargs))
+            new = flat_tensors(self._canon(args, kwargs))
             static = self.static_flat
             for i in self.copy_plan:
                 static[i].copy_(new[i], non_blocking=True)
@@ -382,9 +431,9 @@ class TargetRun:
         the result back into the caller's tensors (eager semantics)."""
         if not self.mutated_args or self.captured is None:
             return
-        static = dict(tensor_leaves((self.captured.static_args, self.captured.static_kwargs)))
-        with torch.no_grad():
-            for p, t in tensor_leaves((args, kwargs)):
+        static = dict(tensor_leaves(self._canon(self.captured.static_args, self.captured.static_kwargs)))
+        with torch.inference_mode():
+            for p, t in tensor_leaves(self._canon(args, kwargs)):
                 if p in self.mutated_args and p in static and static[p] is not t:
                     t.copy_(static[p])
 
@@ -396,16 +445,16 @@ class TargetRun:
         snap = self._snapshot(args, kwargs, state)
         rng = torch.cuda.get_rng_state()
         torch.cuda.synchronize()
-        eager_out = clone_tensors(self.fn(*args, **kwargs))
+        eager_out = clone_tensors(self._user(*args, **kwargs))
         torch.cuda.synchronize()
-        eager_args = {p: t.detach().clone() for p, t in tensor_leaves((args, kwargs)) if p in self.mutated_args}
+        eager_args = {p: t.detach().clone() for p, t in tensor_leaves(self._canon(args, kwargs)) if p in self.mutated_args}
         eager_state = {n: t.detach().clone() for n, t in state.items() if n in self.mutated_state}
         self._restore(snap)
         torch.cuda.set_rng_state(rng)
         with nvtx_range("replay"):
             _, t = timed(lambda: self._run_graph(args, kwargs))
         replay_out = cap.static_out
-        static_args = dict(tensor_leaves((cap.static_args, cap.static_kwargs)))
+        static_args = dict(tensor_leaves(self._canon(cap.static_args, cap.static_kwargs)))
         diffs = compare_trees(eager_out, replay_out, "output")
         for p, expected in eager_args.items():
             if p in static_args:
@@ -430,10 +479,10 @@ class TargetRun:
             gpu_us=t.gpu_us,
         )
         # The caller must see eager semantics: put back what eager produced.
-        with torch.no_grad():
+        with torch.inference_mode():
             for n, value in eager_state.items():
                 state[n].copy_(value)
-            live_args = dict(tensor_leaves((args, kwargs)))
+            live_args = dict(tensor_leaves(self._canon(args, kwargs)))
             for p, value in eager_args.items():
                 live_args[p].copy_(value)
         self._maybe_done()
@@ -470,6 +519,12 @@ class TargetRun:
         self.phase = Phase.DONE
         self.captured = None
         torch.cuda.empty_cache()
+
+
+def version_of(t: torch.Tensor) -> int | None:
+    """The in-place version counter; None for inference tensors, which have none (treated
+    as possibly mutated, so they are snapshotted and restored)."""
+    return None if t.is_inference() else t._version
 
 
 def compare_trees(expected: Any, actual: Any, label: str) -> list[dict[str, Any]]:

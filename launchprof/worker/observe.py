@@ -103,12 +103,24 @@ def referenced_state(fn: Callable[..., Any]) -> dict[str, torch.Tensor]:
         owner, target = fn, getattr(type(fn).forward, "__func__", type(fn).forward)
 
     def add_value(name: str, value: Any) -> None:
-        if isinstance(value, torch.Tensor) and value.is_cuda:
-            state[name] = value
+        if isinstance(value, torch.Tensor):
+            if value.is_cuda:
+                state[name] = value
         elif isinstance(value, torch.nn.Module):
             for sub, t in list(value.named_parameters()) + list(value.named_buffers()):
                 if t.is_cuda:
                     state[f"{name}.{sub}"] = t
+        elif isinstance(value, torch.optim.Optimizer):
+            # Moments and step counts advance every step: a validation must undo them too.
+            for i, per_param in enumerate(value.state.values()):
+                for key, t in per_param.items():
+                    if isinstance(t, torch.Tensor) and t.is_cuda:
+                        state[f"{name}.state[{i}][{key!r}]"] = t
+        elif isinstance(value, (list, tuple, dict)):
+            # Caches kept in containers (a list of KV tensors per layer).
+            for path, leaf in leaves(value, name):
+                if isinstance(leaf, torch.Tensor) and leaf.is_cuda and len(state) < 10_000:
+                    state[path] = leaf
 
     code = getattr(target, "__code__", None)
     glb = getattr(target, "__globals__", {})

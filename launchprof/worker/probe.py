@@ -25,6 +25,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from launchprof.source import function_at
 from launchprof.worker.frames import Site, frame_site, is_internal, stack_site
 
 _LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
@@ -118,8 +119,11 @@ class _Watcher:
             if site:
                 self.result.syncs.append({"op": self.sync_codes[code], "source": "python", **site.as_dict()})
             return
-        if code in self.stream_codes and caller is not None and not is_internal(caller.f_code.co_filename):
-            self._on_stream(self.stream_codes[code], frame, caller)
+        if code in self.stream_codes and caller is not None:
+            # Event.record is often called by torch itself (Stream.record_event): keep it
+            # whatever the caller, so a later wait on that event knows its stream.
+            if not is_internal(caller.f_code.co_filename) or self.stream_codes[code] == "record":
+                self._on_stream(self.stream_codes[code], frame, caller)
             return
         if code.co_filename == self.random_file and caller is not None and not is_internal(caller.f_code.co_filename):
             site = frame_site(caller)
@@ -161,7 +165,7 @@ class _Watcher:
         loc = frame.f_locals
         site = frame_site(caller)
         if site is None:
-            return
+            site = Site(file="", line=0, code="", function="")
         record: dict[str, Any] = {"op": op, **site.as_dict()}
         if op == "wait_stream":
             record["waiter"] = _sid(loc.get("self"))
@@ -437,21 +441,7 @@ def _printing_call(call: ast.Call) -> str | None:
 
 
 def _function_node(code: CodeType) -> ast.AST | None:
-    import linecache
-
-    lines = linecache.getlines(code.co_filename)
-    if not lines:
-        return None
-    try:
-        tree = ast.parse("".join(lines))
-    except SyntaxError:
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name:
-            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            if first <= code.co_firstlineno <= node.lineno:
-                return node
-    return None
+    return function_at(code.co_filename, code.co_firstlineno)
 
 
 def site_dict(site: Site | None) -> dict[str, Any]:

@@ -118,7 +118,14 @@ def test_never_called(tmp_path):
 
 @pytest.mark.parametrize(
     "mode, target",
-    [("none", "step_none"), ("nested", "step_nested"), ("method", "Runner.run"), ("module", "model")],
+    [
+        ("none", "step_none"),
+        ("nested", "step_nested"),
+        ("method", "Runner.run"),
+        ("module", "model"),
+        ("kworder", "step_kw"),
+        ("inference", "step_inference"),
+    ],
 )
 def test_target_shapes(tmp_path, mode, target):
     rc, report, err, _ = analyze(tmp_path, "targets.py", mode, target=target)

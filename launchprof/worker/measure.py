@@ -129,6 +129,10 @@ class TargetRun:
         except UserError as wrapped:
             raise wrapped.original from None
         except Exception as exc:
+            if is_device_error(exc):
+                # Kernels run asynchronously: the user's device assert or OOM surfaces at
+                # launchprof's next synchronise. It is the script's failure, not ours.
+                raise
             import traceback
 
             self.events.write("internal-error", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()[-3000:])
@@ -297,7 +301,7 @@ class TargetRun:
 
         with nvtx_range("capture"):
             try:
-                self.captured = capture(self.fn, static_args, static_kwargs, warmup=2, before_capture=reset)
+                self.captured = capture(self._user, static_args, static_kwargs, warmup=2, before_capture=reset)
             except CaptureFailed as failed:
                 info = failed.info
                 if info.get("file") and info.get("line"):
@@ -519,6 +523,11 @@ class TargetRun:
         self.phase = Phase.DONE
         self.captured = None
         torch.cuda.empty_cache()
+
+
+def is_device_error(exc: BaseException) -> bool:
+    """CUDA errors (device asserts, illegal addresses, out of memory) raised wherever they surface."""
+    return isinstance(exc, torch.cuda.OutOfMemoryError) or type(exc).__name__ == "AcceleratorError" or "CUDA error" in str(exc)
 
 
 def version_of(t: torch.Tensor) -> int | None:

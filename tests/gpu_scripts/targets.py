@@ -2,7 +2,8 @@
 
 none: returns None (mutates in place); nested: returns a dict of a tuple and a list, takes
 keyword arguments; method: a bound method of a plain object (--target Runner.run);
-module: an nn.Module (--target model); cpu: only CPU tensors.
+module: an nn.Module (--target model); cpu: only CPU tensors; kworder: keyword arguments
+in alternating order; inference: tensors made and mutated under torch.inference_mode().
 """
 
 from __future__ import annotations
@@ -34,6 +35,15 @@ class Runner:
 model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU(), torch.nn.Linear(64, 64)).cuda()
 
 
+def step_kw(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a * 2 + b
+
+
+def step_inference(x: torch.Tensor, acc: torch.Tensor) -> torch.Tensor:
+    acc.add_(x)  # an in-place update of an inference tensor
+    return model(x) + acc
+
+
 def step_cpu(x: torch.Tensor) -> torch.Tensor:
     return (x * 2).sum(0)
 
@@ -54,6 +64,17 @@ def main() -> None:
                 model(x)
         elif MODE == "cpu":
             step_cpu(torch.randn(32, 64))
+        elif MODE == "kworder":  # keyword order alternates; `a` is a new tensor each call
+            a = torch.randn(32, 64, device="cuda")
+            if _ % 2:
+                step_kw(a=a, b=x)
+            else:
+                step_kw(b=x, a=a)
+        elif MODE == "inference":
+            with torch.inference_mode():
+                if _ == 0:
+                    acc = torch.zeros(32, 64, device="cuda")
+                step_inference(torch.randn(32, 64, device="cuda"), acc)
     torch.cuda.synchronize()
 
 

@@ -35,14 +35,7 @@ def load_trace(path: str | Path) -> dict[str, Any]:
 def gpu_table(trace: dict[str, Any]) -> pd.DataFrame:
     """One row per GPU activity: name, kind, start/end (µs), stream, call index."""
     events = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
-    calls = sorted(
-        (
-            (int(e["name"][len(_CALL_PREFIX) :]), float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)))
-            for e in events
-            if e.get("cat") == "user_annotation" and str(e.get("name", "")).startswith(_CALL_PREFIX)
-        ),
-        key=lambda c: c[1],
-    )
+    calls = _call_windows(events)
     runtime = {
         e.get("args", {}).get("correlation"): float(e["ts"])
         for e in events
@@ -74,7 +67,18 @@ def gpu_table(trace: dict[str, Any]) -> pd.DataFrame:
 def launch_api_table(trace: dict[str, Any]) -> pd.DataFrame:
     """Host-side launch API calls (cudaLaunchKernel & co) with the call they belong to."""
     events = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
-    calls = sorted(
+    calls = _call_windows(events)
+    rows = [
+        {"name": e["name"], "dur_us": float(e.get("dur", 0.0)), "call": _call_of(float(e["ts"]), calls) if calls else 0}
+        for e in events
+        if e.get("cat") in RUNTIME_CATEGORIES and any(api in e.get("name", "") for api in LAUNCH_APIS)
+    ]
+    return pd.DataFrame(rows, columns=["name", "dur_us", "call"])
+
+
+def _call_windows(events: list[dict[str, Any]]) -> list[tuple[int, float, float]]:
+    """(index, start, end) of each ``launchprof/callN`` annotation, in time order."""
+    return sorted(
         (
             (int(e["name"][len(_CALL_PREFIX) :]), float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)))
             for e in events
@@ -82,12 +86,6 @@ def launch_api_table(trace: dict[str, Any]) -> pd.DataFrame:
         ),
         key=lambda c: c[1],
     )
-    rows = [
-        {"name": e["name"], "dur_us": float(e.get("dur", 0.0)), "call": _call_of(float(e["ts"]), calls) if calls else 0}
-        for e in events
-        if e.get("cat") in RUNTIME_CATEGORIES and any(api in e.get("name", "") for api in LAUNCH_APIS)
-    ]
-    return pd.DataFrame(rows, columns=["name", "dur_us", "call"])
 
 
 def _call_of(ts: float | None, calls: list[tuple[int, float, float]]) -> int | None:

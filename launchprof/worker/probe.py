@@ -311,6 +311,18 @@ def probe_call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[Any, 
     return out, result
 
 
+def _finding(what: str, code: CodeType, line: int) -> dict[str, Any]:
+    import linecache
+
+    return {
+        "what": what,
+        "file": code.co_filename,
+        "line": line,
+        "code": linecache.getline(code.co_filename, line).strip(),
+        "function": code.co_name,
+    }
+
+
 def _ast_findings(codes: dict[CodeType, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Host side effects (global, nonlocal and ``self.<number>`` writes, print, logging) and
     foreign RNG draws (numpy, ``random``) in the user functions the call ran.
@@ -321,7 +333,6 @@ def _ast_findings(codes: dict[CodeType, Any]) -> tuple[list[dict[str, Any]], lis
     """
     effects = _state_writes(codes)
     draws: list[dict[str, Any]] = []
-    import linecache
 
     for code, (_, glb) in codes.items():
         node = _function_node(code)
@@ -331,15 +342,7 @@ def _ast_findings(codes: dict[CodeType, Any]) -> tuple[list[dict[str, Any]], lis
             if isinstance(sub, ast.Call):
                 what = _foreign_rng(sub.func, glb)
                 if what:
-                    draws.append(
-                        {
-                            "what": what,
-                            "file": code.co_filename,
-                            "line": sub.lineno,
-                            "code": linecache.getline(code.co_filename, sub.lineno).strip(),
-                            "function": code.co_name,
-                        }
-                    )
+                    draws.append(_finding(what, code, sub.lineno))
     return effects, draws
 
 
@@ -381,17 +384,7 @@ def _state_writes(codes: dict[CodeType, Any]) -> list[dict[str, Any]]:
             if isinstance(sub, ast.Call):
                 what = _printing_call(sub)
                 if what:
-                    import linecache
-
-                    found.append(
-                        {
-                            "what": what,
-                            "file": code.co_filename,
-                            "line": sub.lineno,
-                            "code": linecache.getline(code.co_filename, sub.lineno).strip(),
-                            "function": code.co_name,
-                        }
-                    )
+                    found.append(_finding(what, code, sub.lineno))
                 continue
             targets: list[ast.expr] = []
             if isinstance(sub, ast.Assign):
@@ -411,17 +404,7 @@ def _state_writes(codes: dict[CodeType, Any]) -> list[dict[str, Any]]:
                 ):
                     what = f"write to `self.{t.attr}` (a Python value, not a device tensor)"
                 if what:
-                    import linecache
-
-                    found.append(
-                        {
-                            "what": what,
-                            "file": code.co_filename,
-                            "line": sub.lineno,
-                            "code": linecache.getline(code.co_filename, sub.lineno).strip(),
-                            "function": code.co_name,
-                        }
-                    )
+                    found.append(_finding(what, code, sub.lineno))
     return found
 
 

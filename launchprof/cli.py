@@ -249,6 +249,10 @@ def report(
     outputs: OutputOpt = None,
     source_root: SourceRootOpt = None,
     github: GithubOpt = False,
+    profile: Annotated[
+        Path | None,
+        typer.Option("--profile", help="Device profile from `launchprof crossover`, to draw the crossover curve in HTML.", show_default=False),
+    ] = None,
 ) -> int:
     """Re-render a saved analysis in any format (no GPU needed)."""
     from launchprof.commands.report import ReportOptions, run
@@ -260,6 +264,7 @@ def report(
             outputs=tuple(outputs or ()),
             source_root=source_root,
             github=github,
+            profile=profile,
         )
     )
 
@@ -273,8 +278,10 @@ def compare(
         list[str] | None,
         typer.Option(
             "--fail-on",
-            help="Rule that makes the exit code 1, repeatable: `kernels_per_step:+5%`, `speedup:-10%`, "
-            "`eager_step_us:+10%`, `replay_step_us:+10%`, `gpu_idle_fraction:+0.05`, `new-hazards`.",
+            help="Rule that makes the exit code 1, repeatable: METRIC:+N% or METRIC:-N% (relative), METRIC:+X "
+            "(absolute), `new-hazards`, `verdict` (got worse). Metrics: kernels_per_step, gpu_idle_fraction, "
+            "eager_step_us, replay_step_us, speedup, graph_nodes, instantiate_us, launch_gap_us. "
+            "Example: --fail-on kernels_per_step:+5% --fail-on speedup:-10%.",
             show_default=False,
         ),
     ] = None,

@@ -76,3 +76,22 @@ def test_static_inputs_keep_stable_tensors_and_copy_fresh_ones(tmp_path):
     static_args, static_kwargs = run._static_inputs((stable, fresh), {})
     assert static_args[0] is stable
     assert static_args[1] is not fresh and torch.equal(static_args[1], fresh)
+
+
+def test_host_state_is_put_back():
+    from launchprof.worker.hoststate import HostState
+
+    class Stepper:
+        pos = 0
+
+    namespace = {"calls": 3}
+    history = [1, 2]
+    stepper = Stepper()
+    stepper.pos = 7
+    saved = HostState.save([(namespace, "calls"), (stepper, "pos"), (namespace, "later")], [history, history])
+    namespace["calls"] += 3
+    namespace["later"] = 1
+    stepper.pos += 3
+    history.extend([3, 4, 5])
+    saved.restore()
+    assert namespace == {"calls": 3} and stepper.pos == 7 and history == [1, 2]

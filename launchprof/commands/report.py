@@ -18,6 +18,7 @@ class ReportOptions:
     outputs: tuple[Path, ...]
     source_root: Path | None
     github: bool
+    profile: Path | None = None
 
 
 def run(options: ReportOptions) -> int:
@@ -27,5 +28,10 @@ def run(options: ReportOptions) -> int:
     """
     outputs = plan_outputs(list(options.formats), list(options.outputs))
     report = load_report(options.session)
-    emit(report, outputs, RenderOptions(source_root=options.source_root), github=options.github)
+    device_profile = None
+    if options.profile is not None:
+        from launchprof.crossover.profile import load_profile
+
+        device_profile = load_profile(options.profile).profile.to_dict()
+    emit(report, outputs, RenderOptions(source_root=options.source_root, device_profile=device_profile), github=options.github)
     return 0

@@ -22,6 +22,7 @@ from launchprof.worker.capture import CaptureFailed, Captured, capture
 from launchprof.worker.config import WorkerConfig
 from launchprof.worker.events import EventWriter
 from launchprof.worker.frames import frame_site, snippet
+from launchprof.worker.hoststate import HostState
 from launchprof.worker.nvtx_ranges import nvtx_range
 from launchprof.worker.observe import (
     bind_arguments,
@@ -87,6 +88,8 @@ class TargetRun:
         self.replay_calls = 0
         self.fallbacks = 0
         self.profiled_replay = False
+        self.host_writes: list[tuple[Any, str]] = []
+        self.host_containers: list[Any] = []
         self.eager_interleaved = 0
         self.copy_plan: list[int] = []  # flat indices of inputs copied into static buffers
         self.kept: list[int] = []  # flat indices of inputs the graph reads in place
@@ -259,6 +262,7 @@ class TargetRun:
             streams=found.streams,
             functions=found.user_functions[:200],
         )
+        self.host_writes, self.host_containers = found.writes, found.containers
         self._advance(Phase.CAPTURE)
         return out
 
@@ -299,9 +303,14 @@ class TargetRun:
             copy_into((static_args, static_kwargs), (args, kwargs))
             torch.cuda.set_rng_state(rng)
 
+        # The warm-up calls and the capture run the step's Python three more times.
+        host = HostState.save(self.host_writes, self.host_containers)
         with nvtx_range("capture"):
             try:
-                self.captured = capture(self._user, static_args, static_kwargs, warmup=2, before_capture=reset)
+                try:
+                    self.captured = capture(self._user, static_args, static_kwargs, warmup=2, before_capture=reset)
+                finally:
+                    host.restore()
             except CaptureFailed as failed:
                 info = failed.info
                 if info.get("file") and info.get("line"):

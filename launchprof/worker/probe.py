@@ -39,6 +39,9 @@ class ProbeResult:
     rng: list[dict[str, Any]] = field(default_factory=list)
     streams: list[dict[str, Any]] = field(default_factory=list)
     user_functions: list[dict[str, Any]] = field(default_factory=list)
+    # Where the step writes Python state, so launchprof's extra calls can be undone.
+    writes: list[tuple[Any, str]] = field(default_factory=list)
+    containers: list[Any] = field(default_factory=list)
 
 
 class _OpTracker(TorchDispatchMode):
@@ -157,6 +160,7 @@ class _Watcher:
             if site:
                 self.result.rng.append({"what": f"random.{name}()", **site.as_dict()})
         elif name in _APPENDS and isinstance(owner, (list, dict, set)) and _outlives_call(owner, frame):
+            self.result.containers.append(owner)
             site = frame_site(frame)
             if site:
                 self.result.effects.append({"what": f"{type(owner).__name__}.{name}() on state kept across calls", **site.as_dict()})
@@ -301,7 +305,7 @@ def probe_call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[Any, 
             sys.setprofile(previous_profile)
             torch.cuda.set_sync_debug_mode(previous_mode)
             warnings.showwarning = old_show
-    effects, draws = _ast_findings(watcher.seen_codes)
+    effects, draws = _ast_findings(watcher.seen_codes, result.writes)
     result.effects.extend(effects)
     result.rng.extend(draws)
     result.user_functions = [
@@ -323,7 +327,9 @@ def _finding(what: str, code: CodeType, line: int) -> dict[str, Any]:
     }
 
 
-def _ast_findings(codes: dict[CodeType, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _ast_findings(
+    codes: dict[CodeType, Any], writes: list[tuple[Any, str]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Host side effects (global, nonlocal and ``self.<number>`` writes, print, logging) and
     foreign RNG draws (numpy, ``random``) in the user functions the call ran.
 
@@ -331,7 +337,7 @@ def _ast_findings(codes: dict[CodeType, Any]) -> tuple[list[dict[str, Any]], lis
     calls are found in the source of the functions that ran, resolved against their
     globals (``np.random.normal`` is numpy's only if ``np`` is numpy there).
     """
-    effects = _state_writes(codes)
+    effects = _state_writes(codes, writes)
     draws: list[dict[str, Any]] = []
 
     for code, (_, glb) in codes.items():
@@ -369,10 +375,10 @@ def _foreign_rng(func: ast.expr, glb: dict[str, Any]) -> str | None:
     return None
 
 
-def _state_writes(codes: dict[CodeType, Any]) -> list[dict[str, Any]]:
+def _state_writes(codes: dict[CodeType, Any], writes: list[tuple[Any, str]]) -> list[dict[str, Any]]:
     """Global, nonlocal and ``self.<number>`` writes, print and logging in the functions that ran."""
     found: list[dict[str, Any]] = []
-    for code, (self_obj, _) in codes.items():
+    for code, (self_obj, glb) in codes.items():
         node = _function_node(code)
         if node is None:
             continue
@@ -395,6 +401,8 @@ def _state_writes(codes: dict[CodeType, Any]) -> list[dict[str, Any]]:
                 what = None
                 if isinstance(t, ast.Name) and t.id in declared:
                     what = f"write to outside variable `{t.id}`"
+                    if t.id in glb:
+                        writes.append((glb, t.id))
                 elif (
                     isinstance(t, ast.Attribute)
                     and isinstance(t.value, ast.Name)
@@ -403,6 +411,7 @@ def _state_writes(codes: dict[CodeType, Any]) -> list[dict[str, Any]]:
                     and not isinstance(getattr(self_obj, t.attr, None), (torch.Tensor, torch.nn.Module))
                 ):
                     what = f"write to `self.{t.attr}` (a Python value, not a device tensor)"
+                    writes.append((self_obj, t.attr))
                 if what:
                     found.append(_finding(what, code, sub.lineno))
     return found

@@ -27,6 +27,7 @@ from launchprof.session import (
 from launchprof.stats import speedup_of, stats_of
 from launchprof.trace import CallProfile, gpu_table, launch_api_table, load_trace, per_call, timeline_of
 from launchprof.verdict import decide
+from launchprof.worker.config import WorkerConfig, plan_size
 
 
 def _machine(ev: Evidence) -> Machine:
@@ -103,12 +104,6 @@ def validation_of(ev: Evidence) -> Validation | None:
         matches=sum(1 for v in ev.validations if v.get("match")),
         max_abs_diff=max(diffs) if diffs else None,
     )
-
-
-def plan_size(repeat: int, warmup: int = 3, profile_calls: int = 3, validations: int = 4) -> int:
-    """Calls of the target a complete measurement needs (see launchprof.worker.measure)."""
-    pre_capture = max(3, repeat // 2)
-    return warmup + pre_capture + profile_calls + 1 + 1 + 2 * repeat + min(validations, 3) - 1
 
 
 def run_info(ev: Evidence, worker: dict[str, Any], needed: int) -> RunInfo:
@@ -222,7 +217,7 @@ def build_report(
         validation=validation,
         hazards=find_hazards(ev),
         buckets=buckets,
-        run=run_info(ev, worker, plan_size(repeat)),
+        run=run_info(ev, worker, plan_size(WorkerConfig(script, [], target, "", "", repeat=repeat))),
         notes=notes,
         timeline=timeline,
     )

@@ -129,21 +129,15 @@ class WholeScript:
         import torch
         from torch.profiler import ProfilerActivity, profile
 
-        from launchprof.worker.frames import stack_site
-        from launchprof.worker.probe import classify_sync
+        from launchprof.worker.probe import sync_entry
 
         self.syncs: list[dict[str, Any]] = []
 
         def on_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
             if "synchroniz" not in str(message):
                 return
-            site = stack_site(2)
-            if site is None:  # a sync inside torch or launchprof with no user frame: not the user's
-                return
-            kind, what = classify_sync(None, {}, site.code)
-            entry = {"op": None, "what": what, "kind": kind, "message": str(message).splitlines()[0][:200], "source": "sync-debug"}
-            entry.update(site.as_dict())
-            if len(self.syncs) < 500:
+            entry = sync_entry(str(message), None, {})
+            if entry is not None and len(self.syncs) < 500:
                 self.syncs.append(entry)
 
         self.warnings_ctx = warnings.catch_warnings()

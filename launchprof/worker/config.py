@@ -28,3 +28,14 @@ class WorkerConfig:
     @classmethod
     def from_file(cls, path: Path) -> WorkerConfig:
         return cls(**json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def pre_capture_calls(repeat: int) -> int:
+    """Eager calls timed before capture: enough to report an eager step if capture fails;
+    after capture, eager and replay calls alternate, ``repeat`` of each."""
+    return max(3, repeat // 2)
+
+
+def plan_size(config: WorkerConfig) -> int:
+    """Calls of the target a complete measurement needs (see launchprof.worker.measure)."""
+    return config.warmup + pre_capture_calls(config.repeat) + config.profile_calls + 1 + 1 + 2 * config.repeat + min(config.validations, 3) - 1

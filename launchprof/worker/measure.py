@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from launchprof.worker.capture import CaptureFailed, Captured, capture
-from launchprof.worker.config import WorkerConfig
+from launchprof.worker.config import WorkerConfig, pre_capture_calls
 from launchprof.worker.events import EventWriter
 from launchprof.worker.frames import frame_site, snippet
 from launchprof.worker.hoststate import HostState
@@ -96,7 +96,7 @@ class TargetRun:
         self.static_flat: list[torch.Tensor] = []
         # Before capture, enough eager calls to report an eager step if capture fails; after
         # it, eager and replay calls alternate so both see the same machine state.
-        self.pre_capture_calls = max(3, config.repeat // 2)
+        self.pre_capture_calls = pre_capture_calls(config.repeat)
 
     # ------------------------------------------------------------------ dispatch
     def _canon(self, args: tuple, kwargs: dict) -> Any:

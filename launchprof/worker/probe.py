@@ -263,6 +263,16 @@ def classify_sync(op: str | None, detail: dict[str, Any], code: str) -> tuple[st
     return "hidden-sync", f"synchronising op {op}" if op else "synchronising call"
 
 
+def sync_entry(message: str, op: str | None, detail: dict[str, Any]) -> dict[str, Any] | None:
+    """One sync-debug warning as a finding at the user's line; None when no user frame is
+    on the stack (a sync inside torch or launchprof is not the user's)."""
+    site = stack_site(3)
+    if site is None:
+        return None
+    kind, what = classify_sync(op, detail, site.code)
+    return {"op": op, "what": what, "kind": kind, "message": message.splitlines()[0][:200], "source": "sync-debug", **site.as_dict()}
+
+
 def probe_call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[Any, ProbeResult]:
     """Run ``fn`` once eagerly under every watcher; return its result and the findings."""
     result = ProbeResult()
@@ -275,15 +285,10 @@ def probe_call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[Any, 
             return
         if not inside[0]:
             return  # launchprof's own bookkeeping around the call, not the user's code
-        site = stack_site(2)
-        if site is None:
-            return
         op = tracker.current or tracker.last
-        detail = tracker.detail if tracker.current else tracker.last_detail
-        kind, what = classify_sync(op, detail, site.code)
-        entry = {"op": op, "what": what, "kind": kind, "message": text.splitlines()[0][:200], "source": "sync-debug"}
-        entry.update(site.as_dict())
-        result.syncs.append(entry)
+        entry = sync_entry(text, op, tracker.detail if tracker.current else tracker.last_detail)
+        if entry is not None:
+            result.syncs.append(entry)
 
     inside = [False]
     previous_mode = torch.cuda.get_sync_debug_mode()

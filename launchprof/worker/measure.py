@@ -337,7 +337,8 @@ class TargetRun:
         self.static_flat = flat_tensors(self._canon(cap.static_args, cap.static_kwargs))
         live = flat_tensors(self._canon(args, kwargs))
         self.copy_plan = [i for i, (st, lv) in enumerate(zip(self.static_flat, live, strict=True)) if st is not lv]
-        self.kept = [i for i in range(len(live)) if i not in set(self.copy_plan)]
+        copied = set(self.copy_plan)
+        self.kept = [i for i in range(len(live)) if i not in copied]
         # The capture itself ran the step on the static buffers: undo it, then this call
         # becomes the first validation (same data as captured).
         self._restore(snap)
@@ -349,21 +350,13 @@ class TargetRun:
         self.replay_calls += 1
         assert self.captured is not None
         if call_signature(records) != self.captured_signature:
-            self.fallbacks += 1
-            self.events.write("fallback", index=index, reason="shape")
-            out = self._user(*args, **kwargs)
-            self._maybe_done()
-            return out
+            return self._fallback(index, args, kwargs, reason="shape")
         if self.kept:
             live = flat_tensors(self._canon(args, kwargs))
             if any(live[i] is not self.static_flat[i] for i in self.kept):
                 # An input that stayed put until capture moved: the graph would read the old
                 # tensor. Run eagerly; the reallocated-input finding names it.
-                self.fallbacks += 1
-                self.events.write("fallback", index=index, reason="input moved after capture")
-                out = self._user(*args, **kwargs)
-                self._maybe_done()
-                return out
+                return self._fallback(index, args, kwargs, reason="input moved after capture")
         scalars = scalar_values(records)
         changed = sorted(k for k, v in scalars.items() if self.captured_scalars.get(k) != v)
         want_validation = self.validations < self.config.validations and (
@@ -372,16 +365,20 @@ class TargetRun:
         if changed:
             if self.validations < self.config.validations + 2:
                 return self._validate(index, args, kwargs, state, changed_scalars=changed)
-            self.fallbacks += 1
-            self.events.write("fallback", index=index, reason="scalar", changed=changed)
-            out = self._user(*args, **kwargs)
-            self._maybe_done()
-            return out
+            return self._fallback(index, args, kwargs, reason="scalar", changed=changed)
         if want_validation:
             return self._validate(index, args, kwargs, state, changed_scalars=[])
         if self.eager_interleaved < self.replays_timed and self.eager_interleaved < self.config.repeat:
             return self._timed_eager(index, args, kwargs)
         return self._timed_replay(index, args, kwargs)
+
+    def _fallback(self, index: int, args: tuple, kwargs: dict, reason: str, **extra: Any) -> Any:
+        """A call the graph cannot serve runs eagerly, untimed, and is counted."""
+        self.fallbacks += 1
+        self.events.write("fallback", index=index, reason=reason, **extra)
+        out = self._user(*args, **kwargs)
+        self._maybe_done()
+        return out
 
     def _timed_eager(self, index: int, args: tuple, kwargs: dict) -> Any:
         """An eager call between two replays: the speedup compares neighbours in time."""

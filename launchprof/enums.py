@@ -1,0 +1,80 @@
+"""The report's two closed vocabularies, verdict and severity, each value with what every
+format needs to show it (label, rich style, Markdown badge, SARIF level), so that no
+renderer spells them again. Both are ``str`` enums: they compare equal to, and serialise
+as, the contract's strings ("graphs-help", "error", ...).
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Severity(enum.StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        """Sort key: errors first."""
+        return {"error": 0, "warning": 1, "info": 2}[self.value]
+
+    @property
+    def style(self) -> str:
+        return {"error": "bold red", "warning": "yellow", "info": "cyan"}[self.value]
+
+    @property
+    def sarif_level(self) -> str:
+        return {"error": "error", "warning": "warning", "info": "note"}[self.value]
+
+    @property
+    def github_command(self) -> str:
+        """The GitHub Actions workflow command for an annotation of this severity."""
+        return {"error": "error", "warning": "warning", "info": "notice"}[self.value]
+
+
+class Verdict(enum.StrEnum):
+    GRAPHS_HELP = "graphs-help"
+    MARGINAL = "marginal"
+    GRAPHS_DONT_HELP = "graphs-dont-help"
+    NOT_CAPTURABLE = "not-capturable"
+    EAGER_ONLY = "eager-only"
+    SCRIPT_FAILED = "script-failed"
+    STATIC_ONLY = "static-only"  # lint: nothing was measured
+
+    @property
+    def label(self) -> str:
+        return {
+            "graphs-help": "CUDA graphs help",
+            "marginal": "CUDA graphs help a little (marginal)",
+            "graphs-dont-help": "CUDA graphs do not help",
+            "not-capturable": "not capturable as it is",
+            "eager-only": "eager profile only (no target captured)",
+            "script-failed": "the script failed before a verdict",
+            "static-only": "static check only (nothing was run)",
+        }[self.value]
+
+    @property
+    def style(self) -> str:
+        return {
+            "graphs-help": "bold green",
+            "marginal": "bold yellow",
+            "graphs-dont-help": "bold red",
+            "not-capturable": "bold red",
+            "eager-only": "bold blue",
+            "script-failed": "bold red",
+            "static-only": "bold blue",
+        }[self.value]
+
+    @property
+    def badge(self) -> str:
+        """Markdown badge; the ASCII fallback is the label itself."""
+        return {
+            "graphs-help": "✅",
+            "marginal": "🟡",
+            "graphs-dont-help": "❌",
+            "not-capturable": "🚫",
+            "eager-only": "ℹ️",
+            "script-failed": "💥",
+            "static-only": "🔎",
+        }[self.value]

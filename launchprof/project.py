@@ -1,0 +1,36 @@
+"""The project root: where file paths in reports are relative to.
+
+One rule for analyze, lint, SARIF and annotations alike, so that a hazard has the same
+``file`` in every format and in every run on every machine: the nearest folder at or
+above the script (or linted path) that holds ``pyproject.toml``, ``setup.py`` or
+``.git``; otherwise the script's own folder. ``--project-root`` overrides it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+MARKERS = ("pyproject.toml", "setup.py", ".git")
+
+
+def find_project_root(path: str | Path, override: str | Path | None = None) -> Path:
+    """The project root for ``path`` (a file or a folder), or ``override`` when given."""
+    if override is not None:
+        return Path(override).resolve()
+    start = Path(path).resolve()
+    folder = start if start.is_dir() else start.parent
+    for candidate in (folder, *folder.parents):
+        if any((candidate / marker).exists() for marker in MARKERS):
+            return candidate
+    return folder
+
+
+def relative_to_root(file: str | Path, root: Path) -> str:
+    """``file`` relative to ``root`` with forward slashes; absolute when it lies outside it."""
+    p = Path(file)
+    resolved = p.resolve() if p.is_absolute() else (root / p).resolve()
+    try:
+        return resolved.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(resolved) if os.sep == "/" else resolved.as_posix()

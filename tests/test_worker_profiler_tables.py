@@ -162,3 +162,69 @@ def test_fast_table_matches_the_full_export_on_a_gpu(tmp_path):
     assert sorted(a["name"]) == sorted(b["name"])
     assert list(a.groupby("call").size()) == list(b.groupby("call").size())
     assert sorted(a["stream"].astype(int)) == sorted(b["stream"].astype(int))
+
+
+@dataclass
+class Torch211Event:
+    """torch 2.11's _KinetoEvent (seen on the H200): no activity_type(); a device type."""
+
+    gpu: bool
+    label: str
+    start: int
+    dur: int
+    corr: int
+    resource: int = 0
+    annotation: bool = False
+
+    def device_type(self) -> str:
+        return "DeviceType.CUDA" if self.gpu else "DeviceType.CPU"
+
+    def is_user_annotation(self) -> bool:
+        return self.annotation
+
+    def name(self) -> str:
+        return self.label
+
+    def start_ns(self) -> int:
+        return self.start
+
+    def duration_ns(self) -> int:
+        return self.dur
+
+    def correlation_id(self) -> int:
+        return self.corr
+
+    def device_resource_id(self) -> int:
+        return self.resource
+
+    def device_index(self) -> int:
+        return 0
+
+    def start_thread_id(self) -> int:
+        return 1
+
+
+def test_events_without_activity_type_are_classified_from_device_and_name():
+    events = [
+        Torch211Event(False, "launchprof/call0", 0, 9_000, 1, annotation=True),
+        Torch211Event(True, "launchprof/call0", 0, 9_000, 1, resource=7, annotation=True),  # GPU-side copy
+        Torch211Event(False, "aten::add", 100, 500, 4),
+        Torch211Event(False, "cudaLaunchKernel", 200, 300, 22),
+        Torch211Event(False, "cuLaunchKernelEx", 600, 300, 23),
+        Torch211Event(False, "Activity Buffer Request", 0, 5, 3),
+        Torch211Event(True, "void add_kernel<float>(float*)", 1_000, 2_000, 22, resource=7),
+        Torch211Event(True, "gemm", 3_000, 2_000, 23, resource=7),
+        Torch211Event(True, "Memcpy DtoD (Device -> Device)", 6_000, 1_000, 30, resource=7),
+        Torch211Event(True, "Memset (Device)", 7_500, 500, 31, resource=7),
+        Torch211Event(True, "Stream Sync", 8_000, 100, 32, resource=7),
+    ]
+    cats = {(r["name"], r["cat"]) for r in chrome_rows(events, base_ns=0)}
+    assert cats == {
+        ("launchprof/call0", "user_annotation"),
+        ("cudaLaunchKernel", "cuda_runtime"),
+        ("cuLaunchKernelEx", "cuda_driver"),
+        ("void add_kernel<float>(float*)", "kernel"),
+        ("gemm", "kernel"),
+        ("Memcpy DtoD (Device -> Device)", "gpu_memcpy"),
+        ("Memset (Device)", "gpu_memset"),
+    }

@@ -21,13 +21,38 @@ HOST_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver", "user_annotation"})
 CATEGORIES = GPU_CATEGORIES | HOST_CATEGORIES
 
 
+# CUPTI synchronisation records sit on the GPU timeline too; they are no GPU work.
+_GPU_SYNC_NAMES = frozenset({"Context Sync", "Stream Sync", "Event Sync", "Stream Wait Event"})
+
+
 def _category(event: Any) -> str | None:
-    kind = event.activity_type()
-    if not isinstance(kind, str):  # an older torch returns an enum number: use the fallback
-        raise TypeError(f"activity_type() returned {type(kind).__name__}, not a name")
-    if kind == "user_annotation" or (kind == "cpu_op" and event.is_user_annotation()):
-        return "user_annotation"
-    return kind if kind in CATEGORIES else None
+    """The Chrome-trace category of one kineto event, or None for rows the analysis ignores.
+
+    Newer torch names it (``activity_type()``); torch 2.11, seen on the H200, has no such
+    accessor, so the category is read from the device type, the name and the annotation
+    flag, the same facts the Chrome export uses."""
+    if hasattr(event, "activity_type"):
+        kind = event.activity_type()
+        if not isinstance(kind, str):  # an enum number: unknown mapping, use the fallback
+            raise TypeError(f"activity_type() returned {type(kind).__name__}, not a name")
+        if kind == "user_annotation" or (kind == "cpu_op" and event.is_user_annotation()):
+            return "user_annotation"
+        return kind if kind in CATEGORIES else None
+    on_gpu = str(event.device_type()).endswith("CUDA")
+    name = event.name()
+    if event.is_user_annotation():
+        return None if on_gpu else "user_annotation"
+    if on_gpu:
+        if name in _GPU_SYNC_NAMES:
+            return None
+        if name.startswith("Memcpy"):
+            return "gpu_memcpy"
+        if name.startswith("Memset"):
+            return "gpu_memset"
+        return "kernel"
+    if name.startswith("cu") and "::" not in name and int(event.correlation_id()) > 0:
+        return "cuda_runtime" if name.startswith("cuda") else "cuda_driver"
+    return None
 
 
 def chrome_rows(events: Iterable[Any], base_ns: int, pid: int = 0) -> list[dict[str, Any]]:

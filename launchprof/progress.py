@@ -1,4 +1,5 @@
-"""Live progress for analyze, driven by the worker's events (on stderr, never in reports)."""
+"""Live progress for analyze, driven by the worker's events (on stderr, transient, only on
+a terminal; never in reports): script start, calibration, the plan's phases, bursts."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ class AnalyzeProgress:
         self.task = self.progress.add_task("starting the script (importing torch, CUDA init)", total=None)
         self.eager = 0
         self.replay = 0
+        self.timed = 0  # burst samples so far, all kinds
+        self.burst_total: int | None = None
 
     def __enter__(self) -> AnalyzeProgress:
         self.progress.__enter__()
@@ -48,5 +51,23 @@ class AnalyzeProgress:
             elif kind == "replay-timing":
                 self.replay += 1
                 self.progress.update(self.task, description="graph replays", completed=self.replay, total=self.repeat)
+            elif kind == "calibration-progress":
+                self.progress.update(self.task, description="measuring this GPU once for predictions", completed=float(e.get("fraction") or 0.0) * 100, total=100)
+            elif kind == "calibration" and e.get("status") == "measured":
+                self.progress.update(self.task, description=f"measured this GPU for predictions ({e.get('seconds', 0):.0f} s)", completed=0, total=None)
+            elif kind == "timing-start":
+                self.timed, self.burst_total = 0, int(e.get("target") or 0) * len(e.get("kinds") or [])
+                self._burst_update()
+            elif kind == "timing" and e.get("mode") == "burst":
+                self.timed += len(e.get("wall_us") or [])
+                self._burst_update()
             elif kind == "plan-end":
                 self.progress.update(self.task, description="measured; the script finishes", total=None)
+
+    def _burst_update(self) -> None:
+        self.progress.update(
+            self.task,
+            description="timing eager and replay back to back",
+            completed=min(self.timed, self.burst_total or self.timed),
+            total=self.burst_total or None,
+        )

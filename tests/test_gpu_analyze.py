@@ -52,3 +52,33 @@ def test_hidden_sync_lines(tmp_path):
     assert report["verdict"] == "not-capturable"
     lines = {(Path(h["file"]).name, h["line"]) for h in report["hazards"] if h["kind"] == "hidden-sync"}
     assert {("hidden_sync.py", 15), ("hidden_sync.py", 16), ("hidden_sync.py", 19), ("hidden_sync.py", 20), ("_helpers.py", 10)} <= lines
+
+
+def _median(report: dict, side: str) -> float | None:
+    """``SIDE.step_us.median`` read defensively by its contract name."""
+    part = report.get(side) or {}
+    step = part.get("step_us") or {}
+    value = step.get("median") if isinstance(step, dict) else None
+    return float(value) if value is not None else None
+
+
+def test_step_times_match_the_step_timed_directly(tmp_path):
+    """Criterion 1 of the timing issue: analyze's eager and replay step medians within 15%
+    of the same step timed directly in the same process (back to back, median of 60)."""
+    import os
+
+    out, direct = tmp_path / "small.json", tmp_path / "direct.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "launchprof", "analyze", str(ROOT / "tests" / "gpu_scripts" / "small_step.py"), "--target", "step", "-f", "json", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, "LAUNCHPROF_DIRECT_OUT": str(direct)},
+    )
+    assert out.exists() and direct.exists(), proc.stderr
+    report, reference = json.loads(out.read_text()), json.loads(direct.read_text())
+    eager, replay = _median(report, "eager"), _median(report, "replay")
+    assert eager is not None and replay is not None, f"no eager/replay step_us.median in the report: {sorted(report)}"
+    assert abs(eager / reference["eager_us"] - 1) <= 0.15, (eager, reference)
+    assert abs(replay / reference["replay_us"] - 1) <= 0.15, (replay, reference)

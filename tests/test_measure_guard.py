@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 from launchprof.worker.config import WorkerConfig  # noqa: E402
 from launchprof.worker.events import EventWriter  # noqa: E402
-from launchprof.worker.measure import Phase, TargetRun  # noqa: E402
+from launchprof.worker.plan import Phase, TargetRun  # noqa: E402
 
 
 def make_run(tmp_path, fn):
@@ -72,8 +72,8 @@ def test_keyword_order_is_canonical(tmp_path):
 def test_static_inputs_keep_stable_tensors_and_copy_fresh_ones(tmp_path):
     run = make_run(tmp_path, lambda a, b: a + b)
     stable, fresh = torch.ones(2), torch.zeros(2)
-    run.moved_args = {"[1]"}  # the second argument was a new tensor on earlier calls
-    static_args, static_kwargs = run._static_inputs((stable, fresh), {})
+    run.inputs.moved_args = {"[1]"}  # the second argument was a new tensor on earlier calls
+    static_args, static_kwargs = run.inputs.make((stable, fresh), {})
     assert static_args[0] is stable
     assert static_args[1] is not fresh and torch.equal(static_args[1], fresh)
 

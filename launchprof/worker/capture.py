@@ -1,7 +1,7 @@
 """Capturing the target into a CUDA graph on static buffers, and classifying failures.
 
 Follows the pattern the seeds teach: warm up on a side stream (lazy init, cuBLAS
-workspaces), capture with ``capture_error_mode="thread_local"`` so other threads may
+workspaces; the first warm-up's peak allocation says whether capture has room), capture with ``capture_error_mode="thread_local"`` so other threads may
 keep allocating, instantiate separately so its cost is measured on its own.
 """
 
@@ -17,6 +17,7 @@ import torch
 
 from launchprof.worker.frames import traceback_site
 from launchprof.worker.graphinfo import graph_nodes
+from launchprof.worker.memory import own_pool_bytes, peak_of, pool_segment_bytes, room_for_capture, split_pool
 
 
 @dataclass
@@ -29,7 +30,9 @@ class Captured:
     instantiate_us: float | None
     graph_nodes: int | None
     node_types: dict[str, int] = field(default_factory=dict)
-    pool_bytes: int | None = None
+    pool_bytes: int | None = None  # the graph's own increment
+    workspace_bytes: int | None = None  # one-time library workspaces in the first pool
+    warmup_us: float | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -53,16 +56,26 @@ def capture(
     warmup: int,
     before_capture: Callable[[], None],
 ) -> Captured:
-    """Warm up, capture, instantiate. Raises CaptureFailed with a classified error."""
+    """Warm up, check memory, capture, instantiate, measure the graph's own pool.
+    Raises CaptureFailed with a classified error (or the low-memory cause)."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
+    t0 = time.perf_counter()
+    peak = 0
     with torch.cuda.stream(side):
-        for _ in range(warmup):
-            fn(*static_args, **static_kwargs)
+        for i in range(warmup):
+            if i == 0:
+                _, peak = peak_of(lambda: fn(*static_args, **static_kwargs))
+            else:
+                fn(*static_args, **static_kwargs)
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
+    warmup_us = (time.perf_counter() - t0) * 1e6
     before_capture()  # undo what the warm-up calls did to the state
     torch.cuda.synchronize()
+    cause = room_for_capture(peak)
+    if cause is not None:
+        raise CaptureFailed({"kind": "capture-allocation", "exception": None, "message": cause, "cause": cause, "chain": [], "cuda_errors": []})
 
     graph, kept = _new_graph()
     reserved_before = torch.cuda.memory_reserved()
@@ -78,6 +91,7 @@ def capture(
     capture_us = (time.perf_counter() - t0) * 1e6
     notes: list[str] = []
     nodes, types, problem = (None, {}, None)
+    instantiate_us: float | None = None
     if kept:
         nodes, types, problem = graph_nodes(graph.raw_cuda_graph())
         if problem:
@@ -86,10 +100,16 @@ def capture(
         t1 = time.perf_counter()
         graph.instantiate()
         torch.cuda.synchronize()
-        instantiate_us: float | None = (time.perf_counter() - t1) * 1e6
+        instantiate_us = (time.perf_counter() - t1) * 1e6
     else:
-        instantiate_us = None
         notes.append("this torch has no CUDAGraph(keep_graph=True): instantiate time is inside capture time")
+    first_pool = pool_segment_bytes(graph)
+    if first_pool is None or first_pool == 0:
+        first_pool = max(torch.cuda.memory_reserved() - reserved_before, 0)
+    own, problem = own_pool_bytes(fn, static_args, static_kwargs)
+    if problem:
+        notes.append(problem)
+    pool, workspace = split_pool(first_pool, own)
     return Captured(
         graph=graph,
         static_args=static_args,
@@ -99,7 +119,9 @@ def capture(
         instantiate_us=instantiate_us,
         graph_nodes=nodes,
         node_types=types,
-        pool_bytes=pool_bytes(graph, torch.cuda.memory_reserved() - reserved_before),
+        pool_bytes=pool,
+        workspace_bytes=workspace,
+        warmup_us=warmup_us,
         notes=notes,
     )
 
@@ -128,20 +150,6 @@ def recover_after_failed_capture() -> None:
         torch.cuda.synchronize()
     except Exception:
         pass
-
-
-def pool_bytes(graph: torch.cuda.CUDAGraph, reserved_delta: int) -> int:
-    """Bytes held by the graph's private memory pool (segments tagged with its pool id)."""
-    try:
-        pool = tuple(graph.pool())
-        total = sum(
-            int(seg.get("total_size", 0))
-            for seg in torch.cuda.memory_snapshot()
-            if tuple(seg.get("segment_pool_id", ())) == pool
-        )
-        return total if total > 0 else max(reserved_delta, 0)
-    except Exception:
-        return max(reserved_delta, 0)
 
 
 _CUDA_ERROR = re.compile(r"(cudaError\w+|CUDA error: [^\n]+)")

@@ -17,10 +17,11 @@ class WorkerConfig:
     target: str | None
     events_path: str
     trace_path: str
-    repeat: int = 25
+    repeat: int = 50  # timed samples of each kind (eager, replay, clone) in the bursts
     warmup: int = 3
     profile_calls: int = 3
     validations: int = 4
+    calibrate: bool = True  # measure a quick device profile first if none is cached
 
     def to_file(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self)), encoding="utf-8")
@@ -30,12 +31,40 @@ class WorkerConfig:
         return cls(**json.loads(Path(path).read_text(encoding="utf-8")))
 
 
+# The plan's call schedule (launchprof.worker.plan). The reported timings come from the
+# bursts, which run inside one call, so the plan itself needs few calls of the target:
+# - PRE_CAPTURE_CALLS eager calls timed in the loop: an eager figure (and recorded
+#   argument sets for eager-only bursts) if capture fails;
+# - IN_LOOP_CALLS timed in-loop eager and replay calls each after capture: fallback
+#   evidence if the bursts cannot run, and the calls whose arguments the bursts record.
+PRE_CAPTURE_CALLS = 10
+IN_LOOP_CALLS = 10
+# Validations counted towards a complete plan: the capture call itself, the first replay
+# call, the one halfway through the in-loop calls.
+PLAN_VALIDATIONS = 3
+
+
 def pre_capture_calls(repeat: int) -> int:
-    """Eager calls timed before capture: enough to report an eager step if capture fails;
-    after capture, eager and replay calls alternate, ``repeat`` of each."""
-    return max(3, repeat // 2)
+    """Eager calls timed in the loop before capture (``repeat`` is served by the bursts)."""
+    return min(PRE_CAPTURE_CALLS, max(3, repeat))
+
+
+def in_loop_calls(repeat: int) -> int:
+    """Eager and replay calls each timed in the loop after capture."""
+    return min(IN_LOOP_CALLS, max(3, repeat))
 
 
 def plan_size(config: WorkerConfig) -> int:
-    """Calls of the target a complete measurement needs (see launchprof.worker.measure)."""
-    return config.warmup + pre_capture_calls(config.repeat) + config.profile_calls + 1 + 1 + 2 * config.repeat + min(config.validations, 3) - 1
+    """Calls of the target a complete measurement needs: warm-up, pre-capture eager,
+    profiled calls, one probe, one capture (also the first validation), the in-loop eager
+    and replay calls, and the validations after capture (each one call)."""
+    validations_after_capture = min(config.validations, PLAN_VALIDATIONS) - 1
+    return (
+        config.warmup
+        + pre_capture_calls(config.repeat)
+        + config.profile_calls
+        + 1
+        + 1
+        + 2 * in_loop_calls(config.repeat)
+        + validations_after_capture
+    )

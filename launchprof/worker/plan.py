@@ -1,50 +1,43 @@
-"""The measurement of one target, driven by the user's own calls to it.
+"""The measurement plan of one target, driven by the user's own calls to it.
 
 Each call the script makes advances a fixed plan: warm-up -> timed eager calls ->
-profiled calls -> one probed call -> capture -> timed replays with validation. Every
-step writes its result to the event log at once, so whatever the script does next
-(crash, exit, stop calling) cannot lose it. After the plan ends the original function
-runs untouched.
+profiled calls -> one probed call -> capture -> replays with validation, timed in the
+loop, while argument sets are recorded. Once enough sets are recorded (or when the plan
+closes), eager, replay and clone are timed back to back in bursts on them (worker/burst.py):
+those are the reported numbers. Every step writes its result to the event log at once, so
+whatever the script does next (crash, exit, stop calling) cannot lose it. After the plan
+ends the original function runs untouched.
 """
 
 from __future__ import annotations
 
+import collections
 import enum
-import inspect
 import sys
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
+from launchprof.worker.burst import BURST_SETS
 from launchprof.worker.capture import CaptureFailed, Captured, capture
-from launchprof.worker.config import WorkerConfig, pre_capture_calls
+from launchprof.worker.config import WorkerConfig, in_loop_calls, pre_capture_calls
 from launchprof.worker.events import EventWriter
 from launchprof.worker.frames import frame_site, snippet
 from launchprof.worker.hoststate import HostState
+from launchprof.worker.memory import memory_event, tensor_bytes
 from launchprof.worker.nvtx_ranges import nvtx_range
-from launchprof.worker.observe import (
-    bind_arguments,
-    call_signature,
-    describe_call,
-    module_state,
-    referenced_state,
-    scalar_values,
-)
+from launchprof.worker.observe import bind_arguments, call_signature, describe_call, module_state, referenced_state, scalar_values
+from launchprof.worker.plan_bursts import run_plan_bursts
 from launchprof.worker.probe import probe_call
+from launchprof.worker.profiler_tables import write_table
+from launchprof.worker.static_inputs import StaticInputs
 from launchprof.worker.timing import timed
-from launchprof.worker.trees import clone_tensors, copy_into, flat_tensors, leaves, map_tree, tensor_leaves
+from launchprof.worker.trees import clone_tensors, copy_into, flat_tensors, tensor_leaves
+from launchprof.worker.user_errors import UserError, is_device_error
+from launchprof.worker.validator import Snapshot, mutated_tensors, validate, version_of
 
 MAX_CALL_EVENTS = 400
-
-
-class UserError(Exception):
-    """Carries an exception raised by the user's code through launchprof's frames."""
-
-    def __init__(self, original: BaseException) -> None:
-        super().__init__(str(original))
-        self.original = original
 
 
 class Phase(enum.Enum):
@@ -66,19 +59,13 @@ class TargetRun:
         self.config = config
         self.events = events
         self.phase = Phase.WARMUP
-        try:
-            self.signature: inspect.Signature | None = inspect.signature(fn)
-        except (TypeError, ValueError):
-            self.signature = None
+        self.inputs = StaticInputs(fn)
         self.calls = 0
         self.in_phase = 0
         self.busy = False
         self.mutated_args: set[str] = set()
         self.mutated_state: set[str] = set()
         self.last_ptrs: dict[str, int] = {}
-        self.arg_ptrs: dict[str, int] = {}
-        self.arg_refs: dict[str, weakref.ref] = {}
-        self.moved_args: set[str] = set()
         self.profiler: Any = None
         self.captured: Captured | None = None
         self.captured_signature: tuple | None = None
@@ -91,25 +78,17 @@ class TargetRun:
         self.host_writes: list[tuple[Any, str]] = []
         self.host_containers: list[Any] = []
         self.eager_interleaved = 0
-        self.copy_plan: list[int] = []  # flat indices of inputs copied into static buffers
-        self.kept: list[int] = []  # flat indices of inputs the graph reads in place
-        self.static_flat: list[torch.Tensor] = []
-        # Before capture, enough eager calls to report an eager step if capture fails; after
-        # it, eager and replay calls alternate so both see the same machine state.
+        # Argument sets kept for the bursts: the last eager ones (for eager-only bursts when
+        # capture fails) and the first replay-eligible ones after capture.
+        self.eager_sets: collections.deque[tuple[tuple, dict]] = collections.deque(maxlen=BURST_SETS)
+        self.replay_sets: list[tuple[tuple, dict]] = []
+        self.bursts_done = False
         self.pre_capture_calls = pre_capture_calls(config.repeat)
+        self.in_loop_calls = in_loop_calls(config.repeat)
 
     # ------------------------------------------------------------------ dispatch
     def _canon(self, args: tuple, kwargs: dict) -> Any:
-        """The call's arguments in the target's parameter order, whatever keyword order the
-        caller used: static buffers are matched to new data by this order."""
-        if not kwargs:
-            return args
-        if self.signature is not None:
-            try:
-                return tuple(self.signature.bind(*args, **kwargs).arguments.values())
-            except TypeError:
-                pass
-        return (args, tuple(sorted(kwargs.items())))
+        return self.inputs.canon(args, kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.busy or self.phase is Phase.DONE:
@@ -140,7 +119,7 @@ class TargetRun:
 
             self.events.write("internal-error", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()[-3000:])
             try:
-                self.finish(reason=f"launchprof internal error: {type(exc).__name__}: {exc}")
+                self.finish(reason=f"launchprof internal error: {type(exc).__name__}: {exc}", bursts=False)
             except Exception:
                 self.phase = Phase.DONE
             return self.fn(*args, **kwargs)
@@ -152,15 +131,18 @@ class TargetRun:
         except Exception as exc:
             raise UserError(exc) from None
 
+    def _state_of(self, args: tuple, kwargs: dict) -> dict[str, torch.Tensor]:
+        state = referenced_state(self.fn)
+        state.update(module_state(bind_arguments(self.fn, args, kwargs)))
+        return state
+
     def _step(self, args: tuple, kwargs: dict) -> Any:
         index = self.calls
         self.calls += 1
-        named = bind_arguments(self.fn, args, kwargs)
-        records = describe_call(named)
-        state = referenced_state(self.fn)
-        state.update(module_state(named))
+        records = describe_call(bind_arguments(self.fn, args, kwargs))
+        state = self._state_of(args, kwargs)
         self._observe(index, records, state)
-        self._observe_args(args, kwargs)
+        self.inputs.observe(args, kwargs)
         handler = {
             Phase.WARMUP: self._warmup,
             Phase.EAGER: self._eager,
@@ -175,16 +157,6 @@ class TargetRun:
         self.events.write("phase", name=phase.value, call=self.calls)
         self.phase = phase
         self.in_phase = 0
-
-    def _observe_args(self, args: tuple, kwargs: dict) -> None:
-        """An input is stable only if it is the very same tensor every call. A fresh tensor
-        that happens to land at the same address (the caching allocator reuses blocks) is
-        not: once capture holds the old one, the new ones land elsewhere."""
-        for p, t in tensor_leaves(self._canon(args, kwargs)):
-            ptr = t.data_ptr()
-            first = self.arg_refs.setdefault(p, weakref.ref(t))
-            if self.arg_ptrs.setdefault(p, ptr) != ptr or first() is not t:
-                self.moved_args.add(p)
 
     def _observe(self, index: int, records: list[dict[str, Any]], state: dict[str, torch.Tensor]) -> None:
         if index < MAX_CALL_EVENTS:
@@ -216,7 +188,8 @@ class TargetRun:
     def _eager(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
         with nvtx_range("eager"):
             out, t = timed(lambda: self._user(*args, **kwargs))
-        self.events.write("eager-timing", index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, phase="eager")
+        self.events.write("eager-timing", index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, phase="eager", mode="in-loop")
+        self.eager_sets.append((args, kwargs))
         self.in_phase += 1
         if self.in_phase >= self.pre_capture_calls:
             self._advance(Phase.PROFILE)
@@ -238,13 +211,18 @@ class TargetRun:
             self._advance(Phase.PROBE)
         return out
 
+    def _run_dir(self) -> Any:
+        from pathlib import Path
+
+        return Path(self.config.events_path).parent
+
     def _finish_profile(self) -> None:
         if self.profiler is None:
             return
         prof, self.profiler = self.profiler, None
         prof.__exit__(None, None, None)
-        prof.export_chrome_trace(self.config.trace_path)
-        self.events.write("trace", path=self.config.trace_path, calls=self.in_phase, what="eager")
+        path = write_table(prof, self._run_dir(), "eager")
+        self.events.write("trace", path=path, calls=self.in_phase, what="eager")
 
     def _probe(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
         with nvtx_range("eager"):
@@ -267,43 +245,19 @@ class TargetRun:
         return out
 
     # ------------------------------------------------------------------ capture and replay
-    def _snapshot(self, args: tuple, kwargs: dict, state: dict) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
-        """Clones of everything the call mutates, to undo it (validation, warm-up)."""
-        snap = {f"arg:{p}": (t, t.detach().clone()) for p, t in tensor_leaves(self._canon(args, kwargs)) if p in self.mutated_args}
-        snap.update({f"state:{n}": (t, t.detach().clone()) for n, t in state.items() if n in self.mutated_state})
-        return snap
-
-    @staticmethod
-    def _restore(snap: dict[str, tuple[torch.Tensor, torch.Tensor]]) -> None:
-        with torch.inference_mode():
-            for live, saved in snap.values():
-                live.copy_(saved)
-
-    def _static_inputs(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-        """Static buffers: a tensor passed at the same address every call is its own static
-        buffer (the graph reads it in place, as a hand-graphed loop would); one that is a new
-        allocation each call gets a copy that new data is copied into before each replay."""
-        keep = {id(t) for p, t in tensor_leaves(self._canon(args, kwargs)) if p not in self.moved_args}
-
-        def pick(v: Any) -> Any:
-            if isinstance(v, torch.Tensor):
-                return v if id(v) in keep else v.detach().clone()
-            return v
-
-        both = map_tree((args, kwargs), pick)
-        return both[0], both[1]
+    def _snapshot(self, args: tuple, kwargs: dict, state: dict) -> Snapshot:
+        """Clones of everything the call mutates, and the CUDA RNG state, to undo it."""
+        return Snapshot.take(mutated_tensors(tensor_leaves(self._canon(args, kwargs)), self.mutated_args, state, self.mutated_state))
 
     def _capture(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
-        static_args, static_kwargs = self._static_inputs(args, kwargs)
+        static_args, static_kwargs = self.inputs.make(args, kwargs)
         snap = self._snapshot(args, kwargs, state)
-        rng = torch.cuda.get_rng_state()
 
         def reset() -> None:
-            self._restore(snap)
+            snap.restore()
             copy_into((static_args, static_kwargs), (args, kwargs))
-            torch.cuda.set_rng_state(rng)
 
-        # The warm-up calls and the capture run the step's Python three more times.
+        # The warm-up calls and the capture run the step's Python more times.
         host = HostState.save(self.host_writes, self.host_containers)
         with nvtx_range("capture"):
             try:
@@ -316,8 +270,7 @@ class TargetRun:
                 if info.get("file") and info.get("line"):
                     info["snippet"] = snippet(info["file"], int(info["line"]))
                 self.events.write("capture", ok=False, index=index, **info)
-                self._restore(snap)
-                torch.cuda.set_rng_state(rng)
+                snap.restore()
                 self.finish(reason="capture failed")
                 return self._user(*args, **kwargs)
         cap = self.captured
@@ -326,23 +279,22 @@ class TargetRun:
             ok=True,
             index=index,
             capture_us=cap.capture_us,
+            warmup_us=cap.warmup_us,
             instantiate_us=cap.instantiate_us,
             graph_nodes=cap.graph_nodes,
             node_types=cap.node_types,
             pool_bytes=cap.pool_bytes,
+            workspace_bytes=cap.workspace_bytes,
             notes=cap.notes,
         )
         self.captured_signature = call_signature(records)
         self.captured_scalars = scalar_values(records)
-        self.static_flat = flat_tensors(self._canon(cap.static_args, cap.static_kwargs))
-        live = flat_tensors(self._canon(args, kwargs))
-        self.copy_plan = [i for i, (st, lv) in enumerate(zip(self.static_flat, live, strict=True)) if st is not lv]
-        copied = set(self.copy_plan)
-        self.kept = [i for i in range(len(live)) if i not in copied]
+        self.inputs.plan(cap.static_args, cap.static_kwargs, args, kwargs)
+        clone_bytes = tensor_bytes(flat_tensors(cap.static_out))
+        self.events.write("memory", **memory_event(self.inputs.static_bytes(), clone_bytes, cap.pool_bytes, cap.workspace_bytes))
         # The capture itself ran the step on the static buffers: undo it, then this call
         # becomes the first validation (same data as captured).
-        self._restore(snap)
-        torch.cuda.set_rng_state(rng)
+        snap.restore()
         self._advance(Phase.REPLAY)
         return self._validate(index, args, kwargs, state, changed_scalars=[])
 
@@ -351,16 +303,16 @@ class TargetRun:
         assert self.captured is not None
         if call_signature(records) != self.captured_signature:
             return self._fallback(index, args, kwargs, reason="shape")
-        if self.kept:
-            live = flat_tensors(self._canon(args, kwargs))
-            if any(live[i] is not self.static_flat[i] for i in self.kept):
-                # An input that stayed put until capture moved: the graph would read the old
-                # tensor. Run eagerly; the reallocated-input finding names it.
-                return self._fallback(index, args, kwargs, reason="input moved after capture")
+        if self.inputs.moved_since_capture(args, kwargs):
+            # The graph would read the old tensor. Run eagerly; the reallocated-input
+            # finding names it.
+            return self._fallback(index, args, kwargs, reason="input moved after capture")
         scalars = scalar_values(records)
         changed = sorted(k for k, v in scalars.items() if self.captured_scalars.get(k) != v)
+        # Validations: the first replay call, one halfway through the in-loop calls, then
+        # any left over once the in-loop timing is complete.
         want_validation = self.validations < self.config.validations and (
-            self.replay_calls in (1, max(2, self.config.repeat // 2)) or self.replays_timed >= self.config.repeat
+            self.replay_calls in (1, max(2, self.in_loop_calls // 2)) or self.replays_timed >= self.in_loop_calls
         )
         if changed:
             if self.validations < self.config.validations + 2:
@@ -368,9 +320,20 @@ class TargetRun:
             return self._fallback(index, args, kwargs, reason="scalar", changed=changed)
         if want_validation:
             return self._validate(index, args, kwargs, state, changed_scalars=[])
-        if self.eager_interleaved < self.replays_timed and self.eager_interleaved < self.config.repeat:
+        if len(self.replay_sets) < BURST_SETS:
+            self.replay_sets.append((args, kwargs))
+            if len(self.replay_sets) == BURST_SETS:
+                self._bursts()
+        if self.eager_interleaved < self.replays_timed and self.eager_interleaved < self.in_loop_calls:
             return self._timed_eager(index, args, kwargs)
         return self._timed_replay(index, args, kwargs)
+
+    def _bursts(self) -> None:
+        """The reported timings, once; a failure leaves the in-loop numbers."""
+        if self.bursts_done:
+            return
+        self.bursts_done = True
+        run_plan_bursts(self)
 
     def _fallback(self, index: int, args: tuple, kwargs: dict, reason: str, **extra: Any) -> Any:
         """A call the graph cannot serve runs eagerly, untimed, and is counted."""
@@ -381,10 +344,10 @@ class TargetRun:
         return out
 
     def _timed_eager(self, index: int, args: tuple, kwargs: dict) -> Any:
-        """An eager call between two replays: the speedup compares neighbours in time."""
+        """An eager call between two replays: the in-loop speedup compares neighbours."""
         with nvtx_range("eager"):
             out, t = timed(lambda: self._user(*args, **kwargs))
-        self.events.write("eager-timing", index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, phase="interleaved")
+        self.events.write("eager-timing", index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, phase="interleaved", mode="in-loop")
         self.eager_interleaved += 1
         self._maybe_done()
         return out
@@ -392,11 +355,7 @@ class TargetRun:
     def _run_graph(self, args: tuple, kwargs: dict) -> None:
         """Copy what changed into the static buffers, replay. Kept lean: it is timed."""
         assert self.captured is not None
-        if self.copy_plan:
-            new = flat_tensors(self._canon(args, kwargs))
-            static = self.static_flat
-            for i in self.copy_plan:
-                static[i].copy_(new[i], non_blocking=True)
+        self.inputs.copy_in(args, kwargs)
         self.captured.graph.replay()
 
     def _timed_replay(self, index: int, args: tuple, kwargs: dict) -> Any:
@@ -406,10 +365,10 @@ class TargetRun:
             self._profile_replay(args, kwargs)
         with nvtx_range("replay"):
             _, t = timed(lambda: self._run_graph(args, kwargs))
-        self.events.write("replay-timing", index=index, wall_us=t.wall_us, gpu_us=t.gpu_us)
+        self.events.write("replay-timing", index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, mode="in-loop")
         self.replays_timed += 1
         out = clone_tensors(cap.static_out)
-        self._copy_back(args, kwargs)
+        self.inputs.copy_back(args, kwargs, self.mutated_args)
         self._maybe_done()
         return out
 
@@ -421,95 +380,61 @@ class TargetRun:
         from torch.profiler import ProfilerActivity, profile, record_function
 
         self.profiled_replay = True
-        state = referenced_state(self.fn)
-        state.update(module_state(bind_arguments(self.fn, args, kwargs)))
-        snap = self._snapshot(args, kwargs, state)
-        rng = torch.cuda.get_rng_state()
-        path = self.config.trace_path.replace(".json", "-replay.json")
+        snap = self._snapshot(args, kwargs, self._state_of(args, kwargs))
         torch.cuda.synchronize()
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             with record_function("launchprof/call0"):
                 self._run_graph(args, kwargs)
                 torch.cuda.synchronize()
-        prof.export_chrome_trace(path)
-        self._restore(snap)
-        torch.cuda.set_rng_state(rng)
+        path = write_table(prof, self._run_dir(), "replay")
+        snap.restore()
         self.events.write("trace", path=path, calls=1, what="replay")
-
-    def _copy_back(self, args: tuple, kwargs: dict) -> None:
-        """Arguments the target mutates in place: replay mutated the static copies, so copy
-        the result back into the caller's tensors (eager semantics)."""
-        if not self.mutated_args or self.captured is None:
-            return
-        static = dict(tensor_leaves(self._canon(self.captured.static_args, self.captured.static_kwargs)))
-        with torch.inference_mode():
-            for p, t in tensor_leaves(self._canon(args, kwargs)):
-                if p in self.mutated_args and p in static and static[p] is not t:
-                    t.copy_(static[p])
 
     def _validate(self, index: int, args: tuple, kwargs: dict, state: dict, changed_scalars: list[str]) -> Any:
         """Eager and replay of the same call from the same state, compared leaf by leaf."""
         cap = self.captured
         assert cap is not None
         self.validations += 1
-        snap = self._snapshot(args, kwargs, state)
-        rng = torch.cuda.get_rng_state()
-        torch.cuda.synchronize()
-        eager_out = clone_tensors(self._user(*args, **kwargs))
-        torch.cuda.synchronize()
-        eager_args = {p: t.detach().clone() for p, t in tensor_leaves(self._canon(args, kwargs)) if p in self.mutated_args}
-        eager_state = {n: t.detach().clone() for n, t in state.items() if n in self.mutated_state}
-        self._restore(snap)
-        torch.cuda.set_rng_state(rng)
         with nvtx_range("replay"):
-            _, t = timed(lambda: self._run_graph(args, kwargs))
-        replay_out = cap.static_out
-        static_args = dict(tensor_leaves(self._canon(cap.static_args, cap.static_kwargs)))
-        diffs = compare_trees(eager_out, replay_out, "output")
-        for p, expected in eager_args.items():
-            if p in static_args:
-                diffs += compare_trees(expected, static_args[p], f"argument {p} (mutated in place)")
-        for n, expected in eager_state.items():
-            if n in state:
-                diffs += compare_trees(expected, state[n], f"state {n} (mutated in place)")
-        worst = max((d for d in diffs if not d["match"]), key=lambda d: d["max_abs_diff"] or 0.0, default=None)
-        max_diff = max((d["max_abs_diff"] or 0.0 for d in diffs), default=0.0)
-        match = all(d["match"] for d in diffs)
+            result = validate(
+                self._user,
+                lambda: self._run_graph(args, kwargs),
+                cap.static_out,
+                args,
+                kwargs,
+                dict(tensor_leaves(self._canon(args, kwargs))),
+                self.inputs.static_named,
+                state,
+                self.mutated_args,
+                self.mutated_state,
+            )
+        scalars = scalar_values(describe_call(bind_arguments(self.fn, args, kwargs)))
         self.events.write(
             "validation",
             index=index,
-            match=match,
-            max_abs_diff=max_diff,
-            worst=worst,
-            leaves=len(diffs),
+            **result.fields,
             changed_scalars=changed_scalars,
-            scalars={k: v for k, v in scalar_values(describe_call(bind_arguments(self.fn, args, kwargs))).items() if k in changed_scalars},
+            scalars={k: v for k, v in scalars.items() if k in changed_scalars},
             captured_scalars={k: self.captured_scalars.get(k) for k in changed_scalars},
-            wall_us=t.wall_us,
-            gpu_us=t.gpu_us,
+            wall_us=result.timing.wall_us,
+            gpu_us=result.timing.gpu_us,
         )
-        # The caller must see eager semantics: put back what eager produced.
-        with torch.inference_mode():
-            for n, value in eager_state.items():
-                state[n].copy_(value)
-            live_args = dict(tensor_leaves(self._canon(args, kwargs)))
-            for p, value in eager_args.items():
-                live_args[p].copy_(value)
         self._maybe_done()
-        return eager_out
+        return result.eager_out
 
     def _maybe_done(self) -> None:
         enough = (
-            self.replays_timed >= self.config.repeat
-            and self.eager_interleaved >= self.config.repeat
+            self.replays_timed >= self.in_loop_calls
+            and self.eager_interleaved >= self.in_loop_calls
             and self.validations >= min(self.config.validations, 3)
         )
-        stuck = self.replay_calls >= 6 * self.config.repeat + 10
+        stuck = self.replay_calls >= 6 * self.in_loop_calls + 10
         if enough or stuck:
             self.finish(reason="complete" if enough else "replay phase could not collect enough matching calls")
 
-    def finish(self, reason: str) -> None:
-        """Close the plan: flush an open profiler, free the graph, report counts."""
+    def finish(self, reason: str, bursts: bool = True) -> None:
+        """Close the plan: flush an open profiler, run the bursts if they have not run yet
+        (a short script, a failed capture), free the graph, report counts."""
         if self.phase is Phase.DONE:
             return
         if self.profiler is not None:
@@ -517,6 +442,8 @@ class TargetRun:
                 self._finish_profile()
             except Exception as exc:
                 self.events.write("note", text=f"profiler trace could not be written: {exc}")
+        if bursts:
+            self._bursts()
         self.events.write(
             "plan-end",
             reason=reason,
@@ -528,39 +455,6 @@ class TargetRun:
         )
         self.phase = Phase.DONE
         self.captured = None
+        self.eager_sets.clear()
+        self.replay_sets.clear()
         torch.cuda.empty_cache()
-
-
-def is_device_error(exc: BaseException) -> bool:
-    """CUDA errors (device asserts, illegal addresses, out of memory) raised wherever they surface."""
-    return isinstance(exc, torch.cuda.OutOfMemoryError) or type(exc).__name__ == "AcceleratorError" or "CUDA error" in str(exc)
-
-
-def version_of(t: torch.Tensor) -> int | None:
-    """The in-place version counter; None for inference tensors, which have none (treated
-    as possibly mutated, so they are snapshotted and restored)."""
-    return None if t.is_inference() else t._version
-
-
-def compare_trees(expected: Any, actual: Any, label: str) -> list[dict[str, Any]]:
-    """Leaf-by-leaf comparison; float tensors within a tight tolerance, others exactly."""
-    exp, act = list(leaves(expected, label)), list(leaves(actual, label))
-    if len(exp) != len(act):
-        return [{"path": label, "match": False, "max_abs_diff": None, "why": "different structure"}]
-    out = []
-    for (path, e), (_, a) in zip(exp, act, strict=True):
-        if isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor):
-            if e.shape != a.shape or e.dtype != a.dtype:
-                out.append({"path": path, "match": False, "max_abs_diff": None, "why": "shape or dtype differs"})
-                continue
-            if e.is_floating_point() or e.is_complex():
-                diff = (e.double() - a.double()).abs()
-                max_abs = float(diff.max()) if diff.numel() else 0.0
-                ok = bool(torch.allclose(e, a, rtol=1e-4, atol=1e-6, equal_nan=True))
-            else:
-                max_abs = float((e.long() - a.long()).abs().max()) if e.numel() else 0.0
-                ok = bool(torch.equal(e, a))
-            out.append({"path": path, "match": ok, "max_abs_diff": max_abs})
-        else:
-            out.append({"path": path, "match": bool(e == a) if not isinstance(e, torch.Tensor) else False, "max_abs_diff": None})
-    return out

@@ -1,0 +1,107 @@
+"""Timing the user's step back to back, in interleaved bursts (the pyperf/timeit idea).
+
+Inside the plan, every timed call sits between the script's Python and launchprof's
+bookkeeping, which inflates small steps by different amounts for eager and replay. Here
+the calls are made on recorded argument sets with nothing but the call between two device
+synchronisations: every closure, CUDA event and sample list is built before a burst and the
+events are written after it. Eager and replay alternate which goes first, so slow drifts
+of the machine (clocks, other processes) fall on both.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from launchprof.worker.events import EventWriter
+
+# Calls of one kind per burst: enough that switching kinds is a small part of the burst,
+# few enough that the order alternates several times within `repeat` samples.
+CALLS_PER_BURST = 10
+# A kind stops after this many seconds of measured calls (a long step still finishes).
+TIME_CAP_S = 5.0
+# Argument sets recorded for the bursts: calls cycle through them, so one odd set (a cold
+# buffer, an unusual value) cannot decide the median.
+BURST_SETS = 4
+
+
+@dataclass
+class Kind:
+    """One thing to time: a list of zero-argument calls, cycled through."""
+
+    name: str
+    calls: list[Callable[[], Any]]
+    samples: int = 0
+    seconds: float = 0.0
+    stopped: bool = False
+    why: str = ""
+    walls: list[float] = field(default_factory=list)
+    starts: list[Any] = field(default_factory=list)
+    ends: list[Any] = field(default_factory=list)
+
+
+def schedule(repeat: int) -> tuple[int, int]:
+    """(bursts, calls per kind per burst): at least ``repeat`` samples per kind, an even
+    number of bursts (each order equally often), at least two."""
+    per = max(1, min(CALLS_PER_BURST, repeat))
+    bursts = max(2, math.ceil(repeat / per))
+    return bursts + bursts % 2, per
+
+
+def run_bursts(kinds: list[Kind], repeat: int, events: EventWriter, time_cap_s: float = TIME_CAP_S) -> None:
+    """Time every kind in alternating bursts; one ``timing`` event per burst per kind.
+
+    ``kinds`` is ordered (eager, replay, clone): odd bursts run the replay side first."""
+    bursts, per = schedule(repeat)
+    events.write("timing-start", bursts=bursts, calls_per_burst=per, kinds=[k.name for k in kinds], target=bursts * per)
+    for k in kinds:
+        k.walls = [0.0] * per
+        k.starts = [torch.cuda.Event(enable_timing=True) for _ in range(per)]
+        k.ends = [torch.cuda.Event(enable_timing=True) for _ in range(per)]
+        k.calls[0]()  # one untimed call: lazy initialisation and cold caches stay outside
+    torch.cuda.synchronize()
+    for b in range(bursts):
+        order = kinds if b % 2 == 0 or len(kinds) == 1 else [*kinds[1:], kinds[0]]
+        counts = {k.name: _block(k, per, time_cap_s) for k in order}
+        for k in kinds:
+            n = counts.get(k.name, 0)
+            if n:
+                gpu = [k.starts[i].elapsed_time(k.ends[i]) * 1e3 for i in range(n)]
+                events.write("timing", kind=k.name, mode="burst", burst=b, wall_us=[w * 1e6 for w in k.walls[:n]], gpu_us=gpu)
+        if all(k.stopped for k in kinds):
+            break
+    for k in kinds:
+        target = bursts * per
+        early = k.samples < target and k.stopped
+        events.write("timing-end", kind=k.name, samples=k.samples, seconds=k.seconds, stopped_early=early, why=k.why if early else "")
+
+
+def _block(k: Kind, per: int, time_cap_s: float) -> int:
+    """``per`` synchronised calls of one kind; returns how many were timed."""
+    if k.stopped:
+        return 0
+    sync, perf = torch.cuda.synchronize, time.perf_counter
+    calls, walls, starts, ends = k.calls, k.walls, k.starts, k.ends
+    ncalls = len(calls)
+    n = 0
+    for i in range(per):
+        fn, start, end = calls[(k.samples + i) % ncalls], starts[i], ends[i]
+        sync()
+        t0 = perf()
+        start.record()
+        fn()
+        end.record()
+        sync()
+        walls[i] = perf() - t0
+        n += 1
+        k.seconds += walls[i]
+        if k.seconds >= time_cap_s:
+            k.stopped, k.why = True, f"stopped at the {time_cap_s:g} s time cap"
+            break
+    k.samples += n
+    return n

@@ -1,0 +1,84 @@
+"""Running the bursts from the plan: building the calls, protecting the user's state.
+
+The burst calls are extra calls of the user's step, so everything they change is saved
+before and put back after: every mutated argument and state tensor, both RNG states and
+the Python state the probe saw the step write. The user's prints are silenced meanwhile,
+so a script's output does not repeat. Any failure becomes a note: the in-loop timings
+remain, and the run is never lost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from launchprof.worker.burst import Kind, run_bursts
+from launchprof.worker.hoststate import HostState
+from launchprof.worker.trees import clone_tensors, tensor_leaves
+from launchprof.worker.validator import Snapshot, mutated_tensors
+
+if TYPE_CHECKING:
+    from launchprof.worker.plan import TargetRun
+
+
+def _eager_call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Callable[[], Any]:
+    return lambda: fn(*args, **kwargs)
+
+
+def _replay_call(pairs: list[tuple[torch.Tensor, torch.Tensor]], graph: torch.cuda.CUDAGraph) -> Callable[[], None]:
+    """The docs pattern, nothing else: copy the new inputs into the static buffers, replay."""
+
+    def run() -> None:
+        for static, new in pairs:
+            static.copy_(new, non_blocking=True)
+        graph.replay()
+
+    return run
+
+
+def build_kinds(run: TargetRun, sets: list[tuple[tuple, dict]]) -> list[Kind]:
+    """(eager, replay, clone) calls over the recorded sets; eager only without a graph."""
+    kinds = [Kind("eager", [_eager_call(run.fn, a, k) for a, k in sets])]
+    cap = run.captured
+    if cap is not None:
+        kinds.append(Kind("replay", [_replay_call(run.inputs.copy_pairs(a, k), cap.graph) for a, k in sets]))
+        static_out = cap.static_out
+        kinds.append(Kind("clone", [lambda: clone_tensors(static_out)]))
+    return kinds
+
+
+def protected_tensors(run: TargetRun, sets: list[tuple[tuple, dict]]) -> list[torch.Tensor]:
+    """Every tensor the bursts may change that the user can see afterwards."""
+    out: list[torch.Tensor] = []
+    for args, kwargs in sets:
+        out += mutated_tensors(tensor_leaves(run.inputs.canon(args, kwargs)), run.mutated_args, run._state_of(args, kwargs), run.mutated_state)
+    return out
+
+
+def run_plan_bursts(run: TargetRun) -> None:
+    sets = list(run.replay_sets if run.captured is not None else run.eager_sets)
+    if not sets:
+        return
+    try:
+        kinds = build_kinds(run, sets)
+        torch.cuda.synchronize()
+        snap = Snapshot.take(protected_tensors(run, sets), cpu_rng=True)
+        host = HostState.save(run.host_writes, run.host_containers)
+    except Exception as exc:
+        run.events.write("note", text=f"timing bursts could not start ({type(exc).__name__}: {exc}); the in-loop timings are reported")
+        return
+    try:
+        with open(os.devnull, "w") as null, contextlib.redirect_stdout(null), contextlib.redirect_stderr(null):
+            run_bursts(kinds, run.config.repeat, run.events)
+    except Exception as exc:
+        run.events.write("note", text=f"timing bursts stopped ({type(exc).__name__}: {str(exc)[:300]}); the in-loop timings are reported")
+    finally:
+        try:
+            torch.cuda.synchronize()
+        finally:
+            snap.restore()
+            host.restore()

@@ -1,0 +1,104 @@
+"""The profiler's tables, written straight from its in-memory results.
+
+``export_chrome_trace`` writes every CPU op, metadata row and flow arrow, and the analysis
+then parses it all back: seconds per run. The analysis reads only complete events of a few
+categories, so this writes just those, gzipped, from ``kineto_results.events()``. If this
+torch's event objects differ, the full export (gzipped too) is the fallback.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+# Categories launchprof.trace reads; GPU rows carry a stream, all a correlation id.
+GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+HOST_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver", "user_annotation"})
+CATEGORIES = GPU_CATEGORIES | HOST_CATEGORIES
+
+
+# CUPTI synchronisation records sit on the GPU timeline too; they are no GPU work.
+_GPU_SYNC_NAMES = frozenset({"Context Sync", "Stream Sync", "Event Sync", "Stream Wait Event"})
+
+
+def _category(event: Any) -> str | None:
+    """The Chrome-trace category of one kineto event, or None for rows the analysis ignores.
+
+    Newer torch names it (``activity_type()``); torch 2.11, seen on the H200, has no such
+    accessor, so the category is read from the device type, the name and the annotation
+    flag, the same facts the Chrome export uses."""
+    if hasattr(event, "activity_type"):
+        kind = event.activity_type()
+        if not isinstance(kind, str):  # an enum number: unknown mapping, use the fallback
+            raise TypeError(f"activity_type() returned {type(kind).__name__}, not a name")
+        if kind == "user_annotation" or (kind == "cpu_op" and event.is_user_annotation()):
+            return "user_annotation"
+        return kind if kind in CATEGORIES else None
+    on_gpu = str(event.device_type()).endswith("CUDA")
+    name = event.name()
+    if event.is_user_annotation():
+        return None if on_gpu else "user_annotation"
+    if on_gpu:
+        if name in _GPU_SYNC_NAMES:
+            return None
+        if name.startswith("Memcpy"):
+            return "gpu_memcpy"
+        if name.startswith("Memset"):
+            return "gpu_memset"
+        return "kernel"
+    if name.startswith("cu") and "::" not in name and int(event.correlation_id()) > 0:
+        return "cuda_runtime" if name.startswith("cuda") else "cuda_driver"
+    return None
+
+
+def chrome_rows(events: Iterable[Any], base_ns: int, pid: int = 0) -> list[dict[str, Any]]:
+    """Complete ("X") Chrome-trace rows for the categories the analysis reads."""
+    rows = []
+    for e in events:
+        cat = _category(e)
+        if cat is None:
+            continue
+        args: dict[str, Any] = {"correlation": int(e.correlation_id())}
+        if cat in GPU_CATEGORIES:
+            args["stream"] = int(e.device_resource_id())
+            args["device"] = int(e.device_index())
+            tid: int = args["stream"]
+        else:
+            tid = int(e.start_thread_id())
+        rows.append(
+            {
+                "ph": "X",
+                "cat": cat,
+                "name": e.name(),
+                "pid": int(e.device_index()) if cat in GPU_CATEGORIES else pid,
+                "tid": tid,
+                "ts": (int(e.start_ns()) - base_ns) / 1e3,
+                "dur": int(e.duration_ns()) / 1e3,
+                "args": args,
+            }
+        )
+    return rows
+
+
+def write_table(prof: Any, run_dir: Path, what: str) -> str:
+    """Write ``trace-WHAT.json.gz`` into the run folder; returns its path relative to it."""
+    name = f"trace-{what}.json.gz"
+    path = Path(run_dir) / name
+    try:
+        results = prof.profiler.kineto_results
+        events = results.events()
+        base = min((int(e.start_ns()) for e in events), default=0)
+        rows = chrome_rows(events, base)
+        with gzip.open(path, "wt", encoding="utf-8", compresslevel=3) as fh:
+            json.dump({"traceEvents": rows, "displayTimeUnit": "ms", "launchprof": {"source": "kineto_results"}}, fh, separators=(",", ":"))
+    except Exception:
+        plain = Path(run_dir) / f"trace-{what}.json"
+        prof.export_chrome_trace(str(plain))
+        with open(plain, "rb") as src, gzip.open(path, "wb", compresslevel=3) as dst:
+            shutil.copyfileobj(src, dst)
+        plain.unlink()
+    return name

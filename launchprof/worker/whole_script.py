@@ -1,0 +1,83 @@
+"""No target: the whole script profiled eagerly (kernels, gaps, sync sites).
+
+Used until a function marked ``@launchprof.target`` appears, which then takes over with
+its own measurement plan.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from launchprof.worker.config import WorkerConfig
+from launchprof.worker.events import EventWriter
+from launchprof.worker.profiler_tables import write_table
+
+
+class WholeScript:
+    """No target: profile the whole script eagerly (kernels, gaps, sync sites)."""
+
+    def __init__(self, config: WorkerConfig, events: EventWriter) -> None:
+        self.config = config
+        self.events = events
+        self.prof: Any = None
+        self.warnings_ctx: Any = None
+
+    def start(self) -> None:
+        import warnings
+
+        import torch
+        from torch.profiler import ProfilerActivity, profile
+
+        from launchprof.worker.probe import sync_entry
+
+        self.syncs: list[dict[str, Any]] = []
+
+        def on_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+            if "synchroniz" not in str(message):
+                return
+            entry = sync_entry(str(message), None, {})
+            if entry is not None and len(self.syncs) < 500:
+                self.syncs.append(entry)
+
+        self.warnings_ctx = warnings.catch_warnings()
+        self.warnings_ctx.__enter__()
+        warnings.simplefilter("always")
+        warnings.showwarning = on_warning
+        torch.cuda.set_sync_debug_mode("warn")
+        self.prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+        self.prof.__enter__()
+
+    def stop(self, decorated: bool) -> None:
+        import torch
+
+        from launchprof.worker.frames import snippet
+
+        torch.cuda.set_sync_debug_mode(0)  # before our own synchronize, which must not count
+        try:
+            torch.cuda.synchronize()
+        except Exception:
+            pass
+        if self.warnings_ctx is not None:
+            self.warnings_ctx.__exit__(None, None, None)
+            self.warnings_ctx = None
+        if decorated:  # a marked target takes over; its own plan profiles it
+            if self.prof is not None:
+                self.prof.__exit__(None, None, None)
+                self.prof = None
+            return
+        # Deduplicate: one sync site is one finding, however often it ran.
+        seen: dict[tuple[Any, Any], dict[str, Any]] = {}
+        for s in self.syncs:
+            key = (s.get("file"), s.get("line"))
+            if key not in seen:
+                s["count"] = 0
+                if s.get("file") and s.get("line"):
+                    s["snippet"] = snippet(s["file"], int(s["line"]))
+                seen[key] = s
+            seen[key]["count"] += 1
+        self.events.write("probe", index=None, syncs=list(seen.values()), effects=[], rng=[], streams=[], functions=[])
+        if self.prof is not None:
+            self.prof.__exit__(None, None, None)
+            path = write_table(self.prof, Path(self.config.events_path).parent, "whole-script")
+            self.events.write("trace", path=path, calls=1, what="whole-script")

@@ -1,0 +1,133 @@
+"""Burst timing on CPU: the device synchronisation and CUDA events are replaced by fakes,
+the schedule, the time cap, the events and the protection of the user's state are real."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from launchprof.worker import burst  # noqa: E402
+from launchprof.worker.burst import Kind, run_bursts, schedule  # noqa: E402
+from launchprof.worker.config import WorkerConfig, plan_size  # noqa: E402
+from launchprof.worker.events import EventWriter  # noqa: E402
+
+
+class FakeEvent:
+    clock = 0.0
+
+    def __init__(self, enable_timing: bool = False) -> None:
+        self.at = 0.0
+
+    def record(self) -> None:
+        FakeEvent.clock += 1.0
+        self.at = FakeEvent.clock
+
+    def elapsed_time(self, end: FakeEvent) -> float:
+        return (end.at - self.at) * 1e-3  # ms
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "Event", FakeEvent)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
+
+
+def read(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_schedule_gives_at_least_repeat_samples_in_an_even_number_of_bursts():
+    for repeat in (1, 3, 10, 25, 50, 51, 200):
+        bursts, per = schedule(repeat)
+        assert bursts * per >= repeat and bursts % 2 == 0 and bursts >= 2
+
+
+def test_plan_completes_within_seventy_calls_at_the_default_repeat():
+    config = WorkerConfig(script="s.py", script_args=[], target="f", events_path="", trace_path="")
+    assert config.repeat == 50 and config.calibrate is True
+    assert plan_size(config) <= 60
+
+
+def test_bursts_alternate_order_and_write_one_event_per_burst_per_kind(tmp_path, fake_cuda):
+    order: list[str] = []
+    kinds = [Kind("eager", [lambda: order.append("e")]), Kind("replay", [lambda: order.append("r")]), Kind("clone", [lambda: order.append("c")])]
+    events = EventWriter(str(tmp_path / "e.jsonl"))
+    run_bursts(kinds, repeat=20, events=events)
+    log = read(tmp_path / "e.jsonl")
+    bursts, per = schedule(20)
+    timing = [e for e in log if e["type"] == "timing"]
+    assert len(timing) == 3 * bursts
+    assert all(e["mode"] == "burst" and len(e["wall_us"]) == len(e["gpu_us"]) == per for e in timing)
+    assert {e["kind"] for e in timing} == {"eager", "replay", "clone"}
+    # the first burst starts with eager, the second with replay (after one untimed call each)
+    timed = order[3:]
+    assert timed[0] == "e" and timed[3 * per] == "r"
+    ends = {e["kind"]: e for e in log if e["type"] == "timing-end"}
+    assert ends["eager"]["samples"] == bursts * per and ends["eager"]["stopped_early"] is False
+    assert all(g == pytest.approx(1.0) for e in timing for g in e["gpu_us"])
+
+
+def test_a_kind_stops_at_its_time_cap_and_says_so(tmp_path, fake_cuda, monkeypatch):
+    import time as real_time
+
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(burst.time, "perf_counter", lambda: float(next(ticks)) * 0.5)  # each timed call: 0.5 s
+    events = EventWriter(str(tmp_path / "e.jsonl"))
+    run_bursts([Kind("eager", [lambda: None])], repeat=50, events=events, time_cap_s=2.0)
+    end = next(e for e in read(tmp_path / "e.jsonl") if e["type"] == "timing-end")
+    assert end["stopped_early"] is True and end["samples"] == 4 and "time cap" in end["why"]
+    assert real_time.perf_counter() > 0
+
+
+def test_eager_bursts_leave_the_users_state_as_it_was(tmp_path, fake_cuda, capsys):
+    """A failed capture: eager-only bursts on recorded sets. The step mutates an argument,
+    module-level state and Python state, and prints: all of it is undone or silenced."""
+    from launchprof.worker.plan import TargetRun
+    from launchprof.worker.plan_bursts import run_plan_bursts
+
+    acc = torch.zeros(4)
+    counter = {"n": 0}
+
+    def step(x, total):
+        total.add_(x)
+        counter["n"] += 1
+        print("user print")
+        return total * 2
+
+    config = WorkerConfig(script="s.py", script_args=[], target="step", events_path=str(tmp_path / "e.jsonl"), trace_path="", repeat=10)
+    run = TargetRun(step, "step", config, EventWriter(config.events_path))
+    run.mutated_args = {"[1]"}
+    run.host_writes = [(counter, "n")]
+    x = torch.ones(4)
+    run.eager_sets.append(((x, acc), {}))
+    run_plan_bursts(run)
+    assert torch.equal(acc, torch.zeros(4)) and counter["n"] == 0
+    assert "user print" not in capsys.readouterr().out
+    kinds = {e["kind"] for e in read(tmp_path / "e.jsonl") if e["type"] == "timing"}
+    assert kinds == {"eager"}
+
+
+def test_a_failing_burst_is_a_note_and_state_is_restored(tmp_path, fake_cuda):
+    from launchprof.worker.plan import TargetRun
+    from launchprof.worker.plan_bursts import run_plan_bursts
+
+    acc = torch.zeros(2)
+    calls = {"n": 0}
+
+    def step(total):
+        total.add_(1)
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise ValueError("user bug in a burst")
+        return total
+
+    config = WorkerConfig(script="s.py", script_args=[], target="step", events_path=str(tmp_path / "e.jsonl"), trace_path="")
+    run = TargetRun(step, "step", config, EventWriter(config.events_path))
+    run.mutated_args = {"[0]"}
+    run.eager_sets.append(((acc,), {}))
+    run_plan_bursts(run)
+    notes = [e["text"] for e in read(tmp_path / "e.jsonl") if e["type"] == "note"]
+    assert notes and "user bug in a burst" in notes[0] and "in-loop" in notes[0]
+    assert torch.equal(acc, torch.zeros(2))

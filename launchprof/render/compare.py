@@ -86,11 +86,13 @@ def significance_text(d: MetricDelta) -> str:
 
 
 def untested_note(result: Comparison) -> str | None:
-    """One line when step times could not be tested for significance (old reports)."""
-    reasons = sorted({d.significance.reason for d in result.deltas if d.significance and d.significance.reason})
-    if not reasons:
+    """One line naming the measured step times that could not be tested (old reports, few samples)."""
+    untested = [d for d in result.deltas if d.significance and d.significance.reason and d.change is not None]
+    if not untested:
         return None
-    return f"significance could not be tested ({'; '.join(reasons)}): step-time changes are judged by the threshold alone"
+    names = ", ".join(d.metric for d in untested)
+    reasons = "; ".join(sorted({d.significance.reason for d in untested if d.significance and d.significance.reason}))
+    return f"significance of {names} could not be tested ({reasons}): judged by the threshold alone"
 
 
 # --- ASCII fallback --------------------------------------------------------------------------
@@ -211,15 +213,15 @@ def print_text(result: Comparison, gate: GateResult, labels: tuple[str, str], co
     console.print(table)
     note = untested_note(result)
     if note:
-        console.print(t(f"Note: {note}"), markup=False, highlight=False)
+        console.print(t(f"Note: {note}"), markup=False, highlight=False, soft_wrap=True)
     for title, keys, style in (("added", result.hazards_added, "red"), ("removed", result.hazards_removed, "green")):
         console.print(f"[{style}]Hazards {title}: {len(keys)}[/]")
         for k in keys:
-            console.print(t(f"  {k.severity} {k}: {k.message}"), markup=False, highlight=False)
+            console.print(t(f"  {k.severity} {k}: {k.message}"), markup=False, highlight=False, soft_wrap=True)
     for warning in result.warnings:
-        console.print(t(f"warning: {warning}: timings may not be comparable"), style="yellow", markup=False, highlight=False)
+        console.print(t(f"warning: {warning}: timings may not be comparable"), style="yellow", markup=False, highlight=False, soft_wrap=True)
     for line in gate.within_noise:
-        console.print(t(f"within noise: {line}"), markup=False, highlight=False)
+        console.print(t(f"within noise: {line}"), markup=False, highlight=False, soft_wrap=True)
 
 
 def to_markdown(result: Comparison, gate: GateResult, labels: tuple[str, str]) -> str:

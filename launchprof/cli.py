@@ -272,8 +272,8 @@ def report(
 @app.command()
 @handles_errors
 def compare(
-    base: Annotated[Path, typer.Argument(help="The baseline JSON report.", show_default=False)],
-    new: Annotated[Path, typer.Argument(help="The new JSON report.", show_default=False)],
+    base: Annotated[Path, typer.Argument(help="The baseline: a JSON report (or a .lprun run file).", show_default=False)],
+    new: Annotated[Path, typer.Argument(help="The new run: a JSON report (or a .lprun run file).", show_default=False)],
     fail_on: Annotated[
         list[str] | None,
         typer.Option(
@@ -281,14 +281,27 @@ def compare(
             help="Rule that makes the exit code 1, repeatable: METRIC:+N% or METRIC:-N% (relative), METRIC:+X "
             "(absolute), `new-hazards`, `verdict` (got worse). Metrics: kernels_per_step, gpu_idle_fraction, "
             "eager_step_us, replay_step_us, speedup, graph_nodes, instantiate_us, launch_gap_us. "
+            "A step-time rule trips only when the change is also significant (Mann-Whitney U, p < 0.05) "
+            "wherever both reports keep raw samples. "
             "Example: --fail-on kernels_per_step:+5% --fail-on speedup:-10%.",
             show_default=False,
         ),
     ] = None,
-    formats: FormatOpt = None,
+    formats: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="Output format: text, json, md. Repeat with -o to write several; guessed from -o's extension when left out.",
+            show_default=False,
+        ),
+    ] = None,
     outputs: OutputOpt = None,
 ) -> int:
-    """Compare two reports: a regression gate for CI."""
+    """Compare two reports: a regression gate for CI.
+
+    Exit codes: 0 no rule tripped, 1 a --fail-on rule tripped, 2 usage error (bad rule, format or file), 70 internal error, 130 interrupted.
+    """
     from launchprof.commands.compare import CompareOptions, run
 
     return run(CompareOptions(base=base, new=new, fail_on=tuple(fail_on or ()), formats=tuple(formats or ()), outputs=tuple(outputs or ())))

@@ -1,22 +1,46 @@
-"""Compare two reports as data: metric deltas, hazards added and removed, ``--fail-on`` rules.
+"""Compare two reports as data: metric deltas, their significance, hazards added and removed,
+warnings that the runs differ in kind, and the ``--fail-on`` rules.
 
-Nothing here prints: ``launchprof.commands.compare`` renders the result. Hazards are
-identified by kind + file + line, with the file taken relative to its report's script
-folder so that the same checkout measured in two CI workspaces still matches.
+Nothing here prints: :mod:`launchprof.render.compare` renders the result. Three ideas keep
+the gate honest (pyperf's lessons):
+
+- A step time moved only when the raw samples say so: when both reports keep them, a
+  threshold rule on a step time trips only if a two-sided Mann-Whitney U test also finds
+  the difference significant (alpha 0.05). The ratio of medians comes with a bootstrap
+  interval so the size of the change is shown with its uncertainty.
+- Runs of a different kind (another script, target, GPU, driver, torch or CPU, or a loaded
+  host) are named, one warning each, because their timings may not be comparable.
+- A hazard is the same hazard when kind, project-relative file and code text are the same
+  (:func:`launchprof.hazards.identity.hazard_fingerprint`): an edit above it does not make it new.
+
+Fields that only newer reports carry (``samples_us``, ``fingerprint``, ``project_root``,
+the extended machine metadata) are read with ``getattr(..., None)``, so old reports still compare.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
+from scipy import stats
 
 from launchprof.errors import UsageError
-from launchprof.session import Hazard, Report, Stats
+from launchprof.hazards.identity import hazard_fingerprint
+from launchprof.project import relative_to_root
+from launchprof.session import Report, Stats
+
+ALPHA = 0.05  # two-sided significance level of the Mann-Whitney U test
+MIN_SAMPLES = 5  # below this, neither test can tell anything from noise
+BOOTSTRAP_RESAMPLES = 2000  # enough for a stable 95% percentile interval; fast for a few hundred samples
+BOOTSTRAP_SEED = 0  # the same reports always give the same interval (CI logs must be reproducible)
 
 
 @dataclass(frozen=True)
@@ -26,10 +50,15 @@ class Metric:
     unit: str  # "us", "count", "fraction", "ratio": how to show it
     higher_is_better: bool
     get: Callable[[Report], float | None]
+    samples: Callable[[Report], Sequence[float] | None] | None = None  # raw values behind ``get``
 
 
-def _stat(stats: Stats | None) -> float | None:
-    return None if stats is None else stats.median
+def _stat(stats_: Stats | None) -> float | None:
+    return None if stats_ is None else stats_.median
+
+
+def _samples(part: Any) -> Sequence[float] | None:
+    return None if part is None else getattr(part, "samples_us", None)
 
 
 METRICS: dict[str, Metric] = {
@@ -38,8 +67,8 @@ METRICS: dict[str, Metric] = {
         Metric("kernels_per_step", "Kernels per step", "count", False, lambda r: r.eager and r.eager.kernels_per_step),
         Metric("gpu_idle_fraction", "GPU idle fraction", "fraction", False, lambda r: r.eager and r.eager.gpu_idle_fraction),
         Metric("launch_gap_us", "Launch gap (median)", "us", False, lambda r: r.eager and _stat(r.eager.launch_gap_us)),
-        Metric("eager_step_us", "Eager step", "us", False, lambda r: r.eager and _stat(r.eager.step_us)),
-        Metric("replay_step_us", "Replay step", "us", False, lambda r: r.replay and _stat(r.replay.step_us)),
+        Metric("eager_step_us", "Eager step", "us", False, lambda r: r.eager and _stat(r.eager.step_us), lambda r: _samples(r.eager)),
+        Metric("replay_step_us", "Replay step", "us", False, lambda r: r.replay and _stat(r.replay.step_us), lambda r: _samples(r.replay)),
         Metric("speedup", "Speedup", "ratio", True, lambda r: r.speedup and r.speedup.median),
         Metric("graph_nodes", "Graph nodes", "count", False, lambda r: r.replay and r.replay.graph_nodes),
         Metric("instantiate_us", "Instantiate", "us", False, lambda r: r.replay and r.replay.instantiate_us),
@@ -48,7 +77,60 @@ METRICS: dict[str, Metric] = {
 
 # Best first; eager-only and static-only measured no graph, so they have no rank.
 VERDICT_RANK = {"graphs-help": 3, "marginal": 2, "graphs-dont-help": 1, "not-capturable": 0}
-MACHINE_FIELDS = ("gpu", "driver", "cuda", "torch")
+MACHINE_FIELDS = ("gpu", "driver", "cuda", "torch", "cpu_model")
+_MACHINE_LABELS = {"gpu": "GPU", "driver": "driver", "cuda": "CUDA", "torch": "torch", "cpu_model": "CPU"}
+
+
+# --- significance ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Significance:
+    """Whether a change in a sampled metric is more than noise; ``significant`` None: not tested."""
+
+    significant: bool | None
+    p_value: float | None = None
+    ratio: float | None = None  # median(new) / median(base)
+    ratio_low: float | None = None  # 95% bootstrap interval of that ratio
+    ratio_high: float | None = None
+    n_base: int = 0
+    n_new: int = 0
+    reason: str | None = None  # why it was not tested
+
+
+def p_text(p: float) -> str:
+    """``p = 0.31``; tiny values as ``p < 0.001`` rather than a false precision."""
+    return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
+
+
+def _bootstrap_kwargs() -> dict[str, Any]:
+    """scipy >= 1.15 takes ``rng``; older releases ``random_state``."""
+    name = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"
+    return {name: np.random.default_rng(BOOTSTRAP_SEED)}
+
+
+def _median_ratio(new: np.ndarray, base: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.median(new, axis=axis) / np.median(base, axis=axis)
+
+
+def significance_of(base: Sequence[float] | None, new: Sequence[float] | None) -> Significance:
+    """Mann-Whitney U (two-sided) on the raw samples, and a bootstrap interval of the median ratio."""
+    if not base or not new:
+        return Significance(None, reason="the reports keep no raw samples")
+    b, n = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
+    b, n = b[np.isfinite(b)], n[np.isfinite(n)]
+    if len(b) < MIN_SAMPLES or len(n) < MIN_SAMPLES:
+        return Significance(None, n_base=len(b), n_new=len(n), reason=f"too few samples ({len(b)} and {len(n)})")
+    p = float(stats.mannwhitneyu(n, b, alternative="two-sided").pvalue)
+    ratio = float(_median_ratio(n, b))
+    interval = stats.bootstrap(
+        (n, b), _median_ratio, vectorized=True, n_resamples=BOOTSTRAP_RESAMPLES, method="percentile", **_bootstrap_kwargs()
+    ).confidence_interval
+    low, high = float(interval.low), float(interval.high)
+    return Significance(p < ALPHA, p, ratio, low if math.isfinite(low) else None, high if math.isfinite(high) else None, len(b), len(n))
+
+
+# --- deltas ----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -56,6 +138,7 @@ class MetricDelta:
     metric: str
     base: float | None
     new: float | None
+    significance: Significance | None = None  # None: the metric keeps no samples (counts, ratios)
 
     @property
     def change(self) -> float | None:
@@ -76,6 +159,21 @@ class MetricDelta:
             return None if self.change is None else False
         return (self.change < 0) if METRICS[self.metric].higher_is_better else (self.change > 0)
 
+    @property
+    def not_significant(self) -> bool:
+        """The samples were tested and the change is within noise."""
+        return self.significance is not None and self.significance.significant is False
+
+
+def _delta(metric: Metric, base: Report, new: Report) -> MetricDelta:
+    sig = None
+    if metric.samples is not None:
+        sig = significance_of(metric.samples(base), metric.samples(new))
+    return MetricDelta(metric.name, metric.get(base), metric.get(new), sig)
+
+
+# --- hazards ---------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class HazardKey:
@@ -84,10 +182,108 @@ class HazardKey:
     line: int | None
     severity: str
     message: str
+    fingerprint: str | None = None  # None: no code text known, so the line identifies it
+
+    @property
+    def identity(self) -> tuple[Any, ...]:
+        return ("code", self.fingerprint) if self.fingerprint else ("line", self.kind, self.file, self.line)
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.file and self.line else self.file or "(no file)"
         return f"{self.kind} at {where}"
+
+
+def _code_text(h: Any) -> str | None:
+    """The hazard line's code: ``details["code"]``, else that line of the snippet."""
+    details = getattr(h, "details", None) or {}
+    if details.get("code"):
+        return str(details["code"])
+    for entry in details.get("snippet") or []:
+        if isinstance(entry, (list, tuple)) and len(entry) == 2 and entry[0] == h.line:
+            return str(entry[1])
+    return None
+
+
+def _relative_file(file: str | None, report: Report) -> str | None:
+    """Relative to the project root when the report names it; else to the script's folder."""
+    if not file:
+        return None
+    root = getattr(report, "project_root", None)
+    if root:
+        return relative_to_root(file, Path(root))
+    script = str(report.script)
+    folder = Path(script).parent if script.endswith(".py") else Path(script)  # lint: script is a folder
+    try:
+        return Path(file).relative_to(folder).as_posix()
+    except ValueError:
+        return Path(file).as_posix()
+
+
+def hazard_key(h: Any, report: Report) -> HazardKey:
+    file = _relative_file(h.file, report)
+    code = _code_text(h)
+    fingerprint = getattr(h, "fingerprint", None) or (hazard_fingerprint(str(h.kind), file, code) if code else None)
+    return HazardKey(str(h.kind), file, h.line, str(h.severity), h.message, fingerprint)
+
+
+def _unmatched(keys: list[HazardKey], others: list[HazardKey]) -> list[HazardKey]:
+    """``keys`` not in ``others``, counting repeats (two identical lines are two hazards)."""
+    left = Counter(k.identity for k in others)
+    out = []
+    for k in keys:
+        if left[k.identity] > 0:
+            left[k.identity] -= 1
+        else:
+            out.append(k)
+    return out
+
+
+# --- runs of a different kind ----------------------------------------------------------------
+
+
+def _script_key(report: Report, both_rooted: bool) -> str:
+    root = getattr(report, "project_root", None)
+    return relative_to_root(report.script, Path(root)) if both_rooted and root else Path(str(report.script)).name
+
+
+def machine_differences(base: Report, new: Report) -> list[str]:
+    """``field: base -> new`` for each machine field both reports know and that differs."""
+    out = []
+    for name in MACHINE_FIELDS:
+        a, b = getattr(base.machine, name, None), getattr(new.machine, name, None)
+        if a is not None and b is not None and a != b:
+            out.append(f"{name}: {a} -> {b}")
+    return out
+
+
+def _load_warnings(side: str, report: Report) -> list[str]:
+    m = report.machine
+    load, cores, others = getattr(m, "load_avg", None), getattr(m, "cpu_cores", None), getattr(m, "gpu_other_processes", None)
+    out = []
+    if load is not None and cores and load > cores:
+        out.append(f"{side} run: the host was loaded (load average {load:g} on {cores} cores)")
+    if others:
+        out.append(f"{side} run: other processes were using the GPU")
+    return out
+
+
+def kind_warnings(base: Report, new: Report) -> list[str]:
+    """One line per way the two runs differ in kind: their timings may not be comparable."""
+    rooted = bool(getattr(base, "project_root", None) and getattr(new, "project_root", None))
+    out = []
+    a, b = _script_key(base, rooted), _script_key(new, rooted)
+    if a != b:
+        out.append(f"different script: {a} -> {b}")
+    if (base.target or None) != (new.target or None):
+        out.append(f"different target: {base.target or '(none)'} -> {new.target or '(none)'}")
+    for name in MACHINE_FIELDS:
+        x, y = getattr(base.machine, name, None), getattr(new.machine, name, None)
+        if x is not None and y is not None and x != y:
+            out.append(f"different {_MACHINE_LABELS[name]}: {x} -> {y}")
+    return out + _load_warnings("base", base) + _load_warnings("new", new)
+
+
+# --- the comparison --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -98,6 +294,7 @@ class Comparison:
     hazards_added: list[HazardKey]
     hazards_removed: list[HazardKey]
     machine_differences: list[str]  # "gpu: NVIDIA H100 -> NVIDIA H200"
+    warnings: list[str] = field(default_factory=list)  # runs of a different kind, one line each
 
     @property
     def verdict_worse(self) -> bool:
@@ -111,45 +308,28 @@ class Comparison:
         return next(d for d in self.deltas if d.metric == metric)
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per metric: base, new, change, relative change, worse."""
+        """One row per metric: base, new, change, relative change, worse, p value."""
         rows = [
-            {"metric": d.metric, "base": d.base, "new": d.new, "change": d.change, "relative": d.relative, "worse": d.worse}
+            {
+                "metric": d.metric, "base": d.base, "new": d.new, "change": d.change, "relative": d.relative, "worse": d.worse,
+                "p_value": d.significance.p_value if d.significance else None,
+            }
             for d in self.deltas
         ]
         return pd.DataFrame(rows).set_index("metric")
 
 
-def _hazard_key(h: Hazard, script: str) -> HazardKey:
-    file = h.file
-    folder = Path(script).parent if script.endswith(".py") else Path(script)  # lint: script is a folder
-    if file:
-        try:
-            file = Path(file).relative_to(folder).as_posix()
-        except ValueError:
-            file = Path(file).as_posix()
-    return HazardKey(h.kind, file, h.line, h.severity, h.message)
-
-
-def _identity(key: HazardKey) -> tuple[str, str | None, int | None]:
-    return key.kind, key.file, key.line
-
-
 def compare(base: Report, new: Report) -> Comparison:
-    base_keys = [_hazard_key(h, base.script) for h in base.hazards]
-    new_keys = [_hazard_key(h, new.script) for h in new.hazards]
-    base_ids, new_ids = {_identity(k) for k in base_keys}, {_identity(k) for k in new_keys}
-    differences = [
-        f"{name}: {getattr(base.machine, name)} -> {getattr(new.machine, name)}"
-        for name in MACHINE_FIELDS
-        if getattr(base.machine, name) != getattr(new.machine, name)
-    ]
+    base_keys = [hazard_key(h, base) for h in base.hazards]
+    new_keys = [hazard_key(h, new) for h in new.hazards]
     return Comparison(
-        base_verdict=base.verdict,
-        new_verdict=new.verdict,
-        deltas=[MetricDelta(m.name, m.get(base), m.get(new)) for m in METRICS.values()],
-        hazards_added=[k for k in new_keys if _identity(k) not in base_ids],
-        hazards_removed=[k for k in base_keys if _identity(k) not in new_ids],
-        machine_differences=differences,
+        base_verdict=str(base.verdict),
+        new_verdict=str(new.verdict),
+        deltas=[_delta(m, base, new) for m in METRICS.values()],
+        hazards_added=_unmatched(new_keys, base_keys),
+        hazards_removed=_unmatched(base_keys, new_keys),
+        machine_differences=machine_differences(base, new),
+        warnings=kind_warnings(base, new),
     )
 
 
@@ -185,8 +365,8 @@ def parse_rule(text: str) -> Rule:
     return Rule(rule, "metric", m["metric"], 1 if m["sign"] == "+" else -1, float(m["amount"]), bool(m["pct"]))
 
 
-def trip_reason(rule: Rule, result: Comparison) -> str | None:
-    """The one-line reason the rule trips, or None when it holds."""
+def threshold_reason(rule: Rule, result: Comparison) -> str | None:
+    """Why the rule's threshold is exceeded, or None; significance is not considered here."""
     if rule.kind == "new-hazards":
         if not result.hazards_added:
             return None
@@ -207,5 +387,36 @@ def trip_reason(rule: Rule, result: Comparison) -> str | None:
     return f"{rule.text}: {d.metric} {d.base:g} -> {d.new:g} ({by})"
 
 
+def _within_noise(rule: Rule, result: Comparison) -> bool:
+    return rule.kind == "metric" and result.delta(rule.metric or "").not_significant
+
+
+def trip_reason(rule: Rule, result: Comparison) -> str | None:
+    """The one-line reason the rule trips, or None when it holds or the change is within noise."""
+    reason = threshold_reason(rule, result)
+    return None if reason is None or _within_noise(rule, result) else reason
+
+
+@dataclass(frozen=True)
+class GateResult:
+    tripped: list[str]  # rules that make the exit code 1
+    within_noise: list[str]  # thresholds exceeded by a change the samples call not significant
+
+
+def gate(rules: list[Rule], result: Comparison) -> GateResult:
+    tripped, noise = [], []
+    for rule in rules:
+        reason = threshold_reason(rule, result)
+        if reason is None:
+            continue
+        if _within_noise(rule, result):
+            sig = result.delta(rule.metric or "").significance
+            p = f" ({p_text(sig.p_value)})" if sig and sig.p_value is not None else ""
+            noise.append(f"{reason}: not significant{p}, not counted as a change")
+        else:
+            tripped.append(reason)
+    return GateResult(tripped, noise)
+
+
 def evaluate(rules: list[Rule], result: Comparison) -> list[str]:
-    return [reason for rule in rules if (reason := trip_reason(rule, result)) is not None]
+    return gate(rules, result).tripped

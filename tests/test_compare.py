@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 import reports
 from launchprof.compare import METRICS, compare, evaluate, parse_rule
 from launchprof.errors import UsageError
+from launchprof.render.markdown import md_text
 from launchprof.cli import app
 from launchprof.session import Report
 
@@ -106,7 +107,11 @@ def test_bad_rule_names_itself_and_the_accepted_forms(rule: str) -> None:
 def test_machine_differences() -> None:
     base = reports.graphs_help()
     other = dataclasses.replace(base, machine=dataclasses.replace(base.machine, gpu="NVIDIA H100 80GB HBM3", torch="2.10.0"))
-    assert compare(base, other).machine_differences == ["gpu: NVIDIA H200 -> NVIDIA H100 80GB HBM3", "torch: 2.11.0+cu130 -> 2.10.0"]
+    result = compare(base, other)
+    assert result.machine_differences == ["gpu: NVIDIA H200 -> NVIDIA H100 80GB HBM3", "torch: 2.11.0+cu130 -> 2.10.0"]
+    assert result.warnings == ["different GPU: NVIDIA H200 -> NVIDIA H100 80GB HBM3", "different torch: 2.11.0+cu130 -> 2.10.0"]
+    # unknown is not different: a report without a GPU name does not warn
+    assert compare(base, dataclasses.replace(base, machine=dataclasses.replace(base.machine, gpu=None))).warnings == []
 
 
 # --- the command -----------------------------------------------------------------------------
@@ -137,7 +142,9 @@ def test_command_exit_0_and_json_output(tmp_path: Path) -> None:
     result = runner.invoke(app, ["compare", base, base, "--fail-on", "new-hazards", "--fail-on", "verdict", "-f", "json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["metrics"]["speedup"] == {"base": 2.3156, "new": 2.3156, "change": 0.0, "relative": 0.0, "worse": False}
+    assert data["metrics"]["speedup"] == {"base": 2.3156, "new": 2.3156, "change": 0.0, "relative": 0.0, "worse": False, "significance": None}
+    assert data["metrics"]["eager_step_us"]["significance"]["tested"] is False  # built reports keep no samples
+    assert "could not be tested" in data["significance_note"] and data["warnings"] == []
     assert data["tripped"] == [] and data["verdict"] == {"base": "graphs-help", "new": "graphs-help", "worse": False}
 
 
@@ -147,9 +154,12 @@ def test_command_markdown_file_and_machine_warning(tmp_path: Path) -> None:
     out = tmp_path / "compare.md"
     result = runner.invoke(app, ["compare", _write(tmp_path, "base", base), _write(tmp_path, "new", new), "-o", str(out), "--fail-on", "verdict"])
     assert result.exit_code == 1
-    assert "different machines (driver: 580.95.05 -> 575.51.03)" in result.stderr
+    assert "warning: different driver: 580.95.05 -> 575.51.03: timings may not be comparable" in result.stdout
+    assert "warning: different script: decode.py -> train.py" in result.stdout
     md = out.read_text(encoding="utf-8")
-    assert "| Verdict | graphs-help | not-capturable | worse ❌ |" in md
+    for warning in ("different script: decode.py -> train.py", "different target: step -> train_step", "different driver: 580.95.05 -> 575.51.03"):
+        assert f"> - {md_text(warning)}\n" in md + "\n"
+    assert "| Verdict | graphs-help | not-capturable | worse ❌ |  |" in md
     assert "**Hazards added: 2**" in md and "`hidden-sync` at `train.py:17`" in md
     assert "verdict got worse" in md
 

@@ -1,0 +1,247 @@
+"""The compare renderers: text (rich), json and md, from one :class:`~launchprof.compare.Comparison`.
+
+Every format carries the same facts: the metric table with each step time's significance,
+hazards added and removed, one warning line per way the runs differ in kind, the rules that
+tripped and those whose threshold was exceeded within noise. ``FORMATS`` is what
+``compare --help`` lists and what ``-f`` accepts, so the two cannot disagree.
+
+Terminals and CI logs that cannot encode ``→`` or ``µ`` get ASCII symbols
+(:func:`to_ascii`), and :class:`SafeStream` replaces whatever is left rather than crash.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import math
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.table import Table
+
+from launchprof.compare import METRICS, Comparison, GateResult, MetricDelta, p_text
+from launchprof.render.markdown import md_code, md_table, md_text
+
+FORMATS = ("text", "json", "md")
+NA = "—"
+
+# --- numbers (local until render/format.py lands; the lead swaps these for it) --------------
+
+
+def fmt_us(value: float | None) -> str:
+    """A duration in µs, in ms above 10 ms so long steps stay readable."""
+    if value is None:
+        return NA
+    return f"{value / 1000:.2f} ms" if abs(value) >= 10_000 else f"{value:.1f} µs"
+
+
+def fmt_pct(value: float | None, digits: int = 1, sign: bool = False) -> str:
+    """A fraction (0.619) as a percentage (61.9%)."""
+    if value is None:
+        return NA
+    return f"{value * 100:{'+' if sign else ''}.{digits}f}%"
+
+
+def _fmt_count(value: float | None) -> str:
+    if value is None:
+        return NA
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.1f}"
+
+
+def _fmt_ratio(value: float | None) -> str:
+    return NA if value is None else f"{value:.2f}×"
+
+
+_FORMAT_VALUE = {"us": fmt_us, "count": _fmt_count, "fraction": fmt_pct, "ratio": _fmt_ratio}
+
+
+def value_text(metric: str, value: float | None) -> str:
+    return _FORMAT_VALUE[METRICS[metric].unit](value)
+
+
+def change_text(d: MetricDelta) -> str:
+    """Relative change, except fractions, which move in percentage points."""
+    if d.change is None:
+        return NA
+    if d.change == 0:
+        return "±0"
+    if METRICS[d.metric].unit == "fraction":
+        return f"{d.change * 100:+.1f} pp"
+    rel = d.relative
+    if rel is None or math.isinf(rel):
+        return f"{d.change:+g}"
+    return fmt_pct(rel, sign=True)
+
+
+def significance_text(d: MetricDelta) -> str:
+    """'' for metrics without samples; else significant / not significant (p) / not tested."""
+    sig = d.significance
+    if sig is None:
+        return ""
+    if sig.significant is None:
+        return "not tested"
+    word = "significant" if sig.significant else "not significant"
+    return f"{word} ({p_text(sig.p_value or 0.0)})"
+
+
+def untested_note(result: Comparison) -> str | None:
+    """One line naming the measured step times that could not be tested (old reports, few samples)."""
+    untested = [d for d in result.deltas if d.significance and d.significance.reason and d.change is not None]
+    if not untested:
+        return None
+    names = ", ".join(d.metric for d in untested)
+    reasons = "; ".join(sorted({d.significance.reason for d in untested if d.significance and d.significance.reason}))
+    return f"significance of {names} could not be tested ({reasons}): judged by the threshold alone"
+
+
+# --- ASCII fallback --------------------------------------------------------------------------
+
+_ASCII = {"→": "->", "—": "-", "–": "-", "±": "+/-", "µ": "u", "×": "x", "❌": "[x]", "✅": "[ok]", "⚠️": "!", "⚠": "!", "…": "..."}
+
+
+def to_ascii(text: str) -> str:
+    for symbol, plain in _ASCII.items():
+        text = text.replace(symbol, plain)
+    return text
+
+
+def can_encode(stream: TextIO, text: str = "".join(_ASCII)) -> bool:
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+class SafeStream(io.TextIOBase):
+    """Write to ``stream``, replacing what its encoding cannot hold: odd terminals never crash us."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._encoding = getattr(stream, "encoding", None) or "utf-8"
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self._encoding  # rich reads it and draws ASCII boxes on a non-UTF encoding
+
+    def write(self, text: str) -> int:
+        try:
+            safe = text.encode(self._encoding, "replace").decode(self._encoding)
+        except LookupError:
+            safe = text
+        return self._stream.write(safe)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        return bool(getattr(self._stream, "isatty", lambda: False)())
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+
+# --- the three formats -----------------------------------------------------------------------
+
+
+def render(fmt: str, result: Comparison, gate: GateResult, labels: tuple[str, str], ascii_only: bool = False) -> str:
+    """The comparison as ``fmt`` (one of :data:`FORMATS`), for a file or standard output."""
+    if fmt == "json":
+        return json.dumps(to_json(result, gate, labels), indent=2) + "\n"  # ensure_ascii: safe anywhere
+    if fmt == "md":
+        text = to_markdown(result, gate, labels)
+        return to_ascii(text) if ascii_only else text
+    buf = io.StringIO()
+    print_text(result, gate, labels, Console(file=buf, width=110, color_system=None), ascii_only=ascii_only)
+    return buf.getvalue()
+
+
+def _finite(x: float | None) -> float | None:
+    return x if x is None or math.isfinite(x) else None
+
+
+def _significance_json(d: MetricDelta) -> dict[str, Any] | None:
+    if d.significance is None:
+        return None
+    data = dataclasses.asdict(d.significance)
+    data["tested"] = d.significance.significant is not None
+    return data
+
+
+def to_json(result: Comparison, gate: GateResult, labels: tuple[str, str]) -> dict[str, Any]:
+    metrics = {
+        d.metric: {
+            "base": d.base, "new": d.new, "change": d.change, "relative": _finite(d.relative), "worse": d.worse,
+            "significance": _significance_json(d),
+        }
+        for d in result.deltas
+    }
+    return {
+        "base": labels[0],
+        "new": labels[1],
+        "verdict": {"base": result.base_verdict, "new": result.new_verdict, "worse": result.verdict_worse},
+        "metrics": metrics,
+        "hazards_added": [dataclasses.asdict(k) for k in result.hazards_added],
+        "hazards_removed": [dataclasses.asdict(k) for k in result.hazards_removed],
+        "machine_differences": result.machine_differences,
+        "warnings": result.warnings,
+        "significance_note": untested_note(result),
+        "tripped": gate.tripped,
+        "within_noise": gate.within_noise,
+    }
+
+
+def _row_style(d: MetricDelta) -> str:
+    if not d.change or d.not_significant:
+        return ""
+    return "red" if d.worse else "green"
+
+
+def print_text(result: Comparison, gate: GateResult, labels: tuple[str, str], console: Console, ascii_only: bool = False) -> None:
+    """The rich table and its notes; ``ascii_only`` for a terminal that cannot show ``→``."""
+    t = to_ascii if ascii_only else (lambda s: s)
+    table = Table(title=t(f"launchprof compare: {labels[0]} → {labels[1]}"), title_justify="left")
+    for name in ("Metric", "Base", "New", "Change", "Significance"):
+        table.add_column(name, justify="left" if name in ("Metric", "Significance") else "right")
+    verdict_style = "red" if result.verdict_worse else ""
+    table.add_row("Verdict", result.base_verdict, result.new_verdict, "worse" if result.verdict_worse else "", "", style=verdict_style)
+    for d in result.deltas:
+        cells = (METRICS[d.metric].label, value_text(d.metric, d.base), value_text(d.metric, d.new), change_text(d), significance_text(d))
+        table.add_row(*(t(c) for c in cells), style=_row_style(d))
+    console.print(table)
+    note = untested_note(result)
+    if note:
+        console.print(t(f"Note: {note}"), markup=False, highlight=False, soft_wrap=True)
+    for title, keys, style in (("added", result.hazards_added, "red"), ("removed", result.hazards_removed, "green")):
+        console.print(f"[{style}]Hazards {title}: {len(keys)}[/]")
+        for k in keys:
+            console.print(t(f"  {k.severity} {k}: {k.message}"), markup=False, highlight=False, soft_wrap=True)
+    for warning in result.warnings:
+        console.print(t(f"warning: {warning}: timings may not be comparable"), style="yellow", markup=False, highlight=False, soft_wrap=True)
+    for line in gate.within_noise:
+        console.print(t(f"within noise: {line}"), markup=False, highlight=False, soft_wrap=True)
+
+
+def to_markdown(result: Comparison, gate: GateResult, labels: tuple[str, str]) -> str:
+    rows = [("Verdict", md_text(result.base_verdict), md_text(result.new_verdict), "worse ❌" if result.verdict_worse else "", "")]
+    for d in result.deltas:
+        mark = "" if not d.change or d.not_significant else {True: " ❌", False: " ✅"}.get(d.worse, "")
+        rows.append((METRICS[d.metric].label, value_text(d.metric, d.base), value_text(d.metric, d.new), change_text(d) + mark, significance_text(d)))
+    header = ("Metric", "Base", "New", "Change", "Significance")
+    parts = [f"## launchprof compare: {md_code(labels[0])} → {md_code(labels[1])}", md_table(header, rows)]
+    note = untested_note(result)
+    if note:
+        parts.append(f"_{md_text(note)}_")
+    for title, keys in (("added", result.hazards_added), ("removed", result.hazards_removed)):
+        items = [f"- {md_code(k.kind)} at {md_code(f'{k.file}:{k.line}' if k.line else k.file or '(no file)')}: {md_text(k.message)}" for k in keys]
+        parts.append(f"**Hazards {title}: {len(keys)}**" + ("\n\n" + "\n".join(items) if items else ""))
+    if result.warnings:
+        lines = "\n".join(f"> - {md_text(w)}" for w in result.warnings)
+        parts.append(f"> [!WARNING]\n> The two runs differ; timings may not be comparable:\n>\n{lines}")
+    if gate.within_noise:
+        parts.append("**Within noise (not counted)**\n\n" + "\n".join(f"- {md_text(line)}" for line in gate.within_noise))
+    if gate.tripped:
+        parts.append("**Tripped `--fail-on` rules**\n\n" + "\n".join(f"- ❌ {md_text(reason)}" for reason in gate.tripped))
+    return "\n\n".join(parts) + "\n"

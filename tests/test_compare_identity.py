@@ -1,0 +1,174 @@
+"""Hazard identity in ``compare``, and warnings when the two runs differ in kind."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import reports
+from launchprof.cli import app
+from launchprof.compare import compare, evaluate, parse_rule
+from launchprof.hazards.identity import hazard_fingerprint
+from launchprof.session import Hazard, Machine, Report
+
+runner = CliRunner()
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _recorded(name: str) -> Report:
+    found = reports.recorded_reports()
+    assert name in found, f"recorded report {name} is missing"
+    return found[name]
+
+
+def _move(h: Hazard, lines: int) -> Hazard:
+    """The same hazard after ``lines`` lines were inserted above it (snippet moves with it)."""
+    details = dict(h.details)
+    if "snippet" in details:
+        details["snippet"] = [[n + lines, text] for n, text in details["snippet"]]
+    return dataclasses.replace(h, line=(h.line or 0) + lines, details=details)
+
+
+def test_recorded_hazards_moved_down_three_lines_are_not_new() -> None:
+    base = _recorded("hidden_sync.report.json")
+    assert base.hazards and all(h.details.get("code") for h in base.hazards)
+    moved = dataclasses.replace(base, hazards=[_move(h, 3) for h in base.hazards])
+    result = compare(base, moved)
+    assert result.hazards_added == [] and result.hazards_removed == []
+    assert evaluate([parse_rule("new-hazards")], result) == []
+
+
+def test_a_changed_line_is_new() -> None:
+    base = _recorded("hidden_sync.report.json")
+    first = base.hazards[1]
+    changed = dataclasses.replace(first, details={**first.details, "code": "scale = h.abs().amax().item()"})
+    new = dataclasses.replace(base, hazards=[changed if h is first else h for h in base.hazards])
+    result = compare(base, new)
+    assert [(k.kind, k.line) for k in result.hazards_added] == [(first.kind, first.line)]
+    assert [(k.kind, k.line) for k in result.hazards_removed] == [(first.kind, first.line)]
+    assert evaluate([parse_rule("new-hazards")], result)[0].startswith("new-hazards: 1 new hazard(s): hidden-sync at ")
+
+
+def test_code_from_the_snippet_when_details_have_no_code() -> None:
+    base = reports.graphs_help()  # frozen-scalar carries a snippet, no "code"
+    moved = dataclasses.replace(base, hazards=[_move(base.hazards[0], 3), *base.hazards[1:]])
+    assert compare(base, moved).hazards_added == []
+
+
+def test_a_second_identical_line_is_a_new_hazard() -> None:
+    base = _recorded("hidden_sync.report.json")
+    twice = dataclasses.replace(base, hazards=[*base.hazards, _move(base.hazards[1], 30)])
+    added = compare(base, twice).hazards_added
+    assert [(k.kind, k.line) for k in added] == [(base.hazards[1].kind, (base.hazards[1].line or 0) + 30)]
+
+
+@dataclasses.dataclass(frozen=True)
+class FingerprintedHazard(Hazard):
+    fingerprint: str | None = None
+
+
+def test_the_reports_fingerprint_is_used_when_present() -> None:
+    base = reports.graphs_help()
+    h = base.hazards[1]  # dynamic-shape: no code, so without a fingerprint the line decides
+    moved = dataclasses.replace(base, hazards=[base.hazards[0], dataclasses.replace(h, line=90), base.hazards[2]])
+    assert [k.line for k in compare(base, moved).hazards_added] == [90]
+    fp = hazard_fingerprint(h.kind, "decode.py", "def step(tokens, cache, temperature):")
+
+    def stamped(r: Report) -> Report:
+        return dataclasses.replace(r, hazards=[r.hazards[0], FingerprintedHazard(**dataclasses.asdict(r.hazards[1]), fingerprint=fp), r.hazards[2]])
+
+    assert compare(stamped(base), stamped(moved)).hazards_added == []
+
+
+# --- runs of a different kind ----------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class FullMachine(Machine):
+    cpu_model: str | None = None
+    cpu_cores: int | None = None
+    load_avg: float | None = None
+    gpu_other_processes: bool | None = None
+
+
+def _on(report: Report, **machine: object) -> Report:
+    return dataclasses.replace(report, machine=FullMachine(**dataclasses.asdict(report.machine), **machine))  # type: ignore[arg-type]
+
+
+def test_loaded_host_other_gpu_processes_and_cpu_model() -> None:
+    base = _on(_recorded("decode_loop.report.json"), cpu_model="AMD EPYC 9654", cpu_cores=16, load_avg=3.1, gpu_other_processes=False)
+    new = _on(_recorded("decode_loop.report.json"), cpu_model="Intel Xeon Platinum 8480+", cpu_cores=16, load_avg=22.5, gpu_other_processes=True)
+    assert compare(base, new).warnings == [
+        "different CPU: AMD EPYC 9654 -> Intel Xeon Platinum 8480+",
+        "new run: the host was loaded (load average 22.5 on 16 cores)",
+        "new run: other processes were using the GPU",
+    ]
+    assert compare(base, base).warnings == []
+
+
+def test_recorded_runs_of_different_scripts_warn_in_every_format(tmp_path: Path) -> None:
+    base, new = reports.DATA / "decode_loop.report.json", reports.DATA / "long_kernels.report.json"
+    text = runner.invoke(app, ["compare", str(base), str(new)])
+    assert text.exit_code == 0 and "warning: different script: decode_loop.py -> long_kernels.py: timings may not be comparable" in text.stdout
+    js = runner.invoke(app, ["compare", str(base), str(new), "-f", "json"])
+    assert json.loads(js.stdout)["warnings"] == ["different script: decode_loop.py -> long_kernels.py"]
+    assert "launchprof: warning: different script: decode_loop.py -> long_kernels.py" in js.stderr
+    md = runner.invoke(app, ["compare", str(base), str(new), "-f", "md"])
+    assert "> [!WARNING]" in md.stdout and "long\\_kernels.py" in md.stdout
+
+
+# --- the command: formats, odd terminals, run files --------------------------------------------
+
+
+def test_help_lists_only_the_formats_compare_supports() -> None:
+    result = runner.invoke(app, ["compare", "--help"], terminal_width=200)
+    assert "text, json, md" in result.stdout
+    assert not any(word in result.stdout for word in ("sarif", "junit", "html"))
+    for fmt, ok in (("md", 0), ("html", 2), ("junit", 2)):
+        path = str(reports.DATA / "decode_loop.report.json")
+        assert runner.invoke(app, ["compare", path, path, "-f", fmt]).exit_code == ok
+
+
+@pytest.mark.parametrize("fmt", ["text", "md", "json"])
+def test_ascii_stdout_does_not_crash(fmt: str) -> None:
+    base, new = reports.DATA / "decode_loop.report.json", reports.DATA / "hidden_sync.report.json"
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "PYTHONPATH": str(REPO), "COLUMNS": "120"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "launchprof", "compare", str(base), str(new), "-f", fmt, "--fail-on", "verdict"],
+        capture_output=True, env=env, timeout=120, check=False,
+    )
+    assert proc.returncode == 1, proc.stderr.decode(errors="replace")
+    out = proc.stdout.decode("ascii")  # raises if anything but ASCII came out
+    assert "Traceback" not in proc.stderr.decode("ascii")
+    if fmt != "json":
+        assert " -> " in out and "5610.6 us" in out and "?" not in out.replace("(?", "")
+    else:
+        assert json.loads(out)["verdict"]["worse"] is True
+
+
+def test_run_files_go_through_load_any(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_file = tmp_path / "a.lprun"
+    run_file.write_bytes(b"")
+    path = str(reports.DATA / "decode_loop.report.json")
+    monkeypatch.setitem(sys.modules, "launchprof.run", None)  # this launchprof has no run files
+    result = runner.invoke(app, ["compare", str(run_file), path])
+    assert result.exit_code == 2 and "cannot read .lprun run files" in result.stderr
+    # with a run-file reader, .lprun goes load_run -> analyse -> Report
+    fake = types.ModuleType("launchprof.run")
+    fake.load_run = lambda p: ("run", Path(p).name)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "launchprof.run", fake)
+    import launchprof.analysis as analysis
+
+    seen = []
+    monkeypatch.setattr(analysis, "analyse", lambda run, profile: seen.append(run) or _recorded("decode_loop.report.json"), raising=False)
+    result = runner.invoke(app, ["compare", str(run_file), path, "--fail-on", "new-hazards"])
+    assert result.exit_code == 0, result.output
+    assert seen == [("run", "a.lprun")]

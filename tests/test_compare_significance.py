@@ -1,0 +1,151 @@
+"""Significance before "changed": step-time rules gate on the raw samples recorded on the H200.
+
+The samples are the ``wall_us`` of the eager- and replay-timing events of recorded runs
+(tests/data/runs); reports that carry them are built from the recorded JSON reports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import reports
+from launchprof.cli import app
+from launchprof.compare import ALPHA, compare, gate, parse_rule, significance_of
+from launchprof.session import EagerProfile, ReplayProfile, Report, Stats
+
+RUNS = reports.DATA / "runs"
+runner = CliRunner()
+
+
+@dataclasses.dataclass(frozen=True)
+class SampledEager(EagerProfile):
+    """The eager profile as the typed report will carry it: with every timed sample."""
+
+    samples_us: list[float] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class SampledReplay(ReplayProfile):
+    samples_us: list[float] | None = None
+
+
+def recorded_samples(run: str) -> tuple[list[float], list[float]]:
+    """(eager, replay) wall samples of one recorded run; fails when the recording is missing."""
+    path = RUNS / run / "events.jsonl.gz"
+    assert path.exists(), f"recorded run {path} is missing"
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        events = [json.loads(line) for line in fh if line.strip()]
+    eager = [e["wall_us"] for e in events if e["type"] == "eager-timing" and e.get("phase") == "eager"]
+    replay = [e["wall_us"] for e in events if e["type"] == "replay-timing"]
+    assert len(eager) >= 10 and len(replay) >= 10, f"{run}: too few recorded samples"
+    return eager, replay
+
+
+def _stats(samples: list[float]) -> Stats:
+    return Stats(float(np.median(samples)), float(np.percentile(samples, 10)), float(np.percentile(samples, 90)), len(samples))
+
+
+def with_samples(report: Report, eager: list[float], replay: list[float] | None = None) -> Report:
+    fields = {f.name: getattr(report.eager, f.name) for f in dataclasses.fields(EagerProfile)}
+    fields["step_us"] = _stats(eager)
+    out = dataclasses.replace(report, eager=SampledEager(**fields, samples_us=list(eager)))
+    if replay is not None and report.replay is not None:
+        rfields = {f.name: getattr(report.replay, f.name) for f in dataclasses.fields(ReplayProfile)}
+        rfields["step_us"] = _stats(replay)
+        out = dataclasses.replace(out, replay=SampledReplay(**rfields, samples_us=list(replay)))
+    return out
+
+
+@pytest.fixture
+def decode() -> tuple[Report, list[float], list[float]]:
+    report = reports.recorded_reports()["decode_loop.report.json"]
+    eager, replay = recorded_samples("decode_loop")
+    return report, eager, replay
+
+
+def test_same_samples_are_not_a_change(decode: tuple[Report, list[float], list[float]]) -> None:
+    report, eager, replay = decode
+    sig = significance_of(eager, list(reversed(eager)))
+    assert sig.significant is False and sig.p_value == pytest.approx(1.0) and sig.ratio == pytest.approx(1.0)
+    assert sig.ratio_low is not None and sig.ratio_high is not None and sig.ratio_low <= 1.0 <= sig.ratio_high
+
+
+def test_a_ten_percent_slowdown_is_significant_and_trips(decode: tuple[Report, list[float], list[float]]) -> None:
+    report, eager, replay = decode
+    base = with_samples(report, eager, replay)
+    new = with_samples(report, [x * 1.10 for x in eager], replay)
+    result = compare(base, new)
+    sig = result.delta("eager_step_us").significance
+    assert sig is not None and sig.significant is True and sig.p_value is not None and sig.p_value < ALPHA
+    assert sig.ratio == pytest.approx(1.10) and sig.ratio_low is not None and sig.ratio_low > 1.0
+    outcome = gate([parse_rule("eager_step_us:+5%")], result)
+    assert len(outcome.tripped) == 1 and outcome.tripped[0].startswith("eager_step_us:+5%: eager_step_us ")
+    assert outcome.within_noise == []
+    # the replay samples did not move: tested, and not significant
+    assert result.delta("replay_step_us").significance.significant is False  # type: ignore[union-attr]
+
+
+def test_threshold_exceeded_within_noise_does_not_trip(decode: tuple[Report, list[float], list[float]]) -> None:
+    """Odd and even calls of one recorded run: medians 3.6% apart, the same distribution."""
+    report, eager, _ = decode
+    base, new = with_samples(report, eager[0::2]), with_samples(report, eager[1::2])
+    result = compare(base, new)
+    d = result.delta("eager_step_us")
+    assert d.relative is not None and d.relative > 0.02  # the threshold alone would trip
+    outcome = gate([parse_rule("eager_step_us:+2%")], result)
+    assert outcome.tripped == []
+    assert len(outcome.within_noise) == 1 and "not significant (p = 0.59), not counted as a change" in outcome.within_noise[0]
+
+
+def test_without_samples_the_threshold_alone_decides() -> None:
+    base = reports.graphs_help()
+    slower = dataclasses.replace(base, eager=dataclasses.replace(base.eager, step_us=Stats(1943.2, 1900.0, 2000.0, 25)))
+    result = compare(base, slower)
+    sig = result.delta("eager_step_us").significance
+    assert sig is not None and sig.significant is None and sig.reason == "the reports keep no raw samples"
+    assert gate([parse_rule("eager_step_us:+5%")], result).tripped == ["eager_step_us:+5%: eager_step_us 1843.2 -> 1943.2 (+5.4%)"]
+
+
+def test_too_few_samples_is_not_tested() -> None:
+    sig = significance_of([1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0, 8.0])
+    assert sig.significant is None and sig.reason == "too few samples (3 and 5)"
+
+
+def test_interval_is_reproducible(decode: tuple[Report, list[float], list[float]]) -> None:
+    _, eager, replay = decode
+    first, second = significance_of(eager, replay), significance_of(eager, replay)
+    assert first == second and first.significant is True and first.ratio is not None and first.ratio < 0.3
+
+
+def test_every_format_says_not_significant(tmp_path: Path, decode: tuple[Report, list[float], list[float]], monkeypatch: pytest.MonkeyPatch) -> None:
+    report, eager, _ = decode
+    base, new = with_samples(report, eager[0::2]), with_samples(report, eager[1::2])
+    paths = []
+    for name, r in (("base", base), ("new", new)):
+        data = dataclasses.asdict(r)  # keeps samples_us, as the typed report will
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(data), encoding="utf-8")
+    # session.load_report drops fields it does not know; read through a loader that keeps them
+    loaded = {str(p): r for p, r in zip(paths, (base, new))}
+    import launchprof.commands.compare as command
+
+    monkeypatch.setattr(command, "load_any", lambda path: loaded[str(path)])
+    md = tmp_path / "c.md"
+    result = runner.invoke(app, ["compare", *map(str, paths), "--fail-on", "eager_step_us:+2%", "-f", "md", "-o", str(md), "-f", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    sig = data["metrics"]["eager_step_us"]["significance"]
+    assert sig["tested"] is True and sig["significant"] is False and math.isclose(sig["p_value"], 0.589, abs_tol=0.001)
+    assert data["tripped"] == [] and len(data["within_noise"]) == 1 and data["significance_note"] == (
+        "significance of replay_step_us could not be tested (the reports keep no raw samples): judged by the threshold alone"
+    )
+    assert "within noise" in result.stderr
+    assert "| Eager step |" in md.read_text(encoding="utf-8") and "not significant (p = 0.59)" in md.read_text(encoding="utf-8")

@@ -166,15 +166,22 @@ def validation_text(report: Any) -> str:
     return text
 
 
-_DIFF = re.compile(r",?\s*max\s*(?:\|diff\||abs diff)\s*[-+0-9.eE]+")
+_NUMBER = r"[-+]?[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?"
+_DIFFS = (
+    re.compile(r"\s*\(max\s*(?:\|diff\||abs diff)\s*" + _NUMBER + r"\)"),
+    re.compile(r"[,:;]?\s*max\s*(?:\|diff\||abs diff)\s*" + _NUMBER),
+)
 
 
 def hazard_message(hazard: Any, report: Any) -> str:
-    """The hazard's message; a replay mismatch states the validation row's max |diff|, not its own."""
+    """The hazard's message; a max |diff| in it is the validation row's, not a second figure."""
     val = report.validation
-    if hazard.kind != "replay-mismatch" or val is None or val.max_abs_diff is None:
+    if val is None or val.max_abs_diff is None or not any(p.search(hazard.message) for p in _DIFFS):
         return hazard.message
-    base = _DIFF.sub("", hazard.message).rstrip(" ;,")
+    base = hazard.message
+    for pattern in _DIFFS:
+        base = pattern.sub("", base)
+    base = base.rstrip(" ;,:")
     return f"{base}; max |diff| {fmt.diff(val.max_abs_diff)} over the {val.calls_compared} compared calls"
 
 
@@ -183,6 +190,8 @@ def memory_for_no_gain(report: Any) -> str | None:
     replay = report.replay
     if replay is None or replay.pool_bytes is None or report.speedup is None:
         return None
+    if verdict(report) not in (Verdict.MARGINAL, Verdict.GRAPHS_DONT_HELP):
+        return None  # not capturable: the graph would not be kept at all
     if report.speedup.median > 1.0 and not no_measurable_gain(report):
         return None
     text = f"the graph holds {fmt.size(replay.pool_bytes)} of GPU memory for no measurable gain"

@@ -11,7 +11,6 @@ payback says what it counts. Reports from before the typed models lack some fiel
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from launchprof.enums import Severity, Verdict
@@ -300,9 +299,3 @@ def machine_line(report: Any) -> str:
     if get(m, "gpu_other_processes"):
         parts.append("other processes on the GPU")
     return ", ".join(p for p in parts if p) + f" · launchprof {report.launchprof_version} · {report.created}"
-
-
-def relative_script(report: Any, root: Path) -> str:
-    from launchprof.project import relative_to_root
-
-    return relative_to_root(report.script, root)

@@ -1,8 +1,22 @@
-"""Where reports go: pairing ``-f``/``-o`` options, guessing formats, atomic writes."""
+"""Where reports go: pairing ``-f``/``-o`` options, guessing formats, and the one writer.
+
+Files are written here and nowhere else (``commands/emit.py`` writes the streams):
+
+- a regular file is replaced atomically (temporary file beside it, then rename), so a
+  reader never sees half a report;
+- a symlink is written *through*: its target is replaced, the link stays;
+- anything else (a FIFO, a character device, a pty, ``/dev/stdout``) is opened and
+  written directly: renaming over it would replace the node and its reader gets nothing.
+
+Streams that cannot encode UTF-8 get the same report in ASCII (:func:`for_stream`).
+"""
 
 from __future__ import annotations
 
+import codecs
+import json
 import os
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,11 +58,21 @@ def guess_format(path: Path) -> str:
     return fmt
 
 
+def known_format(path: Path) -> str | None:
+    """The format ``path``'s extension names, or None when it names none."""
+    try:
+        return guess_format(path)
+    except UsageError:
+        return None
+
+
 def plan_outputs(formats: list[str], paths: list[Path], allowed: tuple[str, ...] = FORMATS) -> list[Output]:
     """Pair the i-th ``-f`` with the i-th ``-o``; a path without ``-f`` has its format guessed.
 
-    Formats beyond the last path go to standard output (at most one may). Checked
-    up front so that a typo fails in a second, not after a long measurement.
+    A ``-f`` that contradicts its path's extension (``-f md -o report.json``) is refused
+    rather than writing Markdown into a .json file. Formats beyond the last path go to
+    standard output (at most one may). Checked up front so that a typo fails in a
+    second, not after a long measurement.
     """
     for fmt in formats:
         if fmt not in allowed:
@@ -56,6 +80,9 @@ def plan_outputs(formats: list[str], paths: list[Path], allowed: tuple[str, ...]
     outputs: list[Output] = []
     for i, path in enumerate(paths):
         fmt = formats[i] if i < len(formats) else guess_format(path)
+        named = known_format(path)
+        if named is not None and fmt != named and not (named == "sarif" and fmt == "json"):
+            raise UsageError(f"-f {fmt} does not match -o {path} (a {named} file): give -f {named}, or drop -f to infer each file's format")
         if fmt not in allowed:
             raise UsageError(f"format {fmt!r} (from {path}) is not available here: choose from {', '.join(allowed)}")
         check_writable(path)
@@ -71,6 +98,11 @@ def check_writable(path: Path) -> None:
     """Fail now, with one line, if ``path`` cannot be written later."""
     if path.is_dir():
         raise UsageError(f"output path {path} is a directory")
+    if path.exists() and not _is_regular(path):
+        if not os.access(path, os.W_OK):
+            raise UsageError(f"output path {path} is not writable")
+        return  # a FIFO, pty or device is written in place: its folder need not be writable
+    path = Path(os.path.realpath(path))  # a symlink is written through, beside its target
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise UsageError(f"output folder {parent} does not exist")
@@ -78,15 +110,43 @@ def check_writable(path: Path) -> None:
         raise UsageError(f"output folder {parent} is not writable")
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write to a temporary file beside ``path``, then rename: readers never see half a file."""
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def write_output(path: Path, data: str | bytes) -> None:
+    """Write a report to ``path``: through symlinks, in place for non-regular files,
+    atomically replaced for regular ones. Text is UTF-8."""
     path = Path(path)
+    try:
+        mode = os.stat(path).st_mode  # follows symlinks
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(21, "Is a directory", str(path))
+        with open(path, "wb") as fh:  # FIFO, pty, character device, /dev/stdout
+            fh.write(data if isinstance(data, bytes) else data.encode("utf-8"))
+        return
+    _replace_regular(Path(os.path.realpath(path)), data, None if mode is None else stat.S_IMODE(mode))
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """The one writer under its older name (crossover and compare call it)."""
+    write_output(path, data)
+
+
+def _replace_regular(path: Path, data: str | bytes, keep_mode: int | None) -> None:
+    """Write to a temporary file beside ``path``, then rename: readers never see half a file."""
     mode = "wb" if isinstance(data, bytes) else "w"
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
         with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as fh:
             fh.write(data)
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, 0o644 if keep_mode is None else keep_mode)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -94,3 +154,32 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         except OSError:
             pass
         raise
+
+
+# --- streams --------------------------------------------------------------------------------
+
+
+def stream_is_utf8(stream: object) -> bool:
+    """Whether ``stream`` can take any Unicode text (its encoding is a UTF codec)."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        return codecs.lookup(encoding).name.startswith("utf")
+    except LookupError:
+        return False
+
+
+def for_stream(fmt: str, text: str, utf8: bool) -> str:
+    """``text`` of format ``fmt`` made safe for a stream; unchanged when the stream is UTF-8.
+
+    Data formats keep their data exactly: JSON and SARIF escape non-ASCII as ``\\uXXXX``,
+    XML and HTML as character references. Text and Markdown spell symbols in ASCII.
+    """
+    if utf8 or text.isascii():
+        return text
+    if fmt in ("json", "sarif"):
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=True) + "\n"
+    if fmt in ("junit", "html"):
+        return text.encode("ascii", "xmlcharrefreplace").decode("ascii")
+    from launchprof.render.format import to_ascii
+
+    return to_ascii(text)

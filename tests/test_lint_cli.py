@@ -147,5 +147,5 @@ def test_sarif_locates_each_finding(tmp_path):
 def test_github_annotations(tmp_path):
     result = invoke(STEP, "--github", "-f", "json", "-o", tmp_path / "o.json")
     assert result.exit_code == 0
-    assert "::error file=" in result.stdout and ",line=57," in result.stdout
-    assert "::warning file=" in result.stdout
+    assert "::error file=" in result.stderr and ",line=57," in result.stderr  # annotations go to stderr
+    assert "::warning file=" in result.stderr

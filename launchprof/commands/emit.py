@@ -1,14 +1,25 @@
-"""Render a report to every requested output; shared by analyze, lint and report."""
+"""Render a report to every requested output; shared by analyze, lint and report.
+
+The only place, with :mod:`launchprof.outputs`, where reports reach files and streams:
+files through :func:`~launchprof.outputs.write_output`; standard output gets at most one
+report (the text report when nothing else goes there); GitHub annotations and "wrote …"
+lines go to standard error, so a report piped to a file stays parseable. A stream that
+cannot encode UTF-8 gets the report in ASCII instead of a crash.
+"""
 
 from __future__ import annotations
 
 import sys
+from typing import TextIO
+
 from rich.console import Console
 
 from launchprof.errors import UsageError
-from launchprof.outputs import Output, write_atomic
+from launchprof.outputs import Output, for_stream, stream_is_utf8, write_output
 from launchprof.render import RenderOptions, renderer_for
+from launchprof.render.console import AsciiStream
 from launchprof.render.github import annotations, github_enabled
+from launchprof.render.paths import report_root
 from launchprof.session import Report
 
 
@@ -26,27 +37,36 @@ def emit(
             continue
         text = renderer_for(out.format, options).render(report)
         try:
-            write_atomic(out.path, text)
+            write_output(out.path, text)
         except OSError as exc:
             raise UsageError(f"cannot write {out.path}: {exc.strerror or exc}") from None
-    if to_stdout:
-        out = to_stdout[0]
-        if out.format == "text":
-            print_text(report, options, console)
-        else:
-            sys.stdout.write(renderer_for(out.format, options).render(report))
-            sys.stdout.flush()
+    if to_stdout and to_stdout[0].format != "text":
+        write_stream(sys.stdout, to_stdout[0].format, renderer_for(to_stdout[0].format, options).render(report))
     else:
         print_text(report, options, console)
     if github_enabled(github):
-        for line in annotations(report.hazards, options.source_root):
-            print(line)
+        root = report_root(report, options)
+        write_stream(sys.stderr, "text", "".join(line + "\n" for line in annotations(report.hazards, root)))
+    err = stream_console(sys.stderr)
     for out in outputs:
         if out.path is not None:
-            Console(stderr=True).print(f"[dim]wrote {out.format} report to {out.path}[/]")
+            err.print(f"[dim]wrote {out.format} report to {out.path}[/]", highlight=False)
+
+
+def write_stream(stream: TextIO, fmt: str, text: str) -> None:
+    """Write a rendered document to a stream, in ASCII when the stream cannot take UTF-8."""
+    stream.write(for_stream(fmt, text, stream_is_utf8(stream)))
+    stream.flush()
+
+
+def stream_console(stream: TextIO) -> Console:
+    """A rich console on ``stream``; ASCII boxes and symbols when it cannot encode UTF-8."""
+    if stream_is_utf8(stream):
+        return Console(file=stream)
+    return Console(file=AsciiStream(stream), emoji=False)
 
 
 def print_text(report: Report, options: RenderOptions, console: Console | None = None) -> None:
     from launchprof.render.console import ConsoleRenderer
 
-    ConsoleRenderer(options).print(report, console or Console())
+    ConsoleRenderer(options).print(report, console or stream_console(sys.stdout))

@@ -1,13 +1,18 @@
-"""GitHub Actions workflow commands (``::error file=...,line=...::message``) for hazards."""
+"""GitHub Actions workflow commands (``::error file=...,line=...::message``) for hazards.
+
+They go to standard error, never after a report on standard output: ``lint -f json >
+out.json`` on a runner (which sets ``GITHUB_ACTIONS=true``) must stay valid JSON. The
+runner reads workflow commands from either stream.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
-from launchprof.session import Hazard
-
-_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
+from launchprof.enums import Severity
+from launchprof.render.paths import relative
 
 
 def github_enabled(flag: bool) -> bool:
@@ -23,21 +28,25 @@ def _escape_property(text: str) -> str:
 
 
 def relative_path(file: str, source_root: Path | None) -> str:
-    """``file`` relative to ``source_root`` (or the working folder) when it lies under it."""
-    root = (source_root or Path.cwd()).resolve()
+    """``file`` relative to ``source_root`` (or the working folder); absolute outside it."""
+    return relative(file, (source_root or Path.cwd()).resolve())
+
+
+def _command(severity: str) -> str:
     try:
-        return Path(file).resolve().relative_to(root).as_posix()
+        return Severity(severity).github_command
     except ValueError:
-        return Path(file).as_posix()
+        return "warning"
 
 
-def annotations(hazards: list[Hazard], source_root: Path | None = None) -> list[str]:
+def annotations(hazards: list[Any], root: Path | None = None) -> list[str]:
+    """One workflow command per hazard, paths relative to the project root ``root``."""
     lines = []
     for h in hazards:
         props = [f"title={_escape_property('launchprof ' + h.kind)}"]
         if h.file:
-            props.insert(0, f"file={_escape_property(relative_path(h.file, source_root))}")
+            props.insert(0, f"file={_escape_property(relative_path(h.file, root))}")
             if h.line:
                 props.insert(1, f"line={h.line}")
-        lines.append(f"::{_LEVEL.get(h.severity, 'warning')} {','.join(props)}::{_escape_data(h.message + ' — ' + h.hint)}")
+        lines.append(f"::{_command(h.severity)} {','.join(props)}::{_escape_data(h.message + ' — ' + h.hint)}")
     return lines

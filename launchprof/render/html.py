@@ -17,10 +17,15 @@ from typing import Any
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
+from launchprof.render import figures
+from launchprof.render import format as fmt
 from launchprof.render.base import Renderer
-from launchprof.render.github import relative_path
-from launchprof.render.markdown import fmt_fraction, fmt_us, key_numbers, location, machine_line, sorted_hazards, verdict_sentence
+from launchprof.render.figures import key_numbers, machine_line, verdict_sentence
+from launchprof.render.paths import location, relative, report_root, sorted_hazards
 from launchprof.session import Hazard, KernelSpan, Report
+
+fmt_us = fmt.duration
+fmt_fraction = fmt.percent
 
 PLOT_WIDTH = 900.0  # px of the timeline's drawing area
 SNIPPET_CONTEXT = 3  # lines shown either side of a hazard when read from the file
@@ -83,7 +88,8 @@ def timeline_view(report: Report) -> TimelineView | None:
             Rect(x=(s.start_us - start) * scale, width=max(s.dur_us * scale, 0.5), kind=s.kind, title=f"{s.name} · {fmt_us(s.dur_us)} at {fmt_us(s.start_us - start)}")
             for s in spans
         ]
-        lanes.append(Lane(label, f"{len(spans)} activities in {fmt_us(span)}, GPU idle {fmt_fraction(idle)}", rects))
+        # Gaps of this one drawn call, not the report's "GPU idle" figure (a median over calls).
+        lanes.append(Lane(label, f"{len(spans)} activities in {fmt_us(span)}; gaps {fmt_fraction(idle)} of this call", rects))
     step = _nice_step(longest)
     ticks = [(i * step * scale, fmt_us(i * step)) for i in range(int(longest // step) + 1)]
     return TimelineView(lanes, ticks)
@@ -164,7 +170,7 @@ def crossover_svg(report: Report, profile: dict[str, Any] | None) -> Markup | No
     return Markup(svg[svg.index("<svg") :])  # drop the XML prolog and DOCTYPE (it names a DTD URL)
 
 
-def snippet(hazard: Hazard, source_root: Path | None) -> list[tuple[int, str, bool]]:
+def snippet(hazard: Hazard, source_root: Path) -> list[tuple[int, str, bool]]:
     """Source lines around the hazard: as recorded at analysis time, else read from the file."""
     recorded = hazard.details.get("snippet")
     if isinstance(recorded, list) and recorded:
@@ -175,7 +181,7 @@ def snippet(hazard: Hazard, source_root: Path | None) -> list[tuple[int, str, bo
         return []
     path = Path(hazard.file)
     if not path.is_absolute():
-        path = (source_root or Path.cwd()) / path
+        path = source_root / path
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
@@ -190,14 +196,17 @@ class HtmlRenderer(Renderer):
 
     def render(self, report: Report) -> str:
         env = Environment(loader=PackageLoader("launchprof.render", "templates"), autoescape=True, trim_blocks=True, lstrip_blocks=True)
-        root = self.options.source_root
+        root = report_root(report, self.options)
         hazards = [
-            {"h": h, "location": location(h, root), "snippet": snippet(h, root)} for h in sorted_hazards(report.hazards)
+            {"h": h, "location": location(h, root), "snippet": snippet(h, root), "message": figures.hazard_message(h, report)}
+            for h in sorted_hazards(report.hazards)
         ]
         return env.get_template("report.html.j2").render(
             report=report,
-            script=relative_path(report.script, root),
+            script=relative(report.script, root),
+            label=figures.verdict_label(report),
             sentence=verdict_sentence(report),
+            details=figures.detail_lines(report) if report.mode != "lint" else [],
             numbers=key_numbers(report) if report.mode != "lint" else [],
             timeline=timeline_view(report),
             plot_width=PLOT_WIDTH,

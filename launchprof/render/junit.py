@@ -8,18 +8,33 @@ must mean the thing was looked at.
 
 from __future__ import annotations
 
+import importlib
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
+from pathlib import Path
 
+from launchprof.enums import Severity
 from launchprof.hazards.kinds import KINDS
+from launchprof.render import figures
 from launchprof.render.base import Renderer
-from launchprof.render.markdown import location, sorted_hazards
+from launchprof.render.paths import location, report_root, sorted_hazards
 from launchprof.session import Hazard, Report
 
-# Kinds `launchprof lint` looks for (DESIGN.md hazard table, issue 6); the others need a run.
-STATIC_KINDS = frozenset(
-    {"hidden-sync", "pageable-copy", "frozen-scalar", "unjoined-stream", "rng-state", "data-dependent-control-flow"}
-)
+# The kinds lint's rules (launchprof/lint/rules.py) yield today, for a lint without KINDS_FOUND.
+_LINT_KINDS_FALLBACK = ("hidden-sync", "pageable-copy", "frozen-scalar", "unjoined-stream", "rng-state")
+
+
+def lint_kinds() -> frozenset[str]:
+    """The kinds `launchprof lint` can find, as its own rules declare them; the others need a run.
+
+    Imported when needed: the lint package is not loaded to render a measured report.
+    """
+    try:
+        found = importlib.import_module("launchprof.lint.rules").KINDS_FOUND
+    except (ImportError, AttributeError):
+        found = _LINT_KINDS_FALLBACK
+    return frozenset(found)
+
 # Kinds found while capturing or validating (DESIGN.md "How analyze works"); the rest in the eager pass.
 CAPTURE_KINDS = frozenset({"unjoined-stream", "capture-allocation", "host-side-effect", "capture-failed"})
 VALIDATION_KINDS = frozenset({"replay-mismatch"})
@@ -53,7 +68,7 @@ def capture_check(report: Report) -> Check:
     if report.replay is not None:
         return Check("capture", "launchprof", "passed")
     if report.verdict == "not-capturable":
-        errors = tuple(h for h in sorted_hazards(report.hazards) if h.severity == "error")
+        errors = tuple(h for h in sorted_hazards(report.hazards) if h.severity == Severity.ERROR)
         return Check("capture", "launchprof", "failed", (report.run and report.run.cause) or "capture failed", errors)
     return Check("capture", "launchprof", "skipped", _not_run(report, "no target: nothing was captured"))
 
@@ -65,15 +80,13 @@ def validation_check(report: Report) -> Check:
             return Check("validation", "launchprof", "skipped", "static check only: nothing was replayed")
         return Check("validation", "launchprof", "skipped", _not_run(report, "nothing was captured to validate"))
     if val.matches < val.calls_compared:
-        diff = f", max abs diff {val.max_abs_diff:.3g}" if val.max_abs_diff is not None else ""
-        reason = f"{val.calls_compared - val.matches} of {val.calls_compared} replayed calls differ from eager{diff}"
-        return Check("validation", "launchprof", "failed", reason)
+        return Check("validation", "launchprof", "failed", f"replay vs eager: {figures.validation_text(report)}")
     return Check("validation", "launchprof", "passed")
 
 
 def _kind_ran(report: Report, kind: str) -> bool:
     if report.mode == "lint":
-        return kind in STATIC_KINDS
+        return kind in lint_kinds()
     if kind in VALIDATION_KINDS:
         return report.validation is not None
     if kind in CAPTURE_KINDS:
@@ -83,7 +96,7 @@ def _kind_ran(report: Report, kind: str) -> bool:
 
 def kind_check(report: Report, kind: str) -> Check:
     found = tuple(h for h in report.hazards if h.kind == kind)
-    failing = tuple(h for h in found if h.severity in ("error", "warning"))
+    failing = tuple(h for h in found if h.severity in (Severity.ERROR, Severity.WARNING))
     if failing:
         return Check(kind, "launchprof.hazards", "failed", hazards=failing)
     if found or _kind_ran(report, kind):
@@ -106,6 +119,7 @@ class JUnitRenderer(Renderer):
 
     def render(self, report: Report) -> str:
         results = checks(report)
+        project_root = report_root(report, self.options)
         counts = {
             "tests": str(len(results)),
             "failures": str(sum(c.status == "failed" for c in results)),
@@ -120,15 +134,15 @@ class JUnitRenderer(Renderer):
         for key, value in self._properties(report).items():
             ET.SubElement(props, "property", {"name": key, "value": value})
         for check in results:
-            self._testcase(suite, check)
+            self._testcase(suite, check, report, project_root)
         ET.indent(root)
         return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
-    def _testcase(self, suite: ET.Element, check: Check) -> None:
+    def _testcase(self, suite: ET.Element, check: Check, report: Report, root: Path) -> None:
         case = ET.SubElement(suite, "testcase", {"classname": check.classname, "name": check.name, "time": "0"})
-        lines = [f"{h.severity}: {self._line(h)}" for h in check.hazards]
+        lines = [f"{h.severity}: {self._line(h, report, root)}" for h in check.hazards]
         if check.status == "failed":
-            message = self._line(check.hazards[0]) if check.hazards else check.reason
+            message = self._line(check.hazards[0], report, root) if check.hazards else check.reason
             body = "\n".join(lines + [f"fix: {check.hazards[0].hint}"] if check.hazards else [check.reason])
             ET.SubElement(case, "failure", {"message": message, "type": check.name}).text = body
         elif check.status == "skipped":
@@ -136,13 +150,15 @@ class JUnitRenderer(Renderer):
         elif lines:  # info-level findings of a passed check
             ET.SubElement(case, "system-out").text = "\n".join(lines)
 
-    def _line(self, hazard: Hazard) -> str:
-        loc = location(hazard, self.options.source_root)
-        return f"{loc}: {hazard.message}" if loc else hazard.message
+    @staticmethod
+    def _line(hazard: Hazard, report: Report, root: Path) -> str:
+        loc = location(hazard, root)
+        message = figures.hazard_message(hazard, report)
+        return f"{loc}: {message}" if loc else message
 
     @staticmethod
     def _properties(report: Report) -> dict[str, str]:
-        props = {"verdict": report.verdict, "script": report.script, "target": report.target or "", "gpu": report.machine.gpu or ""}
+        props = {"verdict": report.verdict, "verdict_label": figures.verdict_label(report), "script": report.script, "target": report.target or "", "gpu": report.machine.gpu or ""}
         if report.speedup is not None:
             props["speedup"] = f"{report.speedup.median:.3f}"
         if report.run is not None and report.run.cause:

@@ -1,157 +1,39 @@
 """GitHub-flavoured Markdown, sized for ``$GITHUB_STEP_SUMMARY``.
 
-Also home of the plain-text summary pieces (verdict sentence, key numbers, number
-formats) that the HTML report and ``compare`` reuse, so that every format states the
-same numbers in the same words.
+Every figure and sentence comes from :mod:`launchprof.render.figures` and every number
+from :mod:`launchprof.render.format`, so the summary says what the terminal and the HTML
+page say. The ``fmt_*`` names are kept for ``compare``'s renderer.
 """
 
 from __future__ import annotations
 
 import html
 import re
-from pathlib import Path
+from typing import Any
 
-from launchprof.hazards.kinds import SEVERITY_RANK
+from launchprof.render import figures
+from launchprof.render import format as fmt
 from launchprof.render.base import Renderer
-from launchprof.render.github import relative_path
-from launchprof.session import Hazard, Report, Speedup, Stats
+from launchprof.render.figures import key_numbers, location, machine_line, sorted_hazards, verdict_sentence
+from launchprof.render.paths import relative, report_root
+from launchprof.session import Report
 
-NA = "—"
+NA = fmt.NA
 
-VERDICT_EMOJI = {
-    "graphs-help": "✅",
-    "marginal": "⚖️",
-    "graphs-dont-help": "❌",
-    "not-capturable": "🚫",
-    "eager-only": "ℹ️",
-    "static-only": "🔍",
-}
-SEVERITY_EMOJI = {"error": "🔴", "warning": "🟠", "info": "🔵"}
-
-
-# --- number formats -------------------------------------------------------------------
+# The one formatter under the names compare's renderer imports.
+fmt_us = fmt.duration
+fmt_stats_us = fmt.stats
+fmt_ratio = fmt.ratio
+fmt_fraction = fmt.percent
+fmt_count = fmt.count
+fmt_bytes = fmt.size
 
 
-def fmt_us(value: float | None) -> str:
-    """A duration in µs, switching to ms above 10 ms so long steps stay readable."""
-    if value is None:
-        return NA
-    if abs(value) >= 10_000:
-        return f"{value / 1000:.2f} ms"
-    return f"{value:.1f} µs"
+def fmt_speedup(speedup: Any) -> str:
+    return NA if speedup is None else fmt.speedup(speedup.median, speedup.low, speedup.high)
 
 
-def fmt_stats_us(stats: Stats | None) -> str:
-    if stats is None:
-        return NA
-    return f"{fmt_us(stats.median)} (p10–p90 {fmt_us(stats.p10)}–{fmt_us(stats.p90)}, n={stats.n})"
-
-
-def fmt_ratio(value: float | None) -> str:
-    return NA if value is None else f"{value:.2f}×"
-
-
-def fmt_speedup(speedup: Speedup | None) -> str:
-    if speedup is None:
-        return NA
-    return f"{fmt_ratio(speedup.median)} (95% interval {speedup.low:.2f}–{speedup.high:.2f}×)"
-
-
-def fmt_fraction(value: float | None) -> str:
-    return NA if value is None else f"{value * 100:.1f}%"
-
-
-def fmt_count(value: float | None) -> str:
-    if value is None:
-        return NA
-    return f"{value:,}" if isinstance(value, int) else f"{value:,.1f}"
-
-
-def fmt_bytes(value: int | None) -> str:
-    if value is None:
-        return NA
-    size = float(value)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(size) < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GiB"  # pragma: no cover - loop always returns
-
-
-# --- summary pieces shared by md and html -----------------------------------------------
-
-
-def location(hazard: Hazard, source_root: Path | None) -> str | None:
-    """``file:line`` as the user reads it: relative to the source root when under it."""
-    if not hazard.file:
-        return None
-    path = relative_path(hazard.file, source_root)
-    return f"{path}:{hazard.line}" if hazard.line else path
-
-
-def sorted_hazards(hazards: list[Hazard]) -> list[Hazard]:
-    """Errors first; within a severity, the order the analysis found them."""
-    return sorted(hazards, key=lambda h: -SEVERITY_RANK.get(h.severity, 0))
-
-
-def verdict_sentence(report: Report) -> str:
-    """One plain sentence that says what the verdict means for this workload."""
-    sp, predicted = report.speedup, report.predicted_speedup
-    interval = f" (95% interval {sp.low:.2f}–{sp.high:.2f}×)" if sp else ""
-    errors = sum(h.severity == "error" for h in report.hazards)
-    if report.verdict == "graphs-help":
-        return f"CUDA graphs help: replay is {fmt_ratio(sp and sp.median)} as fast as eager{interval}."
-    if report.verdict == "marginal":
-        return f"CUDA graphs help only marginally: {fmt_ratio(sp and sp.median)}{interval}."
-    if report.verdict == "graphs-dont-help":
-        return f"CUDA graphs do not help here: replay runs at {fmt_ratio(sp and sp.median)} of eager speed{interval}."
-    if report.verdict == "not-capturable":
-        expect = f"; fix them and expect about {fmt_ratio(predicted)}" if predicted else ""
-        return f"The target cannot run as a CUDA graph: {errors} error hazard(s){expect}."
-    if report.verdict == "eager-only" and report.target:
-        stopped = report.run is not None and not report.run.complete
-        return f"Eager profile only: {report.target} was not captured{' (the run stopped first)' if stopped else ''}."
-    if report.verdict == "eager-only":
-        return "Eager profile only: no target was captured (name one with --target or @launchprof.target)."
-    if report.verdict == "static-only":
-        return f"Static check only (no GPU run): {len(report.hazards)} hazard(s) found in the source."
-    return f"Verdict: {report.verdict}."
-
-
-def machine_line(report: Report) -> str:
-    m = report.machine
-    parts = [m.gpu or "no GPU", f"driver {m.driver}" if m.driver else None, f"CUDA {m.cuda}" if m.cuda else None]
-    parts += [f"torch {m.torch}" if m.torch else None, f"Python {m.python}"]
-    return ", ".join(p for p in parts if p) + f" · launchprof {report.launchprof_version} · {report.created}"
-
-
-def key_numbers(report: Report) -> list[tuple[str, str]]:
-    """The numbers a reader decides on, as (label, plain text value) rows."""
-    eager, replay, val = report.eager, report.replay, report.validation
-    if val is None:
-        validation = NA
-    elif val.matches == val.calls_compared:
-        validation = f"{val.matches}/{val.calls_compared} calls match"
-    else:
-        validation = f"{val.calls_compared - val.matches} of {val.calls_compared} calls differ"
-    if val is not None and val.max_abs_diff is not None:
-        validation += f" (max abs diff {val.max_abs_diff:.3g})"
-    breakeven = report.breakeven_replays
-    return [
-        ("Eager step", fmt_stats_us(eager and eager.step_us)),
-        ("Replay step", fmt_stats_us(replay and replay.step_us)),
-        ("Speedup (eager / replay)", fmt_speedup(report.speedup)),
-        ("Kernels per step", fmt_count(eager and eager.kernels_per_step)),
-        ("GPU idle fraction (eager)", fmt_fraction(eager and eager.gpu_idle_fraction)),
-        ("Launch gap (eager, median)", fmt_us(eager and eager.launch_gap_us and eager.launch_gap_us.median)),
-        ("Graph nodes", fmt_count(replay and replay.graph_nodes)),
-        ("Instantiate", fmt_us(replay and replay.instantiate_us)),
-        ("Graph pool memory", fmt_bytes(replay and replay.pool_bytes)),
-        ("Break-even replays", NA if breakeven is None else f"{breakeven:,.1f}"),
-        ("Predicted speedup", fmt_ratio(report.predicted_speedup)),
-        ("Validation", validation),
-    ]
-
+__all__ = ["key_numbers", "location", "machine_line", "sorted_hazards", "verdict_sentence", "MarkdownRenderer"]
 
 # --- Markdown escaping -------------------------------------------------------------------
 
@@ -204,11 +86,13 @@ class MarkdownRenderer(Renderer):
     extension = ".md"
 
     def render(self, report: Report) -> str:
-        root = self.options.source_root
+        root = report_root(report, self.options)
         what = f"{md_code(report.target)} in " if report.target else ""
+        v = figures.verdict(report)
+        badge = f"{v.badge} " if v else ""
         parts = [
-            f"## launchprof {report.mode}: {what}{md_code(relative_path(report.script, root))}",
-            f"**{VERDICT_EMOJI.get(report.verdict, '')} {md_text(report.verdict)}** — {md_text(verdict_sentence(report))}",
+            f"## launchprof {report.mode}: {what}{md_code(relative(report.script, root))}",
+            f"**{badge}{md_text(figures.verdict_label(report))}** ({md_code(report.verdict)}) — {md_text(verdict_sentence(report))}",
         ]
         if report.run is not None and not report.run.complete:
             cause = md_text(report.run.cause or "unknown cause")
@@ -216,19 +100,23 @@ class MarkdownRenderer(Renderer):
         if report.mode != "lint":
             rows = [(label, md_text(value)) for label, value in key_numbers(report)]
             parts.append(md_table(("Measure", "Value"), rows))
-        parts += self._buckets(report) + [self._hazards(report)]
+            parts += [f"> {md_text(line)}" for line in figures.detail_lines(report)]
+        parts += self._buckets(report) + [self._hazards(report, root)]
         parts += [f"- {md_text(note)}" for note in report.notes]
         parts.append(f"<sub>{md_text(machine_line(report))}</sub>")
         return "\n\n".join(parts) + "\n"
 
-    def _hazards(self, report: Report) -> str:
+    @staticmethod
+    def _hazards(report: Report, root: Any) -> str:
         if not report.hazards:
             return "No capture hazards found."
         rows = []
         for h in sorted_hazards(report.hazards):
-            loc = location(h, self.options.source_root)
-            severity = f"{SEVERITY_EMOJI.get(h.severity, '')} {md_text(h.severity)}"
-            rows.append((md_code(loc) if loc else NA, severity, md_code(h.kind), md_text(h.message), md_text(h.hint)))
+            loc = location(h, root)
+            sev = figures.severity(h.severity)
+            severity = f"{_SEVERITY_DOT.get(sev, '')} {md_text(h.severity)}".strip()
+            message = md_text(figures.hazard_message(h, report))
+            rows.append((md_code(loc) if loc else NA, severity, md_code(h.kind), message, md_text(h.hint)))
         return f"### Hazards ({len(report.hazards)})\n\n" + md_table(("Location", "Severity", "Kind", "Message", "Fix"), rows)
 
     @staticmethod
@@ -240,10 +128,13 @@ class MarkdownRenderer(Renderer):
                 md_code(b.argument),
                 str(b.dim),
                 md_text(", ".join(str(s) for s in b.sizes)),
-                fmt_fraction(b.padding_waste),
-                fmt_bytes(b.pool_bytes_estimate),
+                fmt.percent(b.padding_waste),
+                fmt.size(b.pool_bytes_estimate),
             )
             for b in report.buckets
         ]
         header = ("Argument", "Dim", "Capture sizes", "Padding waste", "Pool memory (est.)")
         return ["### Recommended capture sizes\n\n" + md_table(header, rows)]
+
+
+_SEVERITY_DOT = {"error": "🔴", "warning": "🟠", "info": "🔵"}

@@ -1,32 +1,36 @@
 """SARIF 2.1.0 for code scanning (GitHub, GitLab, VS Code SARIF viewer).
 
 One rule per hazard kind, so that ``ruleId`` is the stable kind id and a dashboard
-groups findings across runs; fingerprints hash what the hazard *is* (kind, file, the
-code on its line), not where the line currently sits, so an edit above a hazard does
-not open a new alert.
+groups findings across runs. Paths are relative to the project root (``%SRCROOT%``),
+the one rule of :mod:`launchprof.project`. Fingerprints are the one hazard identity of
+:mod:`launchprof.hazards.identity` (kind, relative file, the code on its line), not
+where the line currently sits, so an edit above a hazard does not open a new alert.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
+from launchprof.enums import Severity
+from launchprof.hazards.identity import hazard_fingerprint
 from launchprof.hazards.kinds import KINDS, HazardKind
 from launchprof.render.base import Renderer
-from launchprof.render.github import relative_path
+from launchprof.render.paths import relative, report_root
 from launchprof.session import Hazard, Report
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
-FINGERPRINT_KEY = "launchprofHazard/v1"
-_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+FINGERPRINT_KEY = "launchprofHazard/v2"  # v2: launchprof.hazards.identity's fingerprint
 
 
 def level(severity: str) -> str:
-    return _LEVEL.get(severity, "warning")
+    try:
+        return Severity(severity).sarif_level
+    except ValueError:
+        return "warning"
 
 
 def code_text(hazard: Hazard) -> str | None:
@@ -41,9 +45,11 @@ def code_text(hazard: Hazard) -> str | None:
 
 
 def fingerprint(hazard: Hazard, rel_file: str) -> str:
-    """Stable across runs: kind + relative file + code line (else message); no line number."""
-    text = "\0".join((hazard.kind, rel_file, code_text(hazard) or hazard.message))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+    """The hazard's identity: recorded by the analysis when present, else computed the same way."""
+    recorded = getattr(hazard, "fingerprint", None)
+    if isinstance(recorded, str) and recorded:
+        return recorded
+    return hazard_fingerprint(hazard.kind, rel_file, code_text(hazard))
 
 
 def _rule(kind: HazardKind) -> dict[str, Any]:
@@ -59,9 +65,9 @@ def _rule(kind: HazardKind) -> dict[str, Any]:
     }
 
 
-def _artifact(file: str, root: Path | None) -> dict[str, str]:
+def _artifact(file: str, root: Path) -> dict[str, str]:
     """A URI under %SRCROOT% when the file lies under the root, else an absolute file URI."""
-    rel = relative_path(file, root)
+    rel = relative(file, root)
     if PurePosixPath(rel).is_absolute():
         return {"uri": Path(rel).as_uri()}
     return {"uri": quote(rel), "uriBaseId": SRCROOT}
@@ -76,7 +82,7 @@ class SarifRenderer(Renderer):
         for h in report.hazards:  # a kind newer than this launchprof still gets a rule
             kinds.setdefault(h.kind, HazardKind(h.kind, h.severity, h.kind, h.hint))
         index = {kind_id: i for i, kind_id in enumerate(kinds)}
-        root = (self.options.source_root or Path.cwd()).resolve()
+        root = report_root(report, self.options)
         run: dict[str, Any] = {
             "tool": {
                 "driver": {
@@ -87,13 +93,13 @@ class SarifRenderer(Renderer):
             },
             "originalUriBaseIds": {SRCROOT: {"uri": root.as_uri().rstrip("/") + "/"}},
             "invocations": [self._invocation(report)],
-            "results": [self._result(h, report, kinds, index) for h in report.hazards],
+            "results": [self._result(h, report, kinds, index, root) for h in report.hazards],
             "properties": {"verdict": report.verdict, "mode": report.mode, "target": report.target},
         }
         doc = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
-    def _result(self, hazard: Hazard, report: Report, kinds: dict[str, HazardKind], index: dict[str, int]) -> dict[str, Any]:
+    def _result(self, hazard: Hazard, report: Report, kinds: dict[str, HazardKind], index: dict[str, int], root: Path) -> dict[str, Any]:
         result: dict[str, Any] = {
             "ruleId": hazard.kind,
             "ruleIndex": index[hazard.kind],
@@ -103,11 +109,11 @@ class SarifRenderer(Renderer):
         }
         # A hazard with no file (a capture error no line could be tied to) is shown on the script.
         file = hazard.file or (report.script if Path(report.script).suffix == ".py" else None)
-        rel = relative_path(file, self.options.source_root) if file else ""
+        rel = relative(file, root) if file else ""
         result["partialFingerprints"] = {FINGERPRINT_KEY: fingerprint(hazard, rel)}
         if file is None:
             return result
-        physical: dict[str, Any] = {"artifactLocation": _artifact(file, self.options.source_root)}
+        physical: dict[str, Any] = {"artifactLocation": _artifact(file, root)}
         if hazard.file and hazard.line and hazard.line > 0:
             physical["region"] = {"startLine": hazard.line}
         result["locations"] = [{"physicalLocation": physical}]

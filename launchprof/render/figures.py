@@ -1,0 +1,301 @@
+"""Each figure of a report defined once, in words, for every format.
+
+The console, Markdown, HTML and JUnit renderers all take their sentences and rows from
+here, so a figure reads the same everywhere: the GPU idle share in the headline is the
+one in the table, the max |diff| of a replay mismatch is the validation row's, and the
+payback says what it counts. Reports from before the typed models lack some fields
+(``prediction``, ``replay.setup_us``, ...): every optional field is read with
+:func:`get`, so old and new reports both render.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from launchprof.enums import Severity, Verdict
+from launchprof.render import format as fmt
+from launchprof.render.paths import location, report_root, sorted_hazards
+
+__all__ = ["get", "key_numbers", "location", "report_root", "sorted_hazards", "verdict_sentence"]
+
+# PyTorch's replay launches two small fills per registered generator (the RNG offset prologue).
+RNG_PROLOGUE_FILLS = 2
+
+
+def get(obj: Any, name: str) -> Any:
+    """``obj.name`` or ``obj[name]``, None when absent: old reports lack the newer fields."""
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def verdict(report: Any) -> Verdict | None:
+    try:
+        return Verdict(report.verdict)
+    except ValueError:
+        return None
+
+
+def severity(value: str) -> Severity | None:
+    try:
+        return Severity(value)
+    except ValueError:
+        return None
+
+
+def no_measurable_gain(report: Any) -> bool:
+    """The speedup interval includes 1.0: replay may be no faster than eager."""
+    sp = report.speedup
+    return sp is not None and sp.low <= 1.0 <= sp.high
+
+
+def verdict_label(report: Any) -> str:
+    """The verdict in words; a marginal speedup whose interval includes 1.0 is no gain."""
+    v = verdict(report)
+    if v is Verdict.MARGINAL and no_measurable_gain(report):
+        return "no measurable gain (marginal)"
+    return v.label if v else report.verdict
+
+
+def speedup_text(report: Any) -> str:
+    """The measured speedup with its interval and, when known, how the interval is computed."""
+    sp = report.speedup
+    if sp is None:
+        return fmt.NA
+    text = fmt.speedup(sp.median, sp.low, sp.high)
+    method = get(sp, "method")
+    return f"{text}, {method}" if method else text
+
+
+def payback(report: Any) -> tuple[float | None, str]:
+    """(replays to pay back, what they pay back); None replays when replay saves nothing.
+
+    With ``replay.setup_us`` (capture + warm-up + instantiate) the count is computed here
+    from the two medians; older reports only carry ``breakeven_replays``, which counted
+    instantiation alone, and are labelled so.
+    """
+    replay, eager = report.replay, report.eager
+    setup = get(replay, "setup_us")
+    if setup is not None and eager and eager.step_us and replay.step_us:
+        saved = eager.step_us.median - replay.step_us.median
+        return (setup / saved if saved > 0 else None), "capture + warm-up + instantiate"
+    return report.breakeven_replays, "instantiation"
+
+
+def payback_text(report: Any) -> str | None:
+    if report.replay is None or report.speedup is None:
+        return None
+    count, basis = payback(report)
+    if count is None:
+        return f"never pays back {basis} (replay is no faster)"
+    return f"pays back {basis} after {fmt.replays(count)} replays"
+
+
+def prediction(report: Any) -> dict[str, Any] | None:
+    """The prediction as plain values: structured when recorded, else the old median alone."""
+    pred = get(report, "prediction")
+    if pred is not None and get(pred, "median") is not None:
+        keys = ("median", "low", "high", "basis", "replay_step_us", "explanation")
+        return {k: get(pred, k) for k in keys}
+    if report.predicted_speedup is not None:
+        return {"median": report.predicted_speedup, "low": None, "high": None, "basis": None, "replay_step_us": None, "explanation": None}
+    return None
+
+
+def prediction_text(report: Any) -> str | None:
+    """"fix the hazards and expect about 3.10× (2.80–3.40×)" for not-capturable, else "predicted …"."""
+    p = prediction(report)
+    if p is None:
+        return None
+    value = fmt.ratio(p["median"]) + (f" ({fmt.interval(p['low'], p['high'])})" if p["low"] is not None and p["high"] is not None else "")
+    if report.verdict == Verdict.NOT_CAPTURABLE:
+        return f"fix the hazards and expect about {value}"
+    return f"predicted {value}"
+
+
+def basis_text(report: Any) -> str | None:
+    """What the prediction was computed from, on one line."""
+    p = prediction(report)
+    basis = p and p["basis"]
+    if not basis:
+        return None
+    if isinstance(basis, dict):
+        return "; ".join(f"{k}: {v}" for k, v in basis.items())
+    return " ".join(str(basis).split())
+
+
+def gpu_idle_text(report: Any) -> str | None:
+    idle = report.eager and report.eager.gpu_idle_fraction
+    return None if idle is None else f"GPU idle {fmt.percent(idle)} of the eager step"
+
+
+def nodes_text(report: Any) -> str:
+    """Graph nodes, with the ones eager does not launch named (memsets, memcpys, RNG prologue)."""
+    replay = report.replay
+    nodes = replay and replay.graph_nodes
+    if nodes is None:
+        return fmt.NA
+    types = dict(get(replay, "node_types") or {})
+    kernels = report.eager and report.eager.kernels_per_step
+    if not types or kernels is None:
+        return fmt.count(nodes)
+    extra = []
+    surplus = types.pop("kernel", 0) - kernels
+    if surplus > 0:
+        extra.append(f"{surplus} extra kernel{'s' if surplus != 1 else ''} (RNG prologue: {RNG_PROLOGUE_FILLS} fills per generator)")
+    extra += [f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in sorted(types.items()) if n]
+    if not extra:
+        return f"{fmt.count(nodes)} (one per eager kernel)"
+    return f"{fmt.count(nodes)} ({fmt.count(min(kernels, nodes))} kernels as in eager + {' + '.join(extra)})"
+
+
+def validation_text(report: Any) -> str:
+    val = report.validation
+    if val is None:
+        return fmt.NA
+    if val.matches == val.calls_compared:
+        text = f"{val.matches}/{val.calls_compared} calls match"
+    else:
+        text = f"{val.calls_compared - val.matches} of {val.calls_compared} calls differ"
+    if val.max_abs_diff is not None:
+        text += f" (max |diff| {fmt.diff(val.max_abs_diff)})"
+    return text
+
+
+_NUMBER = r"[-+]?[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?"
+_DIFFS = (
+    re.compile(r"\s*\(max\s*(?:\|diff\||abs diff)\s*" + _NUMBER + r"\)"),
+    re.compile(r"[,:;]?\s*max\s*(?:\|diff\||abs diff)\s*" + _NUMBER),
+)
+
+
+def hazard_message(hazard: Any, report: Any) -> str:
+    """The hazard's message; a max |diff| in it is the validation row's, not a second figure."""
+    val = report.validation
+    if val is None or val.max_abs_diff is None or not any(p.search(hazard.message) for p in _DIFFS):
+        return hazard.message
+    base = hazard.message
+    for pattern in _DIFFS:
+        base = pattern.sub("", base)
+    base = base.rstrip(" ;,:")
+    return f"{base}; max |diff| {fmt.diff(val.max_abs_diff)} over the {val.calls_compared} compared calls"
+
+
+def memory_for_no_gain(report: Any) -> str | None:
+    """When replay is no faster, the GPU memory the graph would hold for nothing."""
+    replay = report.replay
+    if replay is None or replay.pool_bytes is None or report.speedup is None:
+        return None
+    if verdict(report) not in (Verdict.MARGINAL, Verdict.GRAPHS_DONT_HELP):
+        return None  # not capturable: the graph would not be kept at all
+    if report.speedup.median > 1.0 and not no_measurable_gain(report):
+        return None
+    text = f"the graph holds {fmt.size(replay.pool_bytes)} of GPU memory for no measurable gain"
+    workspace = get(replay, "workspace_bytes")
+    return text + (f" (plus {fmt.size(workspace)} of one-time library workspace)" if workspace else "")
+
+
+def _interval_note(report: Any) -> str:
+    """" (95% interval 2.27–2.35×, METHOD)" after a ratio, or nothing without an interval."""
+    sp = report.speedup
+    if sp is None:
+        return ""
+    method = get(sp, "method")
+    return f" (95% interval {fmt.interval(sp.low, sp.high)}{', ' + method if method else ''})"
+
+
+def verdict_sentence(report: Any) -> str:
+    """One plain sentence that says what the verdict means for this workload."""
+    sp, v = report.speedup, verdict(report)
+    value = fmt.ratio(sp and sp.median) + _interval_note(report)
+    errors = sum(h.severity == "error" for h in report.hazards)
+    if v is Verdict.GRAPHS_HELP:
+        return f"CUDA graphs help: replay is {fmt.ratio(sp and sp.median)} as fast as eager{_interval_note(report)}."
+    if v is Verdict.MARGINAL and no_measurable_gain(report):
+        return f"No measurable gain: replay is {value} as fast as eager, an interval that includes 1.0."
+    if v is Verdict.MARGINAL:
+        return f"CUDA graphs help only a little: {value}."
+    if v is Verdict.GRAPHS_DONT_HELP:
+        return f"CUDA graphs do not help here: replay runs at {value} of eager speed."
+    if v is Verdict.NOT_CAPTURABLE:
+        expect = prediction_text(report)
+        return f"The target cannot run as a CUDA graph: {errors} error hazard(s){'; ' + expect if expect else ''}."
+    if v is Verdict.SCRIPT_FAILED:
+        cause = report.run.cause if report.run and report.run.cause else "see the run's cause"
+        return f"The script failed before a verdict could be reached ({cause}); what was measured is kept."
+    if v is Verdict.EAGER_ONLY and report.target:
+        stopped = report.run is not None and not report.run.complete
+        return f"Eager profile only: {report.target} was not captured{' (the run stopped first)' if stopped else ''}."
+    if v is Verdict.EAGER_ONLY:
+        return "Eager profile only: no target was captured (name one with --target or @launchprof.target)."
+    if v is Verdict.STATIC_ONLY:
+        return f"Static check only (no GPU run): {len(report.hazards)} hazard(s) found in the source."
+    return f"Verdict: {report.verdict}."
+
+
+def _timing(profile: Any, label: str) -> str:
+    return f"{label} (in-loop)" if get(profile, "timing") == "in-loop" else label
+
+
+def key_numbers(report: Any) -> list[tuple[str, str]]:
+    """The numbers a reader decides on, as (label, plain text) rows, in every format."""
+    eager, replay = report.eager, report.replay
+    count, basis = payback(report)
+    rows = [
+        (_timing(eager, "Eager step"), fmt.stats(eager and eager.step_us)),
+        (_timing(replay, "Replay step (copy-in + replay)"), fmt.stats(replay and replay.step_us)),
+    ]
+    if get(replay, "clone_us") is not None:
+        rows.append(("Output clone (timed alone)", fmt.stats(get(replay, "clone_us"))))
+    p = prediction(report)
+    rows += [
+        ("Speedup (eager / replay)", speedup_text(report)),
+        ("Predicted speedup", fmt.speedup(p["median"], p["low"], p["high"]) if p else fmt.NA),
+        ("Kernels per eager step", fmt.count(eager and eager.kernels_per_step)),
+        ("Graph nodes", nodes_text(report)),
+        ("GPU idle (eager step)", fmt.percent(eager and eager.gpu_idle_fraction)),
+        ("Launch gap (eager, median)", fmt.duration(eager and eager.launch_gap_us and eager.launch_gap_us.median)),
+    ]
+    if get(replay, "setup_us") is not None:
+        rows.append(("Setup (capture + warm-up + instantiate)", fmt.duration(get(replay, "setup_us"))))
+    else:
+        rows.append(("Capture / instantiate", f"{fmt.duration(replay and replay.capture_us)} / {fmt.duration(replay and replay.instantiate_us)}"))
+    rows.append((f"Replays to pay back {basis}", fmt.NA if count is None else fmt.replays(count)))
+    rows.append(("Graph memory (its own pool)", fmt.size(replay and replay.pool_bytes)))
+    if get(replay, "workspace_bytes") is not None:
+        rows.append(("One-time library workspace", fmt.size(get(replay, "workspace_bytes"))))
+    if get(replay, "launchprof_bytes") is not None:
+        rows.append(("Memory launchprof adds (buffers, clones)", fmt.size(get(replay, "launchprof_bytes"))))
+    rows.append(("Validation (replay vs eager)", validation_text(report)))
+    return rows
+
+
+def detail_lines(report: Any) -> list[str]:
+    """Sentences under the numbers table, one line each: what the prediction is based on,
+    why it says what it says, and the memory a graph holds for no gain."""
+    lines: list[str | None] = []
+    basis = basis_text(report)
+    if basis:
+        lines.append(f"prediction basis: {basis}")
+    p = prediction(report)
+    if p and p["explanation"]:
+        lines.append(str(p["explanation"]))
+    lines.append(memory_for_no_gain(report))
+    return [line[0].upper() + line[1:] + ("" if line.endswith(".") else ".") for line in lines if line]
+
+
+def machine_line(report: Any) -> str:
+    m = report.machine
+    parts = [m.gpu or "no GPU", f"driver {m.driver}" if m.driver else None, f"CUDA {m.cuda}" if m.cuda else None]
+    parts += [f"torch {m.torch}" if m.torch else None, f"Python {m.python}"]
+    cpu, cores, load = get(m, "cpu_model"), get(m, "cpu_cores"), get(m, "load_avg")
+    if cpu or cores:
+        parts.append(f"CPU {cpu or '?'}" + (f" ({cores} cores)" if cores else ""))
+    if load:
+        parts.append("load " + (" ".join(f"{x:.2f}" for x in load) if isinstance(load, (list, tuple)) else str(load)))
+    if get(m, "gpu_other_processes"):
+        parts.append("other processes on the GPU")
+    return ", ".join(p for p in parts if p) + f" · launchprof {report.launchprof_version} · {report.created}"

@@ -1,0 +1,53 @@
+"""Where a report's files are shown from: the project root, one rule for every format.
+
+The root is the one the command was given (``RenderOptions.project_root``, or its old
+name ``source_root``), else the one recorded in the report (``project_root``), else the
+project root of the script when it exists here (``launchprof.project``'s rule), else the
+working folder. Paths under it are shown relative to it, others absolute.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from launchprof.enums import Severity
+from launchprof.project import find_project_root, relative_to_root
+
+
+def report_root(report: Any, options: Any = None) -> Path:
+    given = getattr(options, "root", None) if options is not None else None
+    if given is not None:
+        return Path(given).resolve()
+    recorded = getattr(report, "project_root", None)
+    if recorded:
+        return Path(recorded).resolve()
+    script = Path(report.script)
+    if script.exists():
+        return find_project_root(script)
+    return Path.cwd().resolve()
+
+
+def relative(file: str, root: Path) -> str:
+    """``file`` relative to ``root`` (a relative ``file`` already is), absolute outside it."""
+    return relative_to_root(file, root)
+
+
+def location(hazard: Any, root: Path) -> str | None:
+    """``file:line`` as the user reads it, relative to the project root."""
+    if not hazard.file:
+        return None
+    path = relative(hazard.file, root)
+    return f"{path}:{hazard.line}" if hazard.line else path
+
+
+def _rank(severity: str) -> int:
+    try:
+        return Severity(severity).rank
+    except ValueError:
+        return len(Severity)
+
+
+def sorted_hazards(hazards: list[Any]) -> list[Any]:
+    """Errors first; within a severity, the order the analysis found them."""
+    return sorted(hazards, key=lambda h: _rank(h.severity))

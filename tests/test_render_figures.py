@@ -1,0 +1,180 @@
+"""One definition per figure, the same in every format; the newer optional report fields.
+
+Reports from the typed models carry fields the dataclasses of ``launchprof.session`` do
+not (``prediction``, ``replay.setup_us``, ...). The renderers read them with getattr, so
+these tests build the same reports with those fields added, through subclasses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import xml.etree.ElementTree as ET
+from typing import Any
+
+import pytest
+
+import reports
+from launchprof.render import RenderOptions, figures, renderer_for
+from launchprof.render.junit import JUnitRenderer, lint_kinds
+from launchprof.session import EagerProfile, Hazard, ReplayProfile, Report, Speedup, Stats, Validation
+
+OPTIONS = RenderOptions(project_root=reports.ROOT, width=200)  # sentences stay on one line
+TEXT_FORMATS = ("text", "md", "html", "junit")
+
+ReplayPlus = dataclasses.make_dataclass(
+    "ReplayPlus",
+    [("setup_us", Any, None), ("workspace_bytes", Any, None), ("launchprof_bytes", Any, None), ("clone_us", Any, None), ("timing", Any, None)],
+    bases=(ReplayProfile,),
+    frozen=True,
+)
+EagerPlus = dataclasses.make_dataclass("EagerPlus", [("timing", Any, None)], bases=(EagerProfile,), frozen=True)
+SpeedupPlus = dataclasses.make_dataclass("SpeedupPlus", [("method", Any, None)], bases=(Speedup,), frozen=True)
+ReportPlus = dataclasses.make_dataclass("ReportPlus", [("prediction", Any, None), ("project_root", Any, None)], bases=(Report,), frozen=True)
+
+
+def newer(report: Report, replay: dict[str, Any] | None = None, **fields: Any) -> Any:
+    """``report`` as the typed models will write it: the same fields plus newer ones."""
+    base = {f.name: getattr(report, f.name) for f in dataclasses.fields(report)}
+    if replay is not None and report.replay is not None:
+        base["replay"] = ReplayPlus(**{f.name: getattr(report.replay, f.name) for f in dataclasses.fields(report.replay)}, **replay)
+    return ReportPlus(**(base | fields))
+
+
+def render_all(report: Any) -> dict[str, str]:
+    return {f: renderer_for(f, OPTIONS).render(report) for f in TEXT_FORMATS}
+
+
+def test_marginal_interval_including_one_reads_no_measurable_gain() -> None:
+    base = reports.graphs_help()
+    straddles = dataclasses.replace(base, verdict="marginal", speedup=Speedup(1.03, 0.97, 1.08))
+    above = dataclasses.replace(base, verdict="marginal", speedup=Speedup(1.05, 1.01, 1.08))
+    for fmt_name, text in render_all(straddles).items():
+        assert "no measurable gain" in text.lower(), fmt_name
+        assert "help a little" not in text, fmt_name
+    assert "no measurable gain" not in renderer_for("md", OPTIONS).render(above).lower()
+    assert "help a little" in renderer_for("md", OPTIONS).render(above)
+
+
+def test_memory_held_for_no_gain_is_named() -> None:
+    report = dataclasses.replace(reports.graphs_help(), verdict="graphs-dont-help", speedup=Speedup(0.86, 0.80, 0.92))
+    report = newer(report, replay={"workspace_bytes": 32 * 2**20})
+    for fmt_name, text in render_all(report).items():
+        if fmt_name != "junit":
+            assert "holds 46.0 MiB of GPU memory for no measurable gain (plus 32.0 MiB of one-time library workspace)" in text, fmt_name
+    assert figures.memory_for_no_gain(reports.graphs_help()) is None
+
+
+def test_payback_counts_setup_when_known_and_says_what_it_counts() -> None:
+    old = reports.graphs_help()
+    assert figures.payback_text(old) == "pays back instantiation after 1.9 replays"
+    report = newer(old, replay={"setup_us": 10_470.6})  # (1843.2 - 796.0) µs saved per replay: 10 replays
+    assert figures.payback_text(report) == "pays back capture + warm-up + instantiate after 10.0 replays"
+    md = renderer_for("md", OPTIONS).render(report)
+    assert "| Replays to pay back capture + warm-up + instantiate | 10.0 |" in md
+    assert "| Setup (capture + warm-up + instantiate) | 10.47 ms |" in md
+    slower = newer(dataclasses.replace(old, eager=dataclasses.replace(old.eager, step_us=Stats(700.0, 690.0, 710.0, 25))), replay={"setup_us": 5000.0})
+    assert figures.payback_text(slower) == "never pays back capture + warm-up + instantiate (replay is no faster)"
+
+
+def test_gpu_idle_headline_and_table_agree() -> None:
+    report = reports.recorded_reports()["decode_loop.report.json"]
+    text = renderer_for("text", RenderOptions(width=100)).render(report)
+    assert "GPU idle 94.3% of the eager step" in text
+    assert "GPU idle (eager step)" in text and text.count("94.3%") == 2
+    assert "94%" not in text.replace("94.3%", "")
+
+
+def test_extra_graph_nodes_are_named() -> None:
+    long_kernels = reports.recorded_reports()["long_kernels.report.json"]
+    assert figures.nodes_text(long_kernels) == "4 (2 kernels as in eager + 2 memsets)"
+    base = reports.graphs_help()
+    rng = dataclasses.replace(base, replay=dataclasses.replace(base.replay, graph_nodes=216, node_types={"kernel": 214, "memset": 1, "memcpy": 1}))
+    assert figures.nodes_text(rng) == "216 (212 kernels as in eager + 2 extra kernels (RNG prologue: 2 fills per generator) + 1 memcpy + 1 memset)"
+    assert figures.nodes_text(reports.recorded_reports()["decode_loop.report.json"]) == "147 (one per eager kernel)"
+
+
+def test_replay_mismatch_states_the_validation_rows_max_diff() -> None:
+    report = reports.recorded_reports()["frozen_scalar.report.json"]
+    assert report.validation.max_abs_diff == pytest.approx(0.37816, abs=1e-4)
+    for fmt_name, text in render_all(report).items():
+        assert "0.0763" not in text, fmt_name  # the first call's diff, a second figure under the same name
+        assert "0.378" in text, fmt_name
+    mismatch = next(h for h in report.hazards if h.kind == "replay-mismatch")
+    assert figures.hazard_message(mismatch, report).endswith("max |diff| 0.378 over the 6 compared calls")
+    assert figures.validation_text(report) == "5 of 6 calls differ (max |diff| 0.378)"
+
+
+def test_structured_prediction_with_interval_basis_and_explanation() -> None:
+    prediction = {"median": 3.1, "low": 2.6, "high": 3.5, "basis": "device profile H200/580/2.11 (cached); eager step and 22 kernels measured", "replay_step_us": 205.0, "explanation": "a replay of 22 nodes should take about 205 µs"}
+    report = newer(reports.not_capturable(), prediction=prediction, predicted_speedup=3.1)
+    md = renderer_for("md", OPTIONS).render(report)
+    assert "fix the hazards and expect about 3.10× (2.60–3.50×)" in md
+    assert "| Predicted speedup | 3.10× (95% interval 2.60–3.50×) |" in md
+    assert "> Prediction basis: device profile H200/580/2.11 (cached); eager step and 22 kernels measured." in md
+    assert "A replay of 22 nodes should take about 205 µs" in md
+    text = renderer_for("text", RenderOptions(project_root=reports.ROOT, width=80)).render(report)
+    assert "fix the hazards and expect about 3.10× (2.60–3.50×)" in text
+    old = reports.not_capturable()  # predicted_speedup alone: the median, no interval invented
+    assert figures.prediction_text(old) == "fix the hazards and expect about 3.10×"
+
+
+def test_speedup_method_in_timing_labels_and_new_memory_rows() -> None:
+    base = reports.graphs_help()
+    eager = EagerPlus(**{f.name: getattr(base.eager, f.name) for f in dataclasses.fields(base.eager)}, timing="in-loop")
+    speedup = SpeedupPlus(2.3156, 2.2741, 2.3522, method="ratio of medians, bootstrap interval")
+    report = newer(base, replay={"clone_us": Stats(12.0, 11.0, 14.0, 50), "launchprof_bytes": 4 * 2**20}, eager=eager, speedup=speedup)
+    rows = dict(figures.key_numbers(report))
+    assert rows["Eager step (in-loop)"].startswith("1.84 ms")
+    assert rows["Speedup (eager / replay)"] == "2.32× (95% interval 2.27–2.35×), ratio of medians, bootstrap interval"
+    assert rows["Output clone (timed alone)"] == "12.0 µs (p10–p90 11.0–14.0 µs, n=50)"
+    assert rows["Memory launchprof adds (buffers, clones)"] == "4.0 MiB"
+
+
+def test_script_failed_renders_in_every_format() -> None:
+    report = dataclasses.replace(reports.crashed(), verdict="script-failed")
+    for fmt_name in ("text", "md", "html", "junit", "sarif", "json"):
+        text = renderer_for(fmt_name, OPTIONS).render(report)
+        assert "script-failed" in text, fmt_name
+    assert "The script failed before a verdict could be reached (the script raised torch.OutOfMemoryError" in renderer_for("md", OPTIONS).render(report)
+    assert "the script failed before a verdict" in renderer_for("html", OPTIONS).render(report)
+
+
+def test_junit_lint_kinds_come_from_lints_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    kinds = lint_kinds()
+    assert "data-dependent-control-flow" not in kinds and "hidden-sync" in kinds
+    suite = ET.fromstring(JUnitRenderer(OPTIONS).render(reports.lint())).find("testsuite")
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert cases["data-dependent-control-flow"].find("skipped") is not None  # lint never looks for it
+    import launchprof.lint.rules as rules
+
+    monkeypatch.setattr(rules, "KINDS_FOUND", ("hidden-sync", "data-dependent-control-flow"), raising=False)
+    suite = ET.fromstring(JUnitRenderer(OPTIONS).render(reports.lint())).find("testsuite")
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert cases["data-dependent-control-flow"].find("skipped") is None
+    assert cases["pageable-copy"].find("skipped") is not None
+
+
+def test_sarif_paths_and_fingerprints_use_the_project_root_and_identity() -> None:
+    from launchprof.hazards.identity import hazard_fingerprint
+    from launchprof.render.sarif import FINGERPRINT_KEY
+
+    report = reports.not_capturable()
+    run = json.loads(renderer_for("sarif", RenderOptions(source_root=reports.ROOT)).render(report))["runs"][0]
+    first = run["results"][0]
+    assert first["partialFingerprints"][FINGERPRINT_KEY] == hazard_fingerprint("hidden-sync", "train.py", "    if loss.item() > 1e3:")
+    recorded = newer(report, project_root=str(reports.ROOT))
+    recorded = dataclasses.replace(recorded, hazards=[dataclasses.replace(report.hazards[0], file="train.py")])
+    run = json.loads(renderer_for("sarif", RenderOptions()).render(recorded))["runs"][0]
+    assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": "train.py", "uriBaseId": "%SRCROOT%"}
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == reports.ROOT.as_uri() + "/"
+    HazardPlus = dataclasses.make_dataclass("HazardPlus", [("fingerprint", Any, None)], bases=(Hazard,), frozen=True)
+    h = report.hazards[0]
+    tagged = dataclasses.replace(report, hazards=[HazardPlus(**{f.name: getattr(h, f.name) for f in dataclasses.fields(h)}, fingerprint="abc123")])
+    run = json.loads(renderer_for("sarif", OPTIONS).render(tagged))["runs"][0]
+    assert run["results"][0]["partialFingerprints"][FINGERPRINT_KEY] == "abc123"
+
+
+def test_validation_unknown_still_renders() -> None:
+    report = dataclasses.replace(reports.graphs_help(), validation=Validation(4, 4, None))
+    assert figures.validation_text(report) == "4/4 calls match"

@@ -27,7 +27,8 @@ from launchprof.crossover.profile import (
     profile_from_dict,
 )
 from launchprof.crossover.simulate import SimulatedDevice, simulate_samples
-from launchprof.crossover.sweep import DEFAULT_PLAN, QUICK_PLAN, _caused_by_interrupt, _guarded, _Recorder, NoProgress, estimate_seconds
+from launchprof.crossover.plans import DEFAULT_PLAN, QUICK_PLAN, estimate_seconds
+from launchprof.crossover.recorder import NoProgress, Recorder as _Recorder, caused_by_interrupt as _caused_by_interrupt, guarded as _guarded
 from launchprof.session import Machine
 
 H200 = Machine(gpu="NVIDIA H200", driver="580.95.05", cuda="13.0", torch="2.11.0+cu130", python="3.12.3")
@@ -265,8 +266,7 @@ def test_guard_turns_failures_into_notes_and_lets_ctrl_c_through():
 @pytest.mark.parametrize("path", sorted(DATA.glob("crossover_*.json")) or [None], ids=lambda p: p.name if p else "none")
 def test_recorded_gpu_profile_refits_consistently(path):
     """Profiles recorded by `launchprof crossover -o tests/data/crossover_<gpu>.json` on real GPUs."""
-    if path is None:
-        pytest.skip("no recorded profile in tests/data (crossover_<gpu>.json)")
+    assert path is not None, "no recorded profile in tests/data (crossover_<gpu>.json): record one on a GPU"
     p = refit(profile_from_dict(json.loads(path.read_text())))
     for value in (p.eager_op_us, p.raw_launch_us, p.graph_launch_fixed_us, p.graph_node_us, p.floor_node_us):
         assert value is not None and value.median > 0

@@ -249,7 +249,7 @@ def describe_basis(
     """One line: which profile, and which measured inputs, the prediction rests on."""
     m = profile.machine
     kind = "partial " if profile.partial else ""
-    kind += "quick" if profile.quick else "full"
+    kind += {"calibration": "quick calibration by analyze", "default": "full"}.get(profile.plan or "", "quick" if profile.quick else "full")
     where = f", {source}" if source else ""
     noisy = ", NOISY" if getattr(profile, "noisy", False) else ""
     head = f"device profile {m.gpu} · driver {m.driver} · torch {m.torch} ({kind}, created {profile.created}{where}{noisy})"

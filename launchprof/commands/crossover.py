@@ -125,7 +125,9 @@ def run(options: CrossoverOptions) -> int:
             result = run_sweep(plan, progress)
     except Exception as exc:  # the device failed before anything could be measured
         raise EnvironmentProblem(f"CUDA is not usable: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
-    profile = derive_profile(result.samples, machine, partial=result.partial, quick=options.quick, notes=result.notes)
+    profile = derive_profile(
+        result.samples, machine, partial=result.partial, quick=options.quick, notes=result.notes, plan=plan.name
+    )
     cached = write_outputs(profile, options, err)
     if options.format == "json":
         sys.stdout.write(render_json(profile) + "\n")

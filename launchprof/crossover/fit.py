@@ -310,6 +310,7 @@ def derive_profile(
     quick: bool = False,
     notes: Sequence[str] = (),
     created: str | None = None,
+    plan: str | None = None,
 ) -> DeviceProfile:
     """Everything the profile states, computed from the raw samples alone."""
     from launchprof import __version__
@@ -377,6 +378,7 @@ def derive_profile(
         spread=rounds.spread,
         noisy=rounds.noisy,
         noisy_reason=rounds.reason,
+        plan=plan,
     )
     return _with_model(profile)
 
@@ -390,7 +392,8 @@ def refit(profile: DeviceProfile) -> DeviceProfile:
     derived_notes = ("instantiate timed together", "graphs gained at least")
     notes = [n for n in profile.notes if not n.startswith(derived_notes)]
     return derive_profile(
-        profile.samples, profile.machine, partial=profile.partial, quick=profile.quick, notes=notes, created=profile.created
+        profile.samples, profile.machine, partial=profile.partial, quick=profile.quick, notes=notes, created=profile.created,
+        plan=profile.plan,
     )
 
 

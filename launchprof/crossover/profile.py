@@ -158,6 +158,7 @@ class DeviceProfile:
     spread: dict[str, float] = field(default_factory=dict)  # coefficient -> (max - min) / median across rounds
     noisy: bool = False  # a host coefficient moved more than NOISY_SPREAD between rounds
     noisy_reason: str | None = None
+    plan: str | None = None  # the sweep plan's name: "quick", "default" or "calibration" (inside analyze)
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

@@ -48,10 +48,11 @@ PHASES: list[Phase] = [
 ]
 
 
-def run_sweep(plan: SweepPlan, progress: ProgressSink | None = None) -> SweepResult:
+def run_sweep(plan: SweepPlan, progress: ProgressSink | None = None, budget_s: float | None = None) -> SweepResult:
     """Measure everything in ``plan`` on the current CUDA device.
 
-    Ctrl-C stops the sweep and returns what was measured so far with ``partial=True``.
+    Ctrl-C stops the sweep and returns what was measured so far with ``partial=True``; so
+    does running past ``budget_s`` seconds (checked between phases), with a note.
     Python's garbage collector is paused meanwhile (and restored after): a collection
     inside a timed loop is noise that a median absorbs, but fewer of them is better.
     """
@@ -66,6 +67,10 @@ def run_sweep(plan: SweepPlan, progress: ProgressSink | None = None) -> SweepRes
     try:
         gpu = Gpu(rec)
         for name, _, measure in PHASES:
+            if budget_s is not None and perf_counter() - started > budget_s:
+                partial = True
+                rec.note(f"stopped before {name}: the sweep ran past its {budget_s:g} s budget")
+                break
             rec.current = name
             guarded(rec, name, lambda m=measure: m(gpu, plan, rec))
             rec.progress.done(name)

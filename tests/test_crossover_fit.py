@@ -244,6 +244,19 @@ def test_plans_cover_the_issue_ranges_within_their_budgets():
     assert estimate_seconds(DEFAULT_PLAN, launch_us=10, node_us=2, fixed_us=30) < 35
 
 
+def test_the_calibration_plan_fits_in_analyze_and_touches_nothing_the_user_would_notice():
+    from launchprof.crossover.calibrate import BUDGET_S
+    from launchprof.crossover.plans import CALIBRATION_PLAN
+
+    # a slow host (10 µs per launch, 2 µs per node) still leaves most of the budget for start-up
+    assert estimate_seconds(CALIBRATION_PLAN, launch_us=10, node_us=2, fixed_us=30) < BUDGET_S / 4
+    assert not CALIBRATION_PLAN.use_cupy and CALIBRATION_PLAN.trace_launches == 0 and not CALIBRATION_PLAN.measure_update
+    assert CALIBRATION_PLAN.host_rounds >= 3 and 20.0 in CALIBRATION_PLAN.kernel_us  # rounds; a kernel long enough for the gap
+    for plan in (QUICK_PLAN, DEFAULT_PLAN, CALIBRATION_PLAN):
+        assert set(plan.host_cells()) | set(plan.device_cells()) == set(plan.cells())
+        assert all(k == 0.0 for k, _ in plan.host_cells())
+
+
 def test_guard_turns_failures_into_notes_and_lets_ctrl_c_through():
     rec = _Recorder(progress=NoProgress())
     assert _guarded(rec, "floor", lambda: (_ for _ in ()).throw(RuntimeError("CUDA error: boom\nmore"))) is False

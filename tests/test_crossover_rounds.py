@@ -46,6 +46,7 @@ def test_a_host_that_drifts_between_rounds_flags_the_profile_and_the_output_says
     assert p.eager_op_us.low <= 0.9 * TRUE.eager_op_us * 1.03 and p.eager_op_us.high >= 1.45 * TRUE.eager_op_us * 0.97
     text = text_of(p)
     assert "NOISY" in text and "Noisy profile:" in text and "eager_op_us by" in text
+    assert "NOISY: host coefficients moved between rounds" in p.model
     data = json.loads(render_json(p))
     assert data["noisy"] is True and data["spread"]["eager_op_us"] > NOISY_SPREAD
 

@@ -435,4 +435,9 @@ def describe_model(p: DeviceProfile) -> str:
                 break
     if p.gain_below_5pct_kernel_us is not None:
         parts.append(f"Graphs gain under 5% at {GAIN_NODES} nodes for kernels above {p.gain_below_5pct_kernel_us:.1f} µs.")
+    if p.spread:
+        widest = max(p.spread, key=lambda k: p.spread[k])
+        parts.append(f"Host coefficients are medians of interleaved rounds; the widest spread across rounds is {widest} at {p.spread[widest]:.0%}.")
+    if p.noisy:
+        parts.append(f"NOISY: {p.noisy_reason}")
     return " ".join(parts)

@@ -62,7 +62,7 @@ def bare_launch(gpu: Gpu, plan: SweepPlan, rec: Recorder, method: str = "torch.c
 def cell(gpu: Gpu, plan: SweepPlan, rec: Recorder, kernel_us: float, n: int) -> None:
     """Eager against replay for ``n`` spin kernels of ``kernel_us``, in both modes, interleaved."""
     many = gpu.spin_many(gpu.cycles(kernel_us))
-    g, _ = gpu.capture(many, n)
+    g = gpu.graph_of(many, gpu.cycles(kernel_us), n)
 
     def eager() -> None:
         many(n)
@@ -81,7 +81,6 @@ def cell(gpu: Gpu, plan: SweepPlan, rec: Recorder, kernel_us: float, n: int) -> 
     for _ in range(plan.throughput_samples):
         tp_e.append(gpu.throughput_us(eager, calls))
         tp_g.append(gpu.throughput_us(replay, calls))
-    del g
     rec.add(Kind.EAGER_LATENCY, n, lat_e, kernel_us)
     rec.add(Kind.GRAPH_LATENCY, n, lat_g, kernel_us)
     rec.add(Kind.EAGER_THROUGHPUT, n, tp_e, kernel_us)

@@ -154,6 +154,9 @@ def predict_speedup(
     replay = replay + launches + max(host_overhead_us, 0.0)
     speedup = float(eager_step_us) / replay  # type: ignore[arg-type]
     n = kernels_per_step
+    low, high = _interval(
+        profile, n, kernel_us, gpu_busy_us, float(eager_step_us), eager_step_ci, extra_launches, host_overhead_us, speedup  # type: ignore[arg-type]
+    )
     why = (
         f"a replay of {n} kernel{'s' if n != 1 else ''} should take about {replay:.0f} µs "
         f"({_value(profile.graph_launch_fixed_us):.1f} µs to launch the graph, then at least "
@@ -164,14 +167,13 @@ def predict_speedup(
         why += f", plus {extra_launches} small launch{'es' if extra_launches != 1 else ''} for input copies and the RNG prologue"
     why += ")"
     why += f" against {eager_step_us:.0f} µs measured eagerly: about {speedup:.1f}x"
+    if low is not None and high is not None:
+        why += f" (95% interval {low:.1f}–{high:.1f}x)"
     if _positive(launch_api_us):
         share = min(float(launch_api_us) / float(eager_step_us), 1.0)  # type: ignore[arg-type]
         why += f"; the eager step spends {share:.0%} of its time in launch calls"
     if speedup < 1.0:
         why += "; graphs would not help here"
-    low, high = _interval(
-        profile, n, kernel_us, gpu_busy_us, float(eager_step_us), eager_step_ci, extra_launches, host_overhead_us, speedup  # type: ignore[arg-type]
-    )
     basis = describe_basis(profile, profile_source, n, kernel_us, gpu_busy_us, float(eager_step_us), eager_step_ci)  # type: ignore[arg-type]
     return Prediction(
         speedup=speedup, replay_step_us_estimate=replay, explanation=why, bound=bound, low=low, high=high, basis=basis

@@ -224,3 +224,8 @@ def test_prediction_from_eager_carries_interval_and_basis(profile):
     pred = prediction_from_eager(eager, profile, source="--profile p.json")
     assert pred.low < pred.speedup < pred.high and "--profile p.json" in pred.basis
     assert eager_step_interval(Stats(1.0, 1.0, 1.0, 1)) is None
+
+
+def test_the_explanation_states_the_interval(recorded):
+    pred = tiny_step(recorded[0])
+    assert f"about {pred.speedup:.1f}x (95% interval {pred.low:.1f}–{pred.high:.1f}x)" in pred.explanation

@@ -119,10 +119,10 @@ class _UserState:
         import torch
 
         torch.cuda.synchronize()
+        gc.collect()  # the sweep's graphs (they unregister from the generator) and tensors, before empty_cache
+        torch.cuda.empty_cache()
         torch.set_rng_state(self.cpu_rng)
         torch.cuda.set_rng_state_all(self.cuda_rng)
-        gc.collect()  # the sweep's graphs and tensors, so that empty_cache can return their memory
-        torch.cuda.empty_cache()
         if self.gc_enabled:
             gc.enable()
         else:

@@ -184,7 +184,7 @@ def analyze(
 @app.command()
 @handles_errors
 def crossover(
-    quick: Annotated[bool, typer.Option("--quick", help="A short sweep (about 15 s): fewer node counts, durations and repeats.")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="A short sweep (seconds, not a minute): fewer node counts, durations, repeats and host rounds.")] = False,
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Also write the device profile JSON here (it is always cached for analyze).", show_default=False),

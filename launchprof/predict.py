@@ -18,6 +18,11 @@ max(LaunchGraph + Node·N, busy + N·floor), without counting an empty kernel's 
 twice when the kernels themselves are tiny (the trace already counts it in kernel_i).
 The speedup is the *measured* eager step over this estimate, so everything the eager
 step pays beyond kernels (Python, dispatcher, launch API) counts as what replay removes.
+
+Every prediction carries a 95% interval (the profile's coefficient intervals and the eager
+step's, carried through the same model by :mod:`launchprof.crossover.uncertainty`) and a
+``basis``: which profile and which measured inputs it rests on, so a reader can tell a
+prediction from a quick calibration on this GPU from one borrowed from another machine.
 """
 
 from __future__ import annotations
@@ -27,19 +32,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:
     from launchprof.crossover.profile import DeviceProfile
+    from launchprof.crossover.uncertainty import ReplayModel, Uncertain
     from launchprof.session import EagerProfile
 
 
 @dataclass(frozen=True)
 class Prediction:
-    """A predicted speedup, the replay step it assumes, and a sentence that says why."""
+    """A predicted speedup (the median), its 95% interval, what it rests on, and why."""
 
     speedup: float | None
     replay_step_us_estimate: float | None
     explanation: str
     bound: str | None = None  # "launch" (node overhead dominates) or "gpu" (kernel time dominates)
+    low: float | None = None  # 95% interval of the speedup
+    high: float | None = None
+    basis: str = ""  # which profile (GPU/driver/torch, quick or full, where from) and which measured inputs
 
 
 def _value(interval: object) -> float | None:
@@ -110,6 +121,9 @@ def predict_speedup(
     profile: DeviceProfile | None,
     extra_launches: int = 0,
     host_overhead_us: float = 0.0,
+    *,
+    eager_step_ci: tuple[float, float] | None = None,
+    profile_source: str | None = None,
 ) -> Prediction:
     """Predicted eager-step / replay-step ratio for a step of ``kernels_per_step`` kernels.
 
@@ -122,6 +136,9 @@ def predict_speedup(
     ``kernel_us`` is the list of kernel durations of one step (or their median, or None);
     ``gpu_busy_us`` the GPU busy time per step; ``launch_api_us`` the host time per step
     in launch calls (only used to explain). Needs only eager numbers and the profile.
+    ``eager_step_ci`` is the 95% interval of the eager step median, when known (see
+    :func:`eager_step_interval`); ``profile_source`` says where the profile came from (a
+    path, "cached at PATH", "measured now"), for the basis.
     """
     if profile is None:
         return Prediction(None, None, "no device profile for this GPU: run `launchprof crossover` once to get predictions")
@@ -137,6 +154,9 @@ def predict_speedup(
     replay = replay + launches + max(host_overhead_us, 0.0)
     speedup = float(eager_step_us) / replay  # type: ignore[arg-type]
     n = kernels_per_step
+    low, high = _interval(
+        profile, n, kernel_us, gpu_busy_us, float(eager_step_us), eager_step_ci, extra_launches, host_overhead_us, speedup  # type: ignore[arg-type]
+    )
     why = (
         f"a replay of {n} kernel{'s' if n != 1 else ''} should take about {replay:.0f} µs "
         f"({_value(profile.graph_launch_fixed_us):.1f} µs to launch the graph, then at least "
@@ -147,12 +167,114 @@ def predict_speedup(
         why += f", plus {extra_launches} small launch{'es' if extra_launches != 1 else ''} for input copies and the RNG prologue"
     why += ")"
     why += f" against {eager_step_us:.0f} µs measured eagerly: about {speedup:.1f}x"
+    if low is not None and high is not None:
+        why += f" (95% interval {low:.1f}–{high:.1f}x)"
     if _positive(launch_api_us):
         share = min(float(launch_api_us) / float(eager_step_us), 1.0)  # type: ignore[arg-type]
         why += f"; the eager step spends {share:.0%} of its time in launch calls"
     if speedup < 1.0:
         why += "; graphs would not help here"
-    return Prediction(speedup=speedup, replay_step_us_estimate=replay, explanation=why, bound=bound)
+    basis = describe_basis(profile, profile_source, n, kernel_us, gpu_busy_us, float(eager_step_us), eager_step_ci)  # type: ignore[arg-type]
+    return Prediction(
+        speedup=speedup, replay_step_us_estimate=replay, explanation=why, bound=bound, low=low, high=high, basis=basis
+    )
+
+
+def _uncertain(interval: object, fallback: float) -> Uncertain:
+    from launchprof.crossover.uncertainty import Uncertain
+
+    return Uncertain.of(interval) or Uncertain(fallback, fallback, fallback)
+
+
+def replay_model(profile: DeviceProfile) -> ReplayModel | None:
+    """The profile's replay coefficients with their intervals (as :func:`replay_estimate_us` uses them)."""
+    from launchprof.crossover.uncertainty import ReplayModel, Uncertain
+
+    fixed = _value(profile.graph_launch_fixed_us)
+    node_iv = profile.graph_node_us if _value(profile.graph_node_us) is not None else profile.floor_node_us
+    node = _value(node_iv)
+    if fixed is None or node is None:
+        return None
+    gap_iv = profile.graph_gap_us
+    if _value(gap_iv) is None:
+        gap_iv = profile.floor_node_us if _value(profile.floor_node_us) is not None else node_iv
+    gap, empty = _uncertain(gap_iv, node), _uncertain(profile.empty_kernel_us, 0.0)
+    # excess = gap - empty: the difference's interval widens by both half-widths
+    excess = Uncertain(gap.median - empty.median, gap.low - empty.high, gap.high - empty.low)
+    return ReplayModel(
+        fixed=_uncertain(profile.graph_launch_fixed_us, fixed),
+        node=_uncertain(node_iv, node),
+        excess=excess,
+        per_launch=_uncertain(profile.eager_op_us, 0.0),
+    )
+
+
+def _interval(
+    profile: DeviceProfile,
+    n: int,
+    kernel_us: Sequence[float] | float | None,
+    gpu_busy_us: float | None,
+    eager_step_us: float,
+    eager_step_ci: tuple[float, float] | None,
+    extra_launches: int,
+    host_overhead_us: float,
+    speedup: float,
+) -> tuple[float | None, float | None]:
+    """The speedup's 95% interval, always containing the point estimate; (None, None) if no model."""
+    import numpy as np
+
+    from launchprof.crossover.uncertainty import SEED, Uncertain, replay_draws, speedup_interval
+
+    model = replay_model(profile)
+    if model is None:
+        return None, None
+    eager = Uncertain(eager_step_us, eager_step_us, eager_step_us)
+    if eager_step_ci is not None and all(math.isfinite(v) for v in eager_step_ci):
+        eager = Uncertain(eager_step_us, min(eager_step_ci[0], eager_step_us), max(eager_step_ci[1], eager_step_us))
+    rng = np.random.default_rng(SEED)
+    draws = replay_draws(model, n, kernel_us, gpu_busy_us, extra_launches, host_overhead_us, rng)
+    low, high = speedup_interval(eager, draws, rng)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return None, None
+    return min(low, speedup), max(high, speedup)
+
+
+def describe_basis(
+    profile: DeviceProfile,
+    source: str | None,
+    n: int,
+    kernel_us: Sequence[float] | float | None,
+    gpu_busy_us: float | None,
+    eager_step_us: float,
+    eager_step_ci: tuple[float, float] | None,
+) -> str:
+    """One line: which profile, and which measured inputs, the prediction rests on."""
+    m = profile.machine
+    kind = "partial " if profile.partial else ""
+    kind += {"calibration": "quick calibration by analyze", "default": "full"}.get(profile.plan or "", "quick" if profile.quick else "full")
+    where = f", {source}" if source else ""
+    noisy = ", NOISY" if getattr(profile, "noisy", False) else ""
+    head = f"device profile {m.gpu} · driver {m.driver} · torch {m.torch} ({kind}, created {profile.created}{where}{noisy})"
+    if isinstance(kernel_us, Sequence) and not isinstance(kernel_us, str) and len(kernel_us) > 0:
+        kernels = f"{len(kernel_us)} kernel times (median {float(np.median(kernel_us)):.2f} µs)"
+    elif isinstance(kernel_us, (int, float)):
+        kernels = f"kernel median {float(kernel_us):.2f} µs"
+    else:
+        kernels = "no kernel times"
+    busy = f", GPU busy {gpu_busy_us:.1f} µs" if _positive(gpu_busy_us) else ""
+    ci = f" [{eager_step_ci[0]:.1f}, {eager_step_ci[1]:.1f}]" if eager_step_ci else ""
+    return f"{head}; inputs: {n} kernels per step, {kernels}{busy}, eager step median {eager_step_us:.1f} µs{ci}"
+
+
+def eager_step_interval(stats: object) -> tuple[float, float] | None:
+    """95% interval of an eager step median from its Stats (median, p10, p90, n), or None."""
+    from launchprof.crossover.uncertainty import median_ci
+
+    try:
+        ci = median_ci(float(stats.median), float(stats.p10), float(stats.p90), int(stats.n))  # type: ignore[attr-defined]
+    except (AttributeError, TypeError, ValueError):
+        return None
+    return None if ci is None else (ci.low, ci.high)
 
 
 def breakeven_replays(instantiate_us: float | None, eager_step_us: float | None, replay_step_us: float | None) -> float | None:
@@ -183,11 +305,13 @@ def predicted_setup_us(nodes: int, profile: DeviceProfile | None) -> float | Non
     return max(fixed, 0.0) + per_node * nodes
 
 
-def predict_from_eager(eager: EagerProfile, profile: DeviceProfile | dict[str, Any] | None) -> tuple[float | None, str] | None:
-    """(predicted speedup, explanation) for a report's eager profile: what ``analyze`` calls.
+def prediction_from_eager(
+    eager: EagerProfile, profile: DeviceProfile | dict[str, Any] | None, source: str | None = None
+) -> Prediction | None:
+    """The whole :class:`Prediction` (median, interval, basis) for a report's eager profile.
 
-    ``profile`` may be a loaded profile or its JSON dict. None when there is nothing to
-    predict from (no profile, no eager step).
+    ``profile`` may be a loaded profile or its JSON dict; ``source`` says where it came
+    from, for the basis. None when there is nothing to predict from (no profile, no eager step).
     """
     if profile is None or eager is None or eager.step_us is None:
         return None
@@ -196,12 +320,19 @@ def predict_from_eager(eager: EagerProfile, profile: DeviceProfile | dict[str, A
 
         profile = profile_from_dict(profile)
     kernel = eager.kernel_us.median if eager.kernel_us is not None else None
-    result = predict_speedup(
+    return predict_speedup(
         kernels_per_step=eager.kernels_per_step or 0,
         kernel_us=kernel,
         gpu_busy_us=eager.gpu_busy_us,
         launch_api_us=eager.launch_api_us,
         eager_step_us=eager.step_us.median,
         profile=profile,
+        eager_step_ci=eager_step_interval(eager.step_us),
+        profile_source=source,
     )
-    return result.speedup, result.explanation
+
+
+def predict_from_eager(eager: EagerProfile, profile: DeviceProfile | dict[str, Any] | None) -> tuple[float | None, str] | None:
+    """(predicted speedup, explanation): the short form of :func:`prediction_from_eager`."""
+    result = prediction_from_eager(eager, profile)
+    return None if result is None else (result.speedup, result.explanation)

@@ -27,7 +27,8 @@ from launchprof.crossover.profile import (
     profile_from_dict,
 )
 from launchprof.crossover.simulate import SimulatedDevice, simulate_samples
-from launchprof.crossover.sweep import DEFAULT_PLAN, QUICK_PLAN, _caused_by_interrupt, _guarded, _Recorder, NoProgress, estimate_seconds
+from launchprof.crossover.plans import DEFAULT_PLAN, QUICK_PLAN, estimate_seconds
+from launchprof.crossover.recorder import NoProgress, Recorder as _Recorder, caused_by_interrupt as _caused_by_interrupt, guarded as _guarded
 from launchprof.session import Machine
 
 H200 = Machine(gpu="NVIDIA H200", driver="580.95.05", cuda="13.0", torch="2.11.0+cu130", python="3.12.3")
@@ -243,6 +244,19 @@ def test_plans_cover_the_issue_ranges_within_their_budgets():
     assert estimate_seconds(DEFAULT_PLAN, launch_us=10, node_us=2, fixed_us=30) < 35
 
 
+def test_the_calibration_plan_fits_in_analyze_and_touches_nothing_the_user_would_notice():
+    from launchprof.crossover.calibrate import BUDGET_S
+    from launchprof.crossover.plans import CALIBRATION_PLAN
+
+    # a slow host (10 µs per launch, 2 µs per node) still leaves most of the budget for start-up
+    assert estimate_seconds(CALIBRATION_PLAN, launch_us=10, node_us=2, fixed_us=30) < BUDGET_S / 4
+    assert not CALIBRATION_PLAN.use_cupy and CALIBRATION_PLAN.trace_launches == 0 and not CALIBRATION_PLAN.measure_update
+    assert CALIBRATION_PLAN.host_rounds >= 3 and 20.0 in CALIBRATION_PLAN.kernel_us  # rounds; a kernel long enough for the gap
+    for plan in (QUICK_PLAN, DEFAULT_PLAN, CALIBRATION_PLAN):
+        assert set(plan.host_cells()) | set(plan.device_cells()) == set(plan.cells())
+        assert all(k == 0.0 for k, _ in plan.host_cells())
+
+
 def test_guard_turns_failures_into_notes_and_lets_ctrl_c_through():
     rec = _Recorder(progress=NoProgress())
     assert _guarded(rec, "floor", lambda: (_ for _ in ()).throw(RuntimeError("CUDA error: boom\nmore"))) is False
@@ -265,8 +279,7 @@ def test_guard_turns_failures_into_notes_and_lets_ctrl_c_through():
 @pytest.mark.parametrize("path", sorted(DATA.glob("crossover_*.json")) or [None], ids=lambda p: p.name if p else "none")
 def test_recorded_gpu_profile_refits_consistently(path):
     """Profiles recorded by `launchprof crossover -o tests/data/crossover_<gpu>.json` on real GPUs."""
-    if path is None:
-        pytest.skip("no recorded profile in tests/data (crossover_<gpu>.json)")
+    assert path is not None, "no recorded profile in tests/data (crossover_<gpu>.json): record one on a GPU"
     p = refit(profile_from_dict(json.loads(path.read_text())))
     for value in (p.eager_op_us, p.raw_launch_us, p.graph_launch_fixed_us, p.graph_node_us, p.floor_node_us):
         assert value is not None and value.median > 0

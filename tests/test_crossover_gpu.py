@@ -66,6 +66,9 @@ def test_coefficients_are_positive(quick_run):
         assert value.median > 0, f"{name} = {value}"
         assert value.low <= value.median <= value.high, f"{name} = {value}"
     assert p.cycles_per_us is not None and 200 < p.cycles_per_us < 5000
+    print("spread across rounds:", p.spread, "noisy:", p.noisy_reason)
+    assert {"eager_op_us", "graph_launch_fixed_us", "instantiate_node_us"} <= set(p.spread)
+    assert {s.round for s in p.samples if s.kind == Kind.EAGER_OP} == set(range(QUICK_PLAN.host_rounds))
 
 
 def test_times_grow_with_nodes_and_with_kernel_duration(quick_run):

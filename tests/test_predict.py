@@ -140,3 +140,92 @@ def test_predict_from_eager_takes_a_report_eager_profile_and_a_profile_dict(prof
     assert "200 kernels" in why
     assert predict_from_eager(eager, profile)[0] == pytest.approx(speedup)
     assert predict_from_eager(eager, None) is None
+
+
+# --- interval and basis ----------------------------------------------------------------
+
+DATA = __import__("pathlib").Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    """The two recorded H200 profiles (full and quick sweeps); the test fails if they are gone."""
+    from launchprof.crossover.profile import load_profile
+
+    full, quick = DATA / "profile.json", DATA / "profile-quick.json"
+    assert full.is_file() and quick.is_file(), "recorded H200 profiles missing from tests/data"
+    return load_profile(full).profile, load_profile(quick).profile
+
+
+def tiny_step(profile, **kw):
+    n = 200
+    return predict_speedup(n, [1.3] * n, 1.3 * n, 4.0 * n, 7.0 * n, profile, extra_launches=2, **kw)
+
+
+def test_recorded_profiles_give_an_interval_around_the_median(recorded):
+    for p in recorded:
+        pred = tiny_step(p)
+        assert pred.low is not None and pred.high is not None
+        assert pred.low < pred.speedup < pred.high
+    full = tiny_step(recorded[0])
+    assert full.high / full.low < 1.25  # the full sweep pins its coefficients to a few percent
+
+
+def test_the_quick_profile_is_less_certain_than_the_full_one(recorded):
+    full, quick = (tiny_step(p) for p in recorded)
+    assert (quick.high - quick.low) / quick.speedup > (full.high - full.low) / full.speedup
+
+
+def test_exact_coefficients_and_an_exact_eager_step_give_a_point(profile):
+    exact_profile = dataclasses.replace(profile, eager_op_us=exact(7.0))
+    pred = tiny_step(exact_profile)
+    assert pred.low == pytest.approx(pred.speedup) and pred.high == pytest.approx(pred.speedup)
+
+
+def test_the_eager_steps_spread_widens_the_interval(profile):
+    exact_profile = dataclasses.replace(profile, eager_op_us=exact(7.0))
+    pred = tiny_step(exact_profile, eager_step_ci=(1330.0, 1470.0))
+    assert pred.low == pytest.approx(pred.speedup * 1330.0 / 1400.0, rel=0.02)
+    assert pred.high == pytest.approx(pred.speedup * 1470.0 / 1400.0, rel=0.02)
+
+
+def test_a_wide_coefficient_moves_the_interval_the_way_the_model_says(profile):
+    # one node, so the graph launch's fixed cost sets the replay: 9 µs in [6, 12]
+    p = dataclasses.replace(profile, graph_launch_fixed_us=Interval(9.0, 6.0, 12.0), eager_op_us=exact(7.0))
+    pred = predict_speedup(1, [0.5], None, None, 50.0, p)
+    assert pred.speedup == pytest.approx(50.0 / 9.95)
+    assert pred.high == pytest.approx(50.0 / (6.0 + 0.95), rel=0.08)
+    assert pred.low == pytest.approx(50.0 / (12.0 + 0.95), rel=0.08)
+    assert tiny_step(p).low == tiny_step(p).low  # seeded: the same inputs give the same interval
+
+
+def test_basis_names_the_profile_and_the_inputs(recorded):
+    full, quick = recorded
+    pred = tiny_step(full, eager_step_ci=(1350.0, 1450.0), profile_source="cached at /x/p.json")
+    for part in ("NVIDIA H200", "driver 580.159.04", "torch 2.11.0+cu130", "full", "created 2026-11-29", "cached at /x/p.json",
+                 "200 kernels per step", "200 kernel times", "GPU busy 260.0 µs", "eager step median 1400.0 µs [1350.0, 1450.0]"):
+        assert part in pred.basis, (part, pred.basis)
+    assert "quick" in tiny_step(quick).basis
+    noisy = dataclasses.replace(quick, noisy=True, noisy_reason="x")
+    assert "NOISY" in tiny_step(noisy).basis
+
+
+def test_prediction_from_eager_carries_interval_and_basis(profile):
+    from launchprof.predict import eager_step_interval, prediction_from_eager
+    from launchprof.session import EagerProfile, Stats
+
+    step = Stats(1400.0, 1300.0, 1500.0, 50)
+    eager = EagerProfile(
+        step_us=step, kernels_per_step=200, gpu_busy_us=260.0,
+        gpu_idle_fraction=0.8, launch_gap_us=None, launch_api_us=800.0, kernel_us=Stats(1.3, 1.2, 1.4, 200),
+    )
+    low, high = eager_step_interval(step)
+    assert low < 1400.0 < high and high - low < 200.0 / 2  # the median is pinned tighter than p10..p90
+    pred = prediction_from_eager(eager, profile, source="--profile p.json")
+    assert pred.low < pred.speedup < pred.high and "--profile p.json" in pred.basis
+    assert eager_step_interval(Stats(1.0, 1.0, 1.0, 1)) is None
+
+
+def test_the_explanation_states_the_interval(recorded):
+    pred = tiny_step(recorded[0])
+    assert f"about {pred.speedup:.1f}x (95% interval {pred.low:.1f}–{pred.high:.1f}x)" in pred.explanation

@@ -65,12 +65,62 @@ def test_newer_fields_are_ignored_and_older_files_load(profile):
     assert loaded.graph_node_us == profile.graph_node_us and loaded.fits == [] and loaded.graph_gap_us is None
 
 
-@pytest.mark.parametrize("version", [None, 0, 2, "1"])
+@pytest.mark.parametrize("version", [None, 0, prof.SCHEMA_VERSION + 1, "1", True])
 def test_unsupported_schema_is_a_usage_error(profile, version):
     data = json.loads(profile.to_json())
     data["schema_version"] = version
     with pytest.raises(UsageError, match="schema_version"):
         prof.profile_from_dict(data)
+
+
+@pytest.mark.parametrize("name", ["profile.json", "profile-quick.json", "crossover_h200.json"])
+def test_recorded_version_1_profiles_load_through_the_migration(name):
+    path = Path(__file__).parent / "data" / name
+    raw = json.loads(path.read_text())
+    assert raw["schema_version"] == 1
+    p = prof.load_profile(path).profile
+    assert p.schema_version == prof.SCHEMA_VERSION
+    assert p.noisy is False and p.spread == {}
+    assert any("spread is unknown" in n for n in p.notes)
+    assert p.eager_op_us.median == pytest.approx(raw["eager_op_us"]["median"])
+    assert len(p.samples) == len(raw["samples"]) and all(s.round is None for s in p.samples)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.update(graph_node_us={"median": "fast", "low": 0, "high": 1}),
+        lambda d: d.update(samples=[{"kind": "eager_op", "count": "many", "values_us": [1.0]}]),
+        lambda d: d.update(crossover="none"),
+        lambda d: d.pop("machine"),
+        lambda d: d.update(noisy="perhaps"),
+    ],
+)
+def test_malformed_profiles_are_one_usage_error(profile, tmp_path, change):
+    data = json.loads(profile.to_json())
+    change(data)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(UsageError, match="not a launchprof device profile") as raised:
+        prof.load_profile(path)
+    assert "\n" not in str(raised.value)
+
+
+def test_the_profile_publishes_a_json_schema(profile):
+    schema = prof.profile_json_schema()
+    assert {"eager_op_us", "noisy", "spread", "samples"} <= set(schema["properties"])
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(json.loads(profile.to_json()), schema)
+
+
+def test_cli_exit_code_for_a_malformed_profile_is_2(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"schema_version": 2, "machine": {"gpu": 3}}))
+    script = tmp_path / "s.py"
+    script.write_text("print(1)\n")
+    done = subprocess.run([sys.executable, "-m", "launchprof", "analyze", str(script), "--profile", str(bad)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "not a launchprof device profile" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_load_profile_errors_are_one_line_usage_errors(tmp_path):

@@ -20,7 +20,7 @@ from launchprof.outputs import check_writable, write_atomic
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from launchprof.crossover.profile import DeviceProfile, Interval
+    from launchprof.crossover.profile import DeviceProfile
 
 FORMATS = ("text", "json")
 NO_GPU_HINT = "lint, report and compare work without a GPU"
@@ -114,6 +114,7 @@ def run(options: CrossoverOptions) -> int:
     from launchprof.crossover.fit import derive_profile
     from launchprof.crossover.sweep import DEFAULT_PLAN, QUICK_PLAN, run_sweep
     from launchprof.machine import collect_machine
+    from launchprof.render.crossover import print_profile, render_json
 
     err = Console(stderr=True, highlight=False)
     machine = collect_machine()
@@ -124,13 +125,17 @@ def run(options: CrossoverOptions) -> int:
             result = run_sweep(plan, progress)
     except Exception as exc:  # the device failed before anything could be measured
         raise EnvironmentProblem(f"CUDA is not usable: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
-    profile = derive_profile(result.samples, machine, partial=result.partial, quick=options.quick, notes=result.notes)
+    profile = derive_profile(
+        result.samples, machine, partial=result.partial, quick=options.quick, notes=result.notes, plan=plan.name
+    )
     cached = write_outputs(profile, options, err)
     if options.format == "json":
-        sys.stdout.write(profile.to_json() + "\n")
+        sys.stdout.write(render_json(profile) + "\n")
         sys.stdout.flush()
     else:
         print_profile(profile, Console(highlight=False))
+    if profile.noisy:
+        err.print(f"[yellow]warning:[/] noisy device profile: {profile.noisy_reason}")
     err.print(f"[dim]sweep took {result.elapsed_s:.1f} s[/]")
     if result.partial:
         where = cached or options.output
@@ -163,79 +168,3 @@ def write_outputs(profile: DeviceProfile, options: CrossoverOptions, err: Consol
             raise UsageError(f"cannot write {options.plot}: {exc.strerror or exc}") from None
         err.print(f"[dim]drew the crossover curves to {options.plot}[/]")
     return cached
-
-
-# --- text rendering ------------------------------------------------------------------
-
-
-def _cell(value: Interval | None, digits: int = 2) -> tuple[str, str]:
-    if value is None:
-        return "n/a", ""
-    return f"{value.median:.{digits}f}", f"{value.low:.{digits}f} – {value.high:.{digits}f}"
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:+.1%}"
-
-
-def _nodes(value: int | None) -> str:
-    return "never" if value is None else str(value)
-
-
-def print_profile(p: DeviceProfile, console: Console) -> None:
-    """The coefficients, the crossover, the amortisation and the model, as rich tables."""
-    from rich.table import Table
-
-    m = p.machine
-    coef = Table(title=f"{m.gpu} · driver {m.driver} · CUDA {m.cuda} · torch {m.torch}" + (" · PARTIAL" if p.partial else ""))
-    coef.add_column("coefficient")
-    coef.add_column("µs", justify="right")
-    coef.add_column("95% interval", justify="right")
-    rows = [
-        (p.eager_op_us, 2, "eager launch per torch op (x.add_ back to back)"),
-        (p.raw_launch_us, 2, f"eager bare launch ({p.raw_launch_method or 'n/a'})"),
-        (p.graph_launch_fixed_us, 2, "graph launch, fixed part (submit and wait)"),
-        (p.graph_node_us, 3, "graph, per node of the shortest kernels"),
-        (p.floor_node_us, 3, f"floor per node, empty kernels ({p.floor_kernel or 'n/a'}, events)"),
-        (p.graph_gap_us, 3, "graph, per node beyond the kernel's own time"),
-        (p.eager_gap_us, 3, "eager, per kernel beyond its own time (GPU-bound)"),
-        (p.capture_node_us, 2, "capture, per node"),
-        (p.instantiate_node_us, 2, "instantiate, per node"),
-        (p.first_launch_node_us, 3, "first launch extra, per node"),
-        (p.update_node_us, 3, "cudaGraphExecUpdate, per node"),
-        (p.reinstantiate_node_us, 3, "cudaGraphInstantiate again, per node"),
-        (p.empty_kernel_us, 2, "traced duration of an empty kernel (CUPTI)"),
-    ]
-    for value, digits, what in rows:
-        coef.add_row(what, *_cell(value, digits))
-    console.print(coef)
-
-    cross = Table(title="Crossover (latency: submit and wait)")
-    headers = ("kernel µs", "wins from (bare)", "wins from (torch op)", "gain @64 (bare)", "gain @64 (torch op)", "wins from, back to back")
-    for name in headers:
-        cross.add_column(name, justify="right")
-    throughput = {c.kernel_us: c for c in p.crossover_throughput}
-    for c in p.crossover:
-        tp = throughput.get(c.kernel_us)
-        cross.add_row(
-            "empty" if c.kernel_us == 0 else f"{c.kernel_us:g}",
-            _nodes(c.nodes_crossover),
-            _nodes(c.nodes_crossover_torch_op),
-            _pct(c.gain_at_64_nodes),
-            _pct(c.gain_at_64_nodes_torch_op),
-            _nodes(tp.nodes_crossover) if tp else "n/a",
-        )
-    console.print(cross)
-    if p.amortisation:
-        amort = Table(title="Replays to pay back capture + instantiate (tiny kernels, torch-op eager)")
-        for name in ("nodes", "set-up µs", "saved per replay µs", "replays"):
-            amort.add_column(name, justify="right")
-        for a in p.amortisation:
-            saved = "n/a" if a.saved_per_replay_us is None else f"{a.saved_per_replay_us:.1f}"
-            amort.add_row(str(a.nodes), f"{a.setup_us:.0f}", saved, "never" if a.replays is None else f"{a.replays:.1f}")
-        console.print(amort)
-    if p.gain_below_5pct_kernel_us is not None:
-        console.print(f"Graphs gain under 5% (at 64 nodes) for kernels longer than [bold]{p.gain_below_5pct_kernel_us:.1f} µs[/].")
-    console.print(p.model, soft_wrap=False)
-    for note in p.notes:
-        console.print(f"[dim]note: {note}[/]")

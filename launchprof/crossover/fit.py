@@ -38,6 +38,7 @@ from launchprof.crossover.profile import (
     LineFit,
     Series,
 )
+from launchprof.crossover.spread import host_coefficients, summarise_rounds
 from launchprof.predict import breakeven_replays
 from launchprof.session import Machine
 
@@ -266,6 +267,17 @@ def replays_to_amortise(nodes: int, setup: float | None, eager: LineFit, graph: 
     )
 
 
+def amortisation_table(
+    shortest: DurationFit | None, op_us: float | None, capture: LineFit | None, instantiate: LineFit | None, combined: LineFit | None
+) -> list[Amortisation]:
+    """Replays to pay back set-up for graphs of tiny kernels, against eager torch ops."""
+    if shortest is None or shortest.eager is None or shortest.graph is None:
+        return []
+    eager_line = with_launch_floor(shortest.eager, op_us)
+    items = (replays_to_amortise(n, setup_us(n, capture, instantiate, combined), eager_line, shortest.graph) for n in AMORTISE_NODES)
+    return [item for item in items if item is not None]
+
+
 def median_interval(values: Sequence[float], resamples: int = 400, seed: int = 0) -> Interval | None:
     """Median of ``values`` with a 95% bootstrap interval."""
     data = np.asarray([v for v in values if math.isfinite(v)], dtype=float)
@@ -298,6 +310,7 @@ def derive_profile(
     quick: bool = False,
     notes: Sequence[str] = (),
     created: str | None = None,
+    plan: str | None = None,
 ) -> DeviceProfile:
     """Everything the profile states, computed from the raw samples alone."""
     from launchprof import __version__
@@ -308,22 +321,25 @@ def derive_profile(
     floor_kernel, floor = cheapest(samples, Kind.FLOOR)
     latency, throughput = duration_fits(samples, "latency"), duration_fits(samples, "throughput")
     shortest = latency[0] if latency else None
-    op_us = eager_op.per_node_us.median if eager_op else None
-    crossover = crossover_points(latency, op_us)
     capture, instantiate, combined = setup_line(samples)
+    pooled: dict[str, Interval | None] = {
+        "eager_op_us": _slope(eager_op),
+        "raw_launch_us": _slope(raw),
+        "graph_launch_fixed_us": shortest.graph.fixed_us if shortest and shortest.graph else None,
+        "instantiate_node_us": _slope(instantiate) or _slope(combined),
+        "update_node_us": _slope(fit_kind(samples, Kind.UPDATE)),
+    }
+    rounds = summarise_rounds(samples, pooled, host_coefficients(raw_method, shortest.kernel_us if shortest else None))
+    host = {**pooled, **rounds.medians}
+    op_us = host["eager_op_us"].median if host["eager_op_us"] else None
+    crossover = crossover_points(latency, op_us)
     if instantiate is None and combined is not None:
         notes.append("instantiate timed together with capture end (CUDAGraph(keep_graph=True) was not available)")
     graph_gap, _ = per_node_gap(latency, "graph", min_kernel_us=2.0)
     launch_floor = 1.5 * raw.per_node_us.median if raw else 0.0
     eager_gap, _ = per_node_gap(latency, "eager", min_kernel_us=2.0, min_slope_us=launch_floor)
     _, scale = per_node_gap(latency, "graph", min_kernel_us=1.0)
-    amortisation: list[Amortisation] = []
-    if shortest is not None and shortest.eager is not None and shortest.graph is not None:
-        eager_line = with_launch_floor(shortest.eager, op_us)
-        for n in AMORTISE_NODES:
-            item = replays_to_amortise(n, setup_us(n, capture, instantiate, combined), eager_line, shortest.graph)
-            if item is not None:
-                amortisation.append(item)
+    amortisation = amortisation_table(shortest, op_us, capture, instantiate, combined)
     gain_5 = gain_below(crossover)
     if crossover and gain_5 is None:
         notes.append(f"graphs gained at least 5% at {GAIN_NODES} nodes for every kernel duration measured")
@@ -334,17 +350,17 @@ def derive_profile(
         machine=machine,
         partial=partial,
         quick=quick,
-        eager_op_us=eager_op.per_node_us if eager_op else None,
-        raw_launch_us=raw.per_node_us if raw else None,
+        eager_op_us=host["eager_op_us"],
+        raw_launch_us=host["raw_launch_us"],
         raw_launch_method=raw_method,
-        graph_launch_fixed_us=shortest.graph.fixed_us if shortest and shortest.graph else None,
+        graph_launch_fixed_us=host["graph_launch_fixed_us"],
         graph_node_us=shortest.graph.per_node_us if shortest and shortest.graph else None,
         floor_node_us=floor.per_node_us if floor else None,
         floor_kernel=floor_kernel,
-        instantiate_node_us=instantiate.per_node_us if instantiate else (combined.per_node_us if combined else None),
+        instantiate_node_us=host["instantiate_node_us"],
         instantiate_fixed_us=instantiate.fixed_us if instantiate else None,
         capture_node_us=capture.per_node_us if capture else None,
-        update_node_us=_slope(fit_kind(samples, Kind.UPDATE)),
+        update_node_us=host["update_node_us"],
         reinstantiate_node_us=_slope(fit_kind(samples, Kind.REINSTANTIATE)),
         first_launch_node_us=_slope(fit_kind(samples, Kind.FIRST_LAUNCH, relative=False)),
         graph_gap_us=graph_gap,
@@ -359,6 +375,10 @@ def derive_profile(
         fits=latency + throughput,
         samples=list(samples),
         notes=notes,
+        spread=rounds.spread,
+        noisy=rounds.noisy,
+        noisy_reason=rounds.reason,
+        plan=plan,
     )
     return _with_model(profile)
 
@@ -372,7 +392,8 @@ def refit(profile: DeviceProfile) -> DeviceProfile:
     derived_notes = ("instantiate timed together", "graphs gained at least")
     notes = [n for n in profile.notes if not n.startswith(derived_notes)]
     return derive_profile(
-        profile.samples, profile.machine, partial=profile.partial, quick=profile.quick, notes=notes, created=profile.created
+        profile.samples, profile.machine, partial=profile.partial, quick=profile.quick, notes=notes, created=profile.created,
+        plan=profile.plan,
     )
 
 
@@ -414,4 +435,9 @@ def describe_model(p: DeviceProfile) -> str:
                 break
     if p.gain_below_5pct_kernel_us is not None:
         parts.append(f"Graphs gain under 5% at {GAIN_NODES} nodes for kernels above {p.gain_below_5pct_kernel_us:.1f} µs.")
+    if p.spread:
+        widest = max(p.spread, key=lambda k: p.spread[k])
+        parts.append(f"Host coefficients are medians of interleaved rounds; the widest spread across rounds is {widest} at {p.spread[widest]:.0%}.")
+    if p.noisy:
+        parts.append(f"NOISY: {p.noisy_reason}")
     return " ".join(parts)

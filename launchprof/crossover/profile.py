@@ -5,6 +5,11 @@ property of the driver and the device"), so it is cached per GPU/driver/torch wh
 ``analyze`` finds it. It keeps its raw samples so that the fit can be redone offline
 (:func:`launchprof.crossover.fit.refit`). A profile measured elsewhere still loads, with
 a warning, because a neighbour's numbers beat no prediction at all.
+
+The classes are pydantic dataclasses: validated when built or loaded (a malformed file is
+one usage error, exit 2, never a traceback deep in the prediction), positional and
+``dataclasses.replace`` still work, and :func:`profile_json_schema` publishes the schema.
+Older files are brought up to date by :func:`migrate` before validation.
 """
 
 from __future__ import annotations
@@ -13,14 +18,18 @@ import dataclasses
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
+
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic.dataclasses import dataclass
 
 from launchprof.errors import UsageError
 from launchprof.session import Machine
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: per-coefficient spread across rounds, noisy flag, Series.round
+_CONFIG = ConfigDict(extra="ignore")  # newer files add fields: an older reader ignores them
 
 
 class Kind:
@@ -43,7 +52,7 @@ class Kind:
     TRACED = "traced"  # prefix: traced:<kernel>; torch.profiler (CUPTI) durations of single kernels, count 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_CONFIG)
 class Interval:
     """A figure and its 95% interval, in µs unless the name says otherwise."""
 
@@ -52,7 +61,7 @@ class Interval:
     high: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_CONFIG)
 class Series:
     """Raw timings at one point of the sweep: enough to refit the profile offline."""
 
@@ -60,9 +69,10 @@ class Series:
     count: int
     values_us: tuple[float, ...]
     kernel_us: float | None = None
+    round: int | None = None  # host coefficients are measured in interleaved rounds; None: not part of one
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_CONFIG)
 class LineFit:
     """time = fixed + per_node * count, fitted to the per-count medians."""
 
@@ -74,7 +84,7 @@ class LineFit:
         return self.fixed_us.median + self.per_node_us.median * count
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_CONFIG)
 class DurationFit:
     """Eager and replay lines for one spin-kernel duration in one timing mode."""
 
@@ -84,7 +94,7 @@ class DurationFit:
     graph: LineFit | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_CONFIG)
 class CrossoverPoint:
     """Where replay starts to beat eager for kernels of one duration.
 
@@ -101,7 +111,7 @@ class CrossoverPoint:
     gain_at_64_nodes_torch_op: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_CONFIG)
 class Amortisation:
     """Replays needed before capture + instantiate of ``nodes`` tiny kernels pays for itself."""
 
@@ -111,7 +121,7 @@ class Amortisation:
     replays: float | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_CONFIG)
 class DeviceProfile:
     schema_version: int
     launchprof_version: str
@@ -145,20 +155,29 @@ class DeviceProfile:
     amortisation: list[Amortisation] = field(default_factory=list)
     fits: list[DurationFit] = field(default_factory=list)
     model: str = ""
+    spread: dict[str, float] = field(default_factory=dict)  # coefficient -> (max - min) / median across rounds
+    noisy: bool = False  # a host coefficient moved more than NOISY_SPREAD between rounds
+    noisy_reason: str | None = None
+    plan: str | None = None  # the sweep plan's name: "quick", "default" or "calibration" (inside analyze)
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
-        data["samples"] = [
-            {"kind": s.kind, "count": s.count, "kernel_us": s.kernel_us, "values_us": [round(v, 3) for v in s.values_us]}
-            for s in self.samples
-        ]
+        data["samples"] = [_series_dict(s) for s in self.samples]
         return data
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1)
 
 
-@dataclass(frozen=True)
+def _series_dict(s: Series) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": s.kind, "count": s.count, "kernel_us": s.kernel_us}
+    if s.round is not None:
+        out["round"] = s.round
+    out["values_us"] = [round(v, 3) for v in s.values_us]
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
 class LoadedProfile:
     """A profile read from disk, where from, and why it may not fit this machine."""
 
@@ -167,70 +186,48 @@ class LoadedProfile:
     warnings: tuple[str, ...] = ()
 
 
-# --- JSON -> dataclasses -------------------------------------------------------------
+# --- JSON -> model ------------------------------------------------------------------
+
+_ADAPTER: TypeAdapter[DeviceProfile] = TypeAdapter(DeviceProfile)
 
 
-def _interval(value: Any) -> Interval | None:
-    if not isinstance(value, dict):
-        return None
-    return Interval(median=float(value["median"]), low=float(value["low"]), high=float(value["high"]))
+def profile_json_schema() -> dict[str, Any]:
+    """The JSON Schema of a device profile file (the published contract)."""
+    return _ADAPTER.json_schema()
 
 
-def _line(value: Any) -> LineFit | None:
-    if not isinstance(value, dict):
-        return None
-    fixed, slope = _interval(value.get("fixed_us")), _interval(value.get("per_node_us"))
-    if fixed is None or slope is None:
-        return None
-    return LineFit(fixed_us=fixed, per_node_us=slope, points=int(value.get("points", 0)))
+def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    """Bring an older profile's JSON up to :data:`SCHEMA_VERSION`; refuse what no step handles.
 
-
-def _known(cls: type, value: dict[str, Any]) -> dict[str, Any]:
-    names = {f.name for f in dataclasses.fields(cls)}
-    return {k: v for k, v in value.items() if k in names}
-
-
-_INTERVALS = [f.name for f in dataclasses.fields(DeviceProfile) if "Interval" in str(f.type)]
+    Version 1 had no rounds, so its spread is unknown, not zero: it is marked as such in the
+    notes and never flagged noisy on evidence it does not have.
+    """
+    version = data.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version > SCHEMA_VERSION or version < 1:
+        raise UsageError(
+            f"device profile schema_version {version!r} is not supported (this launchprof reads "
+            f"versions 1 to {SCHEMA_VERSION}); run `launchprof crossover` again"
+        )
+    data = dict(data)
+    if version == 1:
+        notes = data.get("notes")
+        data["notes"] = [*(notes if isinstance(notes, list) else []), "profile version 1: host coefficients were measured in one round, their spread is unknown"]
+        data.setdefault("spread", {})
+        data.setdefault("noisy", False)
+        data["schema_version"] = 2
+    return data
 
 
 def profile_from_dict(data: dict[str, Any]) -> DeviceProfile:
-    """Build a profile from parsed JSON; tolerant of added fields, strict on the version."""
-    version = data.get("schema_version")
-    if not isinstance(version, int) or version > SCHEMA_VERSION or version < 1:
-        raise UsageError(
-            f"device profile schema_version {version!r} is not supported (this launchprof reads "
-            f"version {SCHEMA_VERSION}); run `launchprof crossover` again"
-        )
+    """Build a profile from parsed JSON: migrated, then validated; tolerant of added fields."""
+    data = migrate(data)
     try:
-        kwargs: dict[str, Any] = {k: v for k, v in _known(DeviceProfile, data).items() if k not in _INTERVALS}
-        kwargs.update({name: _interval(data.get(name)) for name in _INTERVALS})
-        kwargs["machine"] = Machine(**_known(Machine, data["machine"]))
-        kwargs["crossover"] = [CrossoverPoint(**_known(CrossoverPoint, c)) for c in data.get("crossover") or []]
-        kwargs["crossover_throughput"] = [
-            CrossoverPoint(**_known(CrossoverPoint, c)) for c in data.get("crossover_throughput") or []
-        ]
-        kwargs["amortisation"] = [Amortisation(**_known(Amortisation, a)) for a in data.get("amortisation") or []]
-        kwargs["fits"] = [
-            DurationFit(mode=f["mode"], kernel_us=float(f["kernel_us"]), eager=_line(f.get("eager")), graph=_line(f.get("graph")))
-            for f in data.get("fits") or []
-        ]
-        kwargs["samples"] = [
-            Series(
-                kind=str(s["kind"]),
-                count=int(s["count"]),
-                values_us=tuple(float(v) for v in s["values_us"]),
-                kernel_us=None if s.get("kernel_us") is None else float(s["kernel_us"]),
-            )
-            for s in data.get("samples") or []
-        ]
-        kwargs.setdefault("notes", [])
-        kwargs["notes"] = list(kwargs["notes"])
-        kwargs.setdefault("partial", False)
-        kwargs.setdefault("quick", False)
-        kwargs.setdefault("gain_below_5pct_kernel_us", None)
-        return DeviceProfile(**kwargs)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise UsageError(f"not a launchprof device profile: {type(exc).__name__}: {exc}") from None
+        return _ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "top level"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise UsageError(f"not a launchprof device profile: {where}: {first['msg']}{more}") from None
 
 
 # --- files and the cache -------------------------------------------------------------

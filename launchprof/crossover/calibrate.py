@@ -1,0 +1,158 @@
+"""A device profile for a fresh machine, measured inside ``analyze``'s worker before the script runs.
+
+A new user has no cached profile, so without this every report's prediction was empty: the
+"fix these hazards and expect about X" promise never showed. The worker calls
+:func:`ensure_profile` once CUDA is up and before the user's script: a cached profile for
+this GPU/driver/torch is used as is; otherwise the reduced
+:data:`~launchprof.crossover.plans.CALIBRATION_PLAN` is measured (well under 10 s on an
+H200), fitted and cached for later runs.
+
+It must leave the user's run as it found it: no cupy import and no profiler pass (the plan
+skips both), the garbage collector's state restored (``run_sweep`` does that), the CPU and
+CUDA random number generators restored (graph capture registers the default generator),
+and everything it allocated freed (``synchronize`` + ``empty_cache``). It never raises an
+Exception: any failure is ``status: "failed"`` with one line, and the worker goes on to the
+script; only Ctrl-C (KeyboardInterrupt) propagates, because the user asked to stop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+from collections.abc import Callable
+from time import perf_counter
+from typing import Any
+
+from launchprof.errors import UsageError
+
+BUDGET_S = 8.0  # the sweep stops between phases past this; start-up and the fit fit in the rest of 10 s
+
+Progress = Callable[[str, float], None]
+
+
+class _FractionProgress:
+    """Adapts the sweep's per-phase progress to one ``progress(label, fraction)`` callback."""
+
+    def __init__(self, callback: Progress | None) -> None:
+        self._callback = callback
+        self._totals: dict[str, int] = {}
+        self._done: dict[str, int] = {}
+
+    def _report(self, name: str) -> None:
+        if self._callback is None:
+            return
+        total = sum(self._totals.values()) or 1
+        try:
+            self._callback(f"calibrating this GPU: {name}", min(sum(self._done.values()) / total, 1.0))
+        except Exception:  # a broken progress bar must not cost the calibration
+            self._callback = None
+
+    def phase(self, name: str, total: int) -> None:
+        self._totals[name] = max(total, 1)
+        self._done[name] = 0
+
+    def advance(self, name: str, steps: int = 1) -> None:
+        if name in self._done:
+            self._done[name] = min(self._done[name] + steps, self._totals[name])
+            self._report(name)
+
+    def done(self, name: str) -> None:
+        if name in self._done:
+            self._done[name] = self._totals[name]
+            self._report(name)
+
+
+def machine_from_dict(machine: dict[str, Any]) -> Any:
+    """The profile's Machine from the worker's machine event (extra keys such as cpu_model dropped)."""
+    from launchprof.session import Machine
+
+    names = getattr(Machine, "model_fields", None) or {f.name for f in dataclasses.fields(Machine)}
+    return Machine(**{name: machine.get(name) for name in names})
+
+
+def _result(status: str, path: Any, started: float, message: str) -> dict[str, Any]:
+    return {"status": status, "path": None if path is None else str(path), "seconds": round(perf_counter() - started, 3), "message": message}
+
+
+def cached_profile_path(machine: Any) -> Any:
+    """The cache file for exactly this GPU/driver/torch when it holds a loadable profile, else None."""
+    from launchprof.crossover.profile import cache_path, load_profile
+
+    path = cache_path(machine)
+    if not path.is_file():
+        return None
+    try:
+        load_profile(path, machine)
+    except UsageError:
+        return None  # unreadable or from an older, unsupported launchprof: measure again
+    return path
+
+
+def measure_and_cache(machine: Any, progress: Progress | None) -> tuple[Any, Any]:
+    """Run the calibration sweep, fit it and cache it: (profile, path)."""
+    from launchprof.crossover.fit import derive_profile
+    from launchprof.crossover.plans import CALIBRATION_PLAN
+    from launchprof.crossover.profile import save_to_cache
+    from launchprof.crossover.sweep import run_sweep
+
+    result = run_sweep(CALIBRATION_PLAN, _FractionProgress(progress), budget_s=BUDGET_S)
+    if result.partial and any(n.startswith("interrupted") for n in result.notes):
+        raise KeyboardInterrupt
+    notes = [*result.notes, "measured by analyze's calibration (a reduced plan); `launchprof crossover` measures the full profile"]
+    profile = derive_profile(result.samples, machine, partial=result.partial, quick=True, notes=notes, plan=CALIBRATION_PLAN.name)
+    if profile.graph_launch_fixed_us is None or (profile.graph_node_us is None and profile.floor_node_us is None):
+        raise RuntimeError("the calibration measured no graph replay coefficients: " + "; ".join(result.notes[:2]))
+    return profile, save_to_cache(profile)
+
+
+class _UserState:
+    """The random number generators' state and the GC flag, saved before and restored after."""
+
+    def __init__(self) -> None:
+        import torch
+
+        self.gc_enabled = gc.isenabled()
+        self.cpu_rng = torch.get_rng_state()
+        self.cuda_rng = torch.cuda.get_rng_state_all()
+
+    def restore(self) -> None:
+        import torch
+
+        torch.cuda.synchronize()
+        gc.collect()  # the sweep's graphs (they unregister from the generator) and tensors, before empty_cache
+        torch.cuda.empty_cache()
+        torch.set_rng_state(self.cpu_rng)
+        torch.cuda.set_rng_state_all(self.cuda_rng)
+        if self.gc_enabled:
+            gc.enable()
+        else:
+            gc.disable()
+
+
+def ensure_profile(machine: dict[str, Any], progress: Progress | None = None) -> dict[str, Any]:
+    """A device profile for this GPU/driver/torch: the cached one, or a quick one measured now.
+
+    Returns ``{"status": "cached" | "measured" | "failed", "path", "seconds", "message"}``;
+    the worker puts it in its ``calibration`` event. Never raises an Exception.
+    """
+    started = perf_counter()
+    state: _UserState | None = None
+    try:
+        m = machine_from_dict(machine)
+        path = cached_profile_path(m)
+        if path is not None:
+            return _result("cached", path, started, f"device profile cached at {path}")
+        state = _UserState()
+        profile, path = measure_and_cache(m, progress)
+        noisy = f" (noisy: {profile.noisy_reason})" if profile.noisy else ""
+        seconds = perf_counter() - started
+        return _result("measured", path, started, f"measured a quick device profile for {m.gpu} in {seconds:.1f} s, cached at {path}{noisy}")
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        return _result("failed", None, started, f"calibration failed: {type(exc).__name__}: {first}".rstrip(": "))
+    finally:
+        if state is not None:
+            try:
+                state.restore()
+            except Exception:
+                pass  # the device is gone: the script will say so itself

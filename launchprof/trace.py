@@ -45,7 +45,8 @@ def _complete_events(trace: dict[str, Any]) -> pd.DataFrame:
             "stream": [(e.get("args") or {}).get("stream", e.get("tid")) for e in events],
         }
     )
-    return frame
+    # An empty trace gives float columns; names and categories stay strings either way.
+    return frame.astype({"name": str, "cat": str, "ts": float, "dur": float})
 
 
 def call_windows(frame: pd.DataFrame) -> pd.DataFrame:

@@ -9,10 +9,7 @@ cost dominates.
 
 from __future__ import annotations
 
-import gzip
-import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,13 +20,6 @@ GPU_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "mem
 RUNTIME_CATEGORIES = ("cuda_runtime", "cuda_driver")
 LAUNCH_APIS = ("LaunchKernel", "Memcpy", "Memset", "GraphLaunch", "LaunchCooperative")
 _CALL_PREFIX = "launchprof/call"
-
-
-def load_trace(path: str | Path) -> dict[str, Any]:
-    p = Path(path)
-    opener = gzip.open if p.suffix == ".gz" else open
-    with opener(p, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
-        return json.load(fh)
 
 
 def _complete_events(trace: dict[str, Any]) -> pd.DataFrame:

@@ -143,3 +143,36 @@ def test_moved_arguments_are_the_workers_observation():
                                                            {"path": "y", "kind": "tensor", "ptr": 6, "bytes": 8}]})
     # y's pointer moved in the recorded calls but the worker did not report it: not moved.
     assert reallocated_arguments(parse_events(events)) == {"x": 64}
+
+
+def test_mismatch_hazard_and_validation_row_give_the_same_max_diff():
+    r = report_of("frozen_scalar")
+    [h] = [h for h in r.hazards if h.kind == "replay-mismatch"]
+    assert f"max |diff| {r.validation.max_abs_diff:.3g}" in h.message
+
+
+def test_not_capturable_run_still_gets_a_prediction():
+    from launchprof.crossover.profile import load_profile
+    from tests.recorded import DATA
+
+    profile = load_profile(DATA / "profile.json").profile
+    r = report_of("hidden_sync", profile)
+    assert r.verdict == "not-capturable"
+    assert r.prediction is not None and r.predicted_speedup == r.prediction.median > 0
+    assert r.prediction.basis and "device profile" in r.prediction.basis
+    assert report_of("hidden_sync").prediction is None  # no profile, no made-up number
+
+
+def test_report_profile_recomputes_the_prediction(tmp_path):
+    import json as _json
+
+    from typer.testing import CliRunner
+
+    from launchprof.cli import app
+    from tests.recorded import DATA, RUNS
+
+    out = tmp_path / "r.json"
+    args = ["report", str(RUNS / "decode_loop.lprun"), "-f", "json", "-o", str(out)]
+    result = CliRunner().invoke(app, [*args, "--profile", str(DATA / "profile.json")])
+    assert result.exit_code == 0, result.output
+    assert _json.loads(out.read_text())["prediction"]["median"] > 1

@@ -17,7 +17,7 @@ from launchprof.cli import app
 from launchprof.commands.analyze import AnalyzeOptions, save_run
 from launchprof.errors import UsageError
 from launchprof.evidence import parse_events
-from launchprof.models import RUN_FORMAT_VERSION, RunHeader
+from launchprof.models import RUN_FORMAT_VERSION, Report, RunHeader
 from launchprof.run import default_run_path, load_run, prune, write_run
 from launchprof.runner import WorkerResult
 from tests.recorded import RUNS, load, recorded
@@ -158,3 +158,28 @@ def test_recorded_runs_load_with_their_sources(name):
     run = load(name)
     assert run.header.project_root == "/work/main" and f"sample_models/{name}.py" in run.sources
     assert not any("/work/main/" in json.dumps(e) for e in run.events)
+
+
+def test_analyze_end_to_end_with_a_fake_worker(tmp_path, monkeypatch, capsys):
+    """analyze -> worker (faked: no GPU here) -> run file -> load_run -> analyse -> outputs."""
+    import launchprof.commands.analyze as analyze_cmd
+
+    root, events, trace = _project(tmp_path)
+
+    def fake_worker(config, rundir, timeout, show_output, on_events=None):
+        (rundir / "trace.json").write_text(trace.read_text())
+        moved = [dict(e, path=str(rundir / "trace.json")) if e["type"] == "trace" else e for e in events]
+        return WorkerResult(events=moved, returncode=0, timed_out=False, interrupted=False, wall_s=2.0, log_path=None)
+
+    monkeypatch.setattr(analyze_cmd, "run_worker", fake_worker)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "r.json"
+    code = analyze_cmd.run(AnalyzeOptions(script=root / "pkg" / "train.py", target="step", outputs=(out,)))
+    assert code == 0
+    assert f"run saved: {tmp_path / 'r.lprun'}" in capsys.readouterr().err.replace("\n", "")
+    data = json.loads(out.read_text())
+    assert data["run_file"] == str(tmp_path / "r.lprun") and data["project_root"] == str(root)
+    assert data["eager"]["timing"] == "burst" and data["eager"]["samples_us"] == [10.0, 11.0, 12.0]
+    assert data["machine"]["cpu_cores"] == 16
+    again = analyse(load_run(tmp_path / "r.lprun"))
+    assert again.eager == Report.from_dict(data).eager

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from launchprof import __version__
+from launchprof.analysis.notes import extra_nodes, memory_for_no_gain
 from launchprof.analysis.prediction import predicted
 from launchprof.analysis.profiles import calibration_note, eager_profile, replay_profile, validation_of
 from launchprof.analysis.runinfo import run_info, script_failed
@@ -91,7 +92,7 @@ def build_report(
     prediction = predicted(ev, eager, profile, calls)
     if prediction is not None and prediction.explanation:
         notes.append(f"prediction: {prediction.explanation}")
-    for note in (calibration_note(ev),):
+    for note in (calibration_note(ev), memory_for_no_gain(replay, ratio), extra_nodes(eager, replay)):
         if note:
             notes.append(note)
     timeline = None

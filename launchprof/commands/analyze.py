@@ -166,19 +166,21 @@ def run(options: AnalyzeOptions) -> int:
     outputs = check_usage(options)
     root = find_project_root(options.script, options.project_root)
     result, rundir = measure(options, console)
+    failed = False
     try:
         try:
             evidence = parse_events(result.events)
         except ValueError as exc:
             raise InternalError(f"the worker wrote a malformed event: {exc}") from None
         check_environment(result, evidence)
+        failed = script_failed(evidence, {"timed_out": result.timed_out})
         run_path = save_run(options, root, result, rundir, evidence)
         trace = evidence.traces.get("eager") or evidence.traces.get("whole-script")
         if options.save_trace is not None and trace and Path(trace).exists():
             shutil.copyfile(trace, options.save_trace)
     finally:
-        keep_log = result.log_path is not None and result.log_path.exists() and result.returncode not in (0, None)
-        if not keep_log:
+        # The script's hidden output is kept (and named below) only when the script failed.
+        if not (failed and result.log_path is not None and result.log_path.exists()):
             shutil.rmtree(rundir, ignore_errors=True)
     loaded = load_run(run_path)
     profile = load_device_profile(options.profile, loaded.header.machine, console)

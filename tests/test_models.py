@@ -65,9 +65,9 @@ def test_malformed_report_file_is_exit_2_with_one_line(tmp_path):
 def test_version_1_report_migrates():
     """A report written before version 2 (recorded on the H200) loads, with its prediction
     structured and its speedup saying how it was computed."""
-    old = json.loads((DATA / "decode_loop.report.json").read_text())
+    old = json.loads((DATA / "migrations" / "report-v1.json").read_text())
     assert old["schema_version"] == 1
-    report = load_report(DATA / "decode_loop.report.json")
+    report = load_report(DATA / "migrations" / "report-v1.json")
     assert report.schema_version == SCHEMA_VERSION == 2
     assert report.speedup is not None and "ratio of medians" in report.speedup.method
     assert report.eager.timing == "in-loop"

@@ -183,3 +183,32 @@ def test_analyze_end_to_end_with_a_fake_worker(tmp_path, monkeypatch, capsys):
     assert data["machine"]["cpu_cores"] == 16
     again = analyse(load_run(tmp_path / "r.lprun"))
     assert again.eager == Report.from_dict(data).eager
+
+
+def _converter(*args: str):
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "record-test-data"
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=120)
+
+
+def test_converter_errors_are_one_line(tmp_path):
+    for args, words in (((), "give the folder"), ((str(tmp_path / "nope"),), "folder not found"), ((str(tmp_path),), "no raw runs")):
+        proc = _converter(*args)
+        assert proc.returncode == 2 and words in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_converter_packs_a_raw_old_run(tmp_path):
+    """A raw run folder as the old worker left it (absolute paths) becomes a loadable .lprun."""
+    root, events, trace = _project(tmp_path)
+    raw = tmp_path / "raw" / "train"
+    raw.mkdir(parents=True)
+    (raw / "events.jsonl.gz").write_bytes(gzip.compress("".join(json.dumps(e) + "\n" for e in events).encode()))
+    (raw / "trace.json").write_text(trace.read_text())
+    proc = _converter(str(tmp_path / "raw"), "--out", str(tmp_path / "out"), "--root", str(root), "--sources", str(root))
+    assert proc.returncode == 0, proc.stderr
+    run = load_run(tmp_path / "out" / "train.lprun")
+    assert run.sources == {"pkg/train.py": SCRIPT}
+    assert next(e for e in run.events if e["type"] == "call-site")["file"] == "pkg/train.py"
+    assert run.trace("eager") == {"traceEvents": []}

@@ -35,7 +35,6 @@ class Evidence:
     # Burst timings (`timing` events): kind (eager, replay, clone) -> samples, in burst order.
     burst_wall_us: dict[str, list[float]] = field(default_factory=dict)
     burst_gpu_us: dict[str, list[float]] = field(default_factory=dict)
-    burst_of: dict[str, list[int]] = field(default_factory=dict)  # burst number of each sample
     timing_ends: list[dict[str, Any]] = field(default_factory=list)
     traces: dict[str, str] = field(default_factory=dict)
     probe: dict[str, Any] | None = None
@@ -94,7 +93,6 @@ def _timing(data: dict[str, Any], e: dict[str, Any]) -> None:
         k = str(e["kind"])
         data["burst_wall_us"].setdefault(k, []).extend(e["wall_us"])
         data["burst_gpu_us"].setdefault(k, []).extend(g for g in e.get("gpu_us") or [] if g is not None)
-        data["burst_of"].setdefault(k, []).extend([int(e.get("burst") or 0)] * len(e["wall_us"]))
     elif kind == "eager-timing":
         data["eager_wall_us"].append(e["wall_us"])
         if e.get("gpu_us") is not None:
@@ -111,7 +109,7 @@ def parse_events(events: list[dict[str, Any]]) -> Evidence:
     """Validate the events (ValueError on a malformed known event) and gather them."""
     data: dict[str, Any] = {name: [] for name in _LISTS.values()}
     data.update({k: [] for k in ("eager_wall_us", "eager_gpu_us", "interleaved_wall_us", "replay_wall_us", "replay_gpu_us", "notes")})
-    data.update({k: {} for k in ("burst_wall_us", "burst_gpu_us", "burst_of", "traces")})
+    data.update({k: {} for k in ("burst_wall_us", "burst_gpu_us", "traces")})
     for e in validate_events(events):
         kind = e["type"]
         if kind in _SINGLE:

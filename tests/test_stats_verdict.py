@@ -191,3 +191,11 @@ def test_notes_name_extra_nodes_and_memory_held_for_no_gain():
         "replay is not measurably faster, yet the graph holds 3.0 MiB of GPU memory in its pool"
     )
     assert memory_for_no_gain(replay, Speedup(2.0, 1.9, 2.1)) is None
+
+
+def test_speedup_never_mixes_burst_and_in_loop_timings():
+    events = [e for e in _burst_events() if not (e["type"] == "timing" and e["kind"] == "replay")]
+    events = [e for e in events if not (e["type"] == "eager-timing")]
+    r = build_report(parse_events(events), "s.py", "step", WORKER, 50)
+    assert r.eager.timing == "burst" and r.replay.timing == "in-loop"
+    assert r.speedup is None and r.breakeven_replays is None

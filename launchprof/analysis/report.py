@@ -87,7 +87,7 @@ def build_report(
     if verdict is Verdict.EAGER_ONLY and info.cause is not None and script_failed(ev, worker):
         verdict = Verdict.SCRIPT_FAILED  # the script stopped before a verdict could be reached
     pay = None
-    if replay and eager and eager.step_us and replay.step_us:
+    if replay and eager and eager.step_us and replay.step_us and eager.timing == replay.timing:
         pay = breakeven(replay.setup_us, eager.step_us.median, replay.step_us.median)
     prediction = predicted(ev, eager, profile, calls)
     if prediction is not None and prediction.explanation:

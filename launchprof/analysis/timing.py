@@ -67,6 +67,8 @@ def speedup(eager: StepSamples, replay: StepSamples) -> Speedup | None:
 
     ``median`` is exactly eager.step_us.median / replay.step_us.median; the 95% interval
     resamples both sample sets independently (they are not paired call by call)."""
+    if eager.timing != replay.timing:  # a burst against an in-loop figure is no ratio at all
+        return None
     result = speedup_of(eager.samples, replay.samples)
     if result is None:
         return None

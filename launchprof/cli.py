@@ -103,6 +103,17 @@ SourceRootOpt = Annotated[
     Path | None,
     typer.Option("--source-root", help="Make file paths in SARIF and annotations relative to this folder.", show_default=False),
 ]
+ProjectRootOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--project-root",
+        help="Hazard files are relative to this folder (default: the nearest folder above the script "
+        "with pyproject.toml, setup.py or .git, else the script's folder).",
+        show_default=False,
+    ),
+]
+# The old name of --project-root, kept working but out of the help.
+SourceRootAlias = Annotated[Path | None, typer.Option("--source-root", hidden=True, show_default=False)]
 GithubOpt = Annotated[
     bool,
     typer.Option("--github", help="Print ::error/::warning workflow commands for hazards (on by default when GITHUB_ACTIONS=true)."),
@@ -136,8 +147,12 @@ def analyze(
         typer.Option("--fail-on", help="Exit 1 when: never, error (any error hazard), warning (any warning or error), no-benefit (verdict is not graphs-help)."),
     ] = "never",
     repeat: Annotated[
-        int, typer.Option("--repeat", "-n", min=3, max=10000, help="Timed calls in each of the eager and replay phases.")
-    ] = 25,
+        int,
+        typer.Option(
+            "--repeat", "-n", min=3, max=10000,
+            help="Timed calls of each kind (eager, replay); each kind stops early after 5 s and says so.",
+        ),
+    ] = 50,
     timeout: Annotated[
         float | None,
         typer.Option("--timeout", min=1.0, help="Stop the script after this many seconds and report what was measured.", show_default=False),
@@ -153,8 +168,18 @@ def analyze(
         Path | None,
         typer.Option("--save-trace", help="Keep the eager torch.profiler trace (Chrome trace JSON) here.", show_default=False),
     ] = None,
-    source_root: SourceRootOpt = None,
+    project_root: ProjectRootOpt = None,
+    source_root: SourceRootAlias = None,
     github: GithubOpt = False,
+    run_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--run-out",
+            help="Save the run file (NAME.lprun: events, traces, sources, raw samples) here. Default: next to "
+            "the first -o file, else in .launchprof/runs/ (the last 10 are kept).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> int:
     """Run SCRIPT eagerly and as a CUDA graph replay; report speedup, hazards and a verdict.
 
@@ -175,8 +200,9 @@ def analyze(
             profile=profile,
             show_output=show_output,
             save_trace=save_trace,
-            source_root=source_root,
+            project_root=project_root or source_root,
             github=github,
+            run_out=run_out,
         )
     )
 
@@ -244,17 +270,24 @@ def lint(
 @app.command()
 @handles_errors
 def report(
-    session: Annotated[Path, typer.Argument(help="A JSON report written by `analyze -f json`.", show_default=False)],
+    session: Annotated[
+        Path, typer.Argument(help="A run file (NAME.lprun, re-analysed) or a JSON report written by `analyze -f json`.", show_default=False)
+    ],
     formats: FormatOpt = None,
     outputs: OutputOpt = None,
-    source_root: SourceRootOpt = None,
+    project_root: ProjectRootOpt = None,
+    source_root: SourceRootAlias = None,
     github: GithubOpt = False,
     profile: Annotated[
         Path | None,
-        typer.Option("--profile", help="Device profile from `launchprof crossover`, to draw the crossover curve in HTML.", show_default=False),
+        typer.Option(
+            "--profile",
+            help="Device profile from `launchprof crossover`: recomputes a run's prediction and draws the crossover curve in HTML.",
+            show_default=False,
+        ),
     ] = None,
 ) -> int:
-    """Re-render a saved analysis in any format (no GPU needed)."""
+    """Re-analyse a saved run, or re-render a JSON report, in any format (no GPU needed)."""
     from launchprof.commands.report import ReportOptions, run
 
     return run(
@@ -262,7 +295,7 @@ def report(
             session=session,
             formats=tuple(formats or ()),
             outputs=tuple(outputs or ()),
-            source_root=source_root,
+            project_root=project_root or source_root,
             github=github,
             profile=profile,
         )

@@ -1,7 +1,9 @@
 """The worker's event log, parsed into one immutable record the analysis reads.
 
 Everything after this point runs in the CLI process without torch: hazard rules,
-statistics and rendering work the same on a CI runner from recorded events.
+statistics and rendering work the same on a CI runner from recorded events. Events are
+checked by :mod:`launchprof.run.events` first; types this launchprof does not know are
+dropped there.
 """
 
 from __future__ import annotations
@@ -10,25 +12,34 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from launchprof.run.events import validate_events
+
 
 @dataclass(frozen=True)
 class Evidence:
     machine: dict[str, Any] | None = None
     environment_problem: str | None = None
+    calibration: dict[str, Any] | None = None
     target: dict[str, Any] | None = None
     target_problem: str | None = None
     call_site: dict[str, Any] | None = None
     calls: list[dict[str, Any]] = field(default_factory=list)
     mutations: dict[str, list[str]] = field(default_factory=dict)
+    # In-loop timings: the calls the script itself made (labelled "in-loop" in reports).
     eager_wall_us: list[float] = field(default_factory=list)
     eager_gpu_us: list[float] = field(default_factory=list)
     # Eager calls timed between replays (same period of the run as the replays).
     interleaved_wall_us: list[float] = field(default_factory=list)
     replay_wall_us: list[float] = field(default_factory=list)
     replay_gpu_us: list[float] = field(default_factory=list)
+    # Burst timings (`timing` events): kind (eager, replay, clone) -> samples, in burst order.
+    burst_wall_us: dict[str, list[float]] = field(default_factory=dict)
+    burst_gpu_us: dict[str, list[float]] = field(default_factory=dict)
+    timing_ends: list[dict[str, Any]] = field(default_factory=list)
     traces: dict[str, str] = field(default_factory=dict)
     probe: dict[str, Any] | None = None
     capture: dict[str, Any] | None = None
+    memory: dict[str, Any] | None = None
     validations: list[dict[str, Any]] = field(default_factory=list)
     fallbacks: list[dict[str, Any]] = field(default_factory=list)
     state_reallocs: list[dict[str, Any]] = field(default_factory=list)
@@ -51,65 +62,74 @@ class Evidence:
         return dataclasses.replace(self, kernel_sequences=sequences)
 
 
+def _fields(e: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in e.items() if k not in ("type", "t")}
+
+
+# Events kept whole, last one wins: type -> Evidence field.
+_SINGLE = {
+    "probe": "probe",
+    "capture": "capture",
+    "memory": "memory",
+    "calibration": "calibration",
+    "plan-end": "plan_end",
+    "script-end": "script_end",
+    "worker-end": "worker_end",
+}
+# Events collected in order: type -> Evidence field.
+_LISTS = {
+    "call": "calls",
+    "validation": "validations",
+    "fallback": "fallbacks",
+    "state-realloc": "state_reallocs",
+    "phase": "phases",
+    "timing-end": "timing_ends",
+}
+
+
+def _timing(data: dict[str, Any], e: dict[str, Any]) -> None:
+    kind = e["type"]
+    if kind == "timing":
+        k = str(e["kind"])
+        data["burst_wall_us"].setdefault(k, []).extend(e["wall_us"])
+        data["burst_gpu_us"].setdefault(k, []).extend(g for g in e.get("gpu_us") or [] if g is not None)
+    elif kind == "eager-timing":
+        data["eager_wall_us"].append(e["wall_us"])
+        if e.get("gpu_us") is not None:
+            data["eager_gpu_us"].append(e["gpu_us"])
+        if e.get("phase") == "interleaved":
+            data["interleaved_wall_us"].append(e["wall_us"])
+    else:
+        data["replay_wall_us"].append(e["wall_us"])
+        if e.get("gpu_us") is not None:
+            data["replay_gpu_us"].append(e["gpu_us"])
+
+
 def parse_events(events: list[dict[str, Any]]) -> Evidence:
-    data: dict[str, Any] = {
-        "calls": [],
-        "eager_wall_us": [],
-        "eager_gpu_us": [],
-        "interleaved_wall_us": [],
-        "replay_wall_us": [],
-        "replay_gpu_us": [],
-        "traces": {},
-        "validations": [],
-        "fallbacks": [],
-        "state_reallocs": [],
-        "phases": [],
-        "notes": [],
-    }
-    for e in events:
-        kind = e.get("type")
-        if kind == "machine":
+    """Validate the events (ValueError on a malformed known event) and gather them."""
+    data: dict[str, Any] = {name: [] for name in _LISTS.values()}
+    data.update({k: [] for k in ("eager_wall_us", "eager_gpu_us", "interleaved_wall_us", "replay_wall_us", "replay_gpu_us", "notes")})
+    data.update({k: {} for k in ("burst_wall_us", "burst_gpu_us", "traces")})
+    for e in validate_events(events):
+        kind = e["type"]
+        if kind in _SINGLE:
+            data[_SINGLE[kind]] = e
+        elif kind in _LISTS:
+            data[_LISTS[kind]].append(e)
+        elif kind in ("timing", "eager-timing", "replay-timing"):
+            _timing(data, e)
+        elif kind == "machine":
             data["machine"] = e.get("machine")
         elif kind == "environment":
             data["environment_problem"] = e.get("problem")
-        elif kind == "target":
-            data["target"] = {k: v for k, v in e.items() if k not in ("type", "t")}
+        elif kind in ("target", "call-site"):
+            data["target" if kind == "target" else "call_site"] = _fields(e)
         elif kind == "target-problem":
             data["target_problem"] = e.get("problem")
-        elif kind == "call-site":
-            data["call_site"] = {k: v for k, v in e.items() if k not in ("type", "t")}
-        elif kind == "call":
-            data["calls"].append(e)
         elif kind == "mutations":
             data["mutations"] = {"args": e.get("args", []), "state": e.get("state", [])}
-        elif kind == "eager-timing":
-            data["eager_wall_us"].append(e["wall_us"])
-            data["eager_gpu_us"].append(e["gpu_us"])
-            if e.get("phase") == "interleaved":
-                data["interleaved_wall_us"].append(e["wall_us"])
-        elif kind == "replay-timing":
-            data["replay_wall_us"].append(e["wall_us"])
-            data["replay_gpu_us"].append(e["gpu_us"])
-        elif kind == "validation":
-            data["validations"].append(e)
         elif kind == "trace":
             data["traces"][e.get("what", "eager")] = e["path"]
-        elif kind == "probe":
-            data["probe"] = e
-        elif kind == "capture":
-            data["capture"] = e
-        elif kind == "fallback":
-            data["fallbacks"].append(e)
-        elif kind == "state-realloc":
-            data["state_reallocs"].append(e)
-        elif kind == "plan-end":
-            data["plan_end"] = e
-        elif kind == "script-end":
-            data["script_end"] = e
-        elif kind == "worker-end":
-            data["worker_end"] = e
-        elif kind == "phase":
-            data["phases"].append(e)
         elif kind == "internal-error":
             data["internal_error"] = e.get("error")
             data["notes"].append(f"launchprof internal error (the measurement stopped there): {e.get('error')}")

@@ -1,29 +1,61 @@
 """Reading the user's source: lines around a site, and the function that holds a line.
 
-Torch-free, so both the worker and the CLI-side hazard rules use it.
+Torch-free, so both the worker and the CLI-side hazard rules use it. In the worker, files
+are read from disk (``linecache``). During analysis, :func:`use_sources` installs the
+sources stored in the run file, keyed by their name relative to the project root, so a
+run recorded on a GPU machine reads the same code on a CI runner without the checkout.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import linecache
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from typing import Any
+
+_SOURCES: ContextVar[Mapping[str, str] | None] = ContextVar("launchprof_sources", default=None)
+
+
+@contextlib.contextmanager
+def use_sources(sources: Mapping[str, str]) -> Iterator[None]:
+    """Within the block, a file named in ``sources`` reads from there, not from disk."""
+    token = _SOURCES.set(sources)
+    try:
+        yield
+    finally:
+        _SOURCES.reset(token)
+
+
+def lines_of(file: str) -> list[str]:
+    """Every line of ``file`` (with newlines): the run's stored copy first, then the disk."""
+    stored = _SOURCES.get()
+    if stored is not None and file in stored:
+        return stored[file].splitlines(keepends=True)
+    return linecache.getlines(file)
+
+
+def line_at(file: str, line: int) -> str:
+    """One line of ``file`` (1-based), or "" when there is none."""
+    lines = lines_of(file)
+    return lines[line - 1] if 0 < line <= len(lines) else ""
 
 
 def around(file: str, line: int, context: int = 2) -> list[list[Any]]:
     """Source lines around ``line`` (``[[lineno, text], ...]``), kept in reports so they
     render where the file is absent (a CI runner re-rendering a GPU run's session)."""
     return [
-        [n, linecache.getline(file, n).rstrip("\n")]
+        [n, line_at(file, n).rstrip("\n")]
         for n in range(max(1, line - context), line + context + 1)
-        if linecache.getline(file, n)
+        if line_at(file, n)
     ]
 
 
 def function_at(file: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The function whose ``def`` (or decorators) is at ``line``: what a code object's
     ``co_firstlineno`` points at."""
-    source = "".join(linecache.getlines(file))
+    source = "".join(lines_of(file))
     if not source:
         return None
     try:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from launchprof.session import Speedup, Stats
+from launchprof.models import Speedup, Stats
 
 
 def stats_of(samples: Sequence[float]) -> Stats | None:

@@ -9,10 +9,7 @@ cost dominates.
 
 from __future__ import annotations
 
-import gzip
-import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,76 +22,80 @@ LAUNCH_APIS = ("LaunchKernel", "Memcpy", "Memset", "GraphLaunch", "LaunchCoopera
 _CALL_PREFIX = "launchprof/call"
 
 
-def load_trace(path: str | Path) -> dict[str, Any]:
-    p = Path(path)
-    opener = gzip.open if p.suffix == ".gz" else open
-    with opener(p, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
-        return json.load(fh)
+def _complete_events(trace: dict[str, Any]) -> pd.DataFrame:
+    """Every complete ("X") event as one frame: name, cat, ts, dur, correlation, stream."""
+    events = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
+    frame = pd.DataFrame(
+        {
+            "name": [str(e.get("name", "")) for e in events],
+            "cat": [str(e.get("cat", "")) for e in events],
+            "ts": [float(e.get("ts", 0.0)) for e in events],
+            "dur": [float(e.get("dur", 0.0)) for e in events],
+            "correlation": [(e.get("args") or {}).get("correlation") for e in events],
+            "stream": [(e.get("args") or {}).get("stream", e.get("tid")) for e in events],
+        }
+    )
+    # An empty trace gives float columns; names and categories stay strings either way.
+    return frame.astype({"name": str, "cat": str, "ts": float, "dur": float})
+
+
+def call_windows(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per ``launchprof/callN`` annotation: call index, start, end; in time order."""
+    marks = frame[(frame["cat"] == "user_annotation") & frame["name"].str.startswith(_CALL_PREFIX)]
+    return pd.DataFrame(
+        {
+            "call": marks["name"].str[len(_CALL_PREFIX) :].astype(int).to_numpy(),
+            "start": marks["ts"].to_numpy(),
+            "end": (marks["ts"] + marks["dur"]).to_numpy(),
+        }
+    ).sort_values("start", kind="stable", ignore_index=True)
+
+
+def call_of(ts: pd.Series, windows: pd.DataFrame) -> pd.Series:
+    """The call whose window holds each timestamp (an interval lookup), else NaN; with no
+    windows at all (a whole-script trace), everything is call 0."""
+    if windows.empty:
+        return pd.Series(0.0, index=ts.index)
+    starts, ends = windows["start"].to_numpy(), windows["end"].to_numpy()
+    values = ts.to_numpy(dtype=float, na_value=np.nan)
+    idx = np.searchsorted(starts, values, side="right") - 1
+    inside = (idx >= 0) & ~np.isnan(values)
+    inside[inside] &= values[inside] <= ends[idx[inside]]
+    calls = np.where(inside, windows["call"].to_numpy()[np.clip(idx, 0, None)], np.nan)
+    return pd.Series(calls, index=ts.index)
 
 
 def gpu_table(trace: dict[str, Any]) -> pd.DataFrame:
-    """One row per GPU activity: name, kind, start/end (µs), stream, call index."""
-    events = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
-    calls = _call_windows(events)
-    runtime = {
-        e.get("args", {}).get("correlation"): float(e["ts"])
-        for e in events
-        if e.get("cat") in RUNTIME_CATEGORIES and "correlation" in e.get("args", {})
-    }
-    rows = []
-    for e in events:
-        kind = GPU_CATEGORIES.get(e.get("cat", ""))
-        if kind is None:
-            continue
-        corr = e.get("args", {}).get("correlation")
-        launch_ts = runtime.get(corr)
-        rows.append(
-            {
-                "name": e.get("name", ""),
-                "kind": kind,
-                "start_us": float(e["ts"]),
-                "dur_us": float(e.get("dur", 0.0)),
-                "stream": e.get("args", {}).get("stream", e.get("tid")),
-                "correlation": corr,
-                "call": _call_of(launch_ts, calls) if calls else 0,
-            }
-        )
-    df = pd.DataFrame(rows, columns=["name", "kind", "start_us", "dur_us", "stream", "correlation", "call"])
+    """One row per GPU activity: name, kind, start/end (µs), stream, correlation, call.
+
+    A GPU activity belongs to the call whose window holds the runtime API call that
+    launched it: a join on the correlation id, then an interval lookup."""
+    frame = _complete_events(trace)
+    gpu = frame[frame["cat"].isin(GPU_CATEGORIES)].copy()
+    runtime = frame[frame["cat"].isin(RUNTIME_CATEGORIES) & frame["correlation"].notna()]
+    launch_ts = runtime.drop_duplicates("correlation").set_index("correlation")["ts"]
+    gpu["launch_ts"] = gpu["correlation"].map(launch_ts)
+    df = pd.DataFrame(
+        {
+            "name": gpu["name"],
+            "kind": gpu["cat"].map(GPU_CATEGORIES),
+            "start_us": gpu["ts"],
+            "dur_us": gpu["dur"],
+            "stream": gpu["stream"],
+            "correlation": gpu["correlation"],
+            "call": call_of(gpu["launch_ts"], call_windows(frame)),
+        }
+    )
     df["end_us"] = df["start_us"] + df["dur_us"]
     return df.sort_values("start_us", kind="stable").reset_index(drop=True)
 
 
 def launch_api_table(trace: dict[str, Any]) -> pd.DataFrame:
     """Host-side launch API calls (cudaLaunchKernel & co) with the call they belong to."""
-    events = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
-    calls = _call_windows(events)
-    rows = [
-        {"name": e["name"], "dur_us": float(e.get("dur", 0.0)), "call": _call_of(float(e["ts"]), calls) if calls else 0}
-        for e in events
-        if e.get("cat") in RUNTIME_CATEGORIES and any(api in e.get("name", "") for api in LAUNCH_APIS)
-    ]
-    return pd.DataFrame(rows, columns=["name", "dur_us", "call"])
-
-
-def _call_windows(events: list[dict[str, Any]]) -> list[tuple[int, float, float]]:
-    """(index, start, end) of each ``launchprof/callN`` annotation, in time order."""
-    return sorted(
-        (
-            (int(e["name"][len(_CALL_PREFIX) :]), float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)))
-            for e in events
-            if e.get("cat") == "user_annotation" and str(e.get("name", "")).startswith(_CALL_PREFIX)
-        ),
-        key=lambda c: c[1],
-    )
-
-
-def _call_of(ts: float | None, calls: list[tuple[int, float, float]]) -> int | None:
-    if ts is None:
-        return None
-    for index, start, end in calls:
-        if start <= ts <= end:
-            return index
-    return None
+    frame = _complete_events(trace)
+    pattern = "|".join(LAUNCH_APIS)
+    apis = frame[frame["cat"].isin(RUNTIME_CATEGORIES) & frame["name"].str.contains(pattern, regex=True)]
+    return pd.DataFrame({"name": apis["name"], "dur_us": apis["dur"], "call": call_of(apis["ts"], call_windows(frame))})
 
 
 @dataclass(frozen=True)
@@ -113,47 +114,44 @@ class CallProfile:
 
 
 def per_call(gpu: pd.DataFrame, apis: pd.DataFrame | None = None) -> list[CallProfile]:
+    """One CallProfile per profiled call (a groupby over the GPU table)."""
+    api_us = apis.groupby("call")["dur_us"].sum() if apis is not None and len(apis) else pd.Series(dtype=float)
     out = []
     for call, group in gpu.dropna(subset=["call"]).groupby("call", sort=True):
-        group = group.sort_values("start_us")
-        kernels = group[group["kind"] == "kernel"]
+        group = group.sort_values("start_us", kind="stable")
+        is_kernel = group["kind"] == "kernel"
         starts, ends = group["start_us"].to_numpy(), group["end_us"].to_numpy()
-        busy, gaps = _busy_and_gaps(starts, ends)
-        api = float(apis.loc[apis["call"] == call, "dur_us"].sum()) if apis is not None and len(apis) else 0.0
+        busy, gaps = busy_and_gaps(starts, ends)
         out.append(
             CallProfile(
-                kernels=int(len(kernels)),
-                memcpys=int((group["kind"] != "kernel").sum()),
+                kernels=int(is_kernel.sum()),
+                memcpys=int((~is_kernel).sum()),
                 busy_us=busy,
                 span_us=float(ends.max() - starts.min()) if len(group) else 0.0,
                 gaps_us=gaps,
-                kernel_us=kernels["dur_us"].astype(float).tolist(),
+                kernel_us=group.loc[is_kernel, "dur_us"].astype(float).tolist(),
                 activity_us=group["dur_us"].astype(float).tolist(),
-                sequence=kernels["name"].tolist(),
-                launch_api_us=api,
+                sequence=group.loc[is_kernel, "name"].tolist(),
+                launch_api_us=float(api_us.get(call, 0.0)),
             )
         )
     return out
 
 
-def _busy_and_gaps(starts: np.ndarray, ends: np.ndarray) -> tuple[float, list[float]]:
-    """Union length of intervals, and the idle gaps between them (concurrent kernels overlap)."""
+def busy_and_gaps(starts: np.ndarray, ends: np.ndarray) -> tuple[float, list[float]]:
+    """Union length of intervals, and the idle gaps between them (an interval merge:
+    concurrent kernels overlap, so busy time is the union, not the sum)."""
     if len(starts) == 0:
         return 0.0, []
     order = np.argsort(starts, kind="stable")
-    busy = 0.0
-    gaps: list[float] = []
-    cur_start, cur_end = starts[order[0]], ends[order[0]]
-    for i in order[1:]:
-        s, e = starts[i], ends[i]
-        if s > cur_end:
-            busy += cur_end - cur_start
-            gaps.append(float(s - cur_end))
-            cur_start, cur_end = s, e
-        else:
-            cur_end = max(cur_end, e)
-    busy += cur_end - cur_start
-    return float(busy), gaps
+    s, e = np.asarray(starts, dtype=float)[order], np.asarray(ends, dtype=float)[order]
+    reach = np.maximum.accumulate(e)  # the furthest end seen so far
+    new_block = np.concatenate(([True], s[1:] > reach[:-1]))
+    block = np.cumsum(new_block) - 1
+    block_start = s[new_block]
+    block_end = pd.Series(reach).groupby(block).max().to_numpy()
+    gaps = (block_start[1:] - block_end[:-1]).astype(float).tolist()
+    return float((block_end - block_start).sum()), gaps
 
 
 def timeline_of(gpu: pd.DataFrame, call: int = 0) -> list[dict[str, Any]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from launchprof.session import Speedup, Validation
+from launchprof.models import Speedup, Validation
 
 HELP_THRESHOLD = 1.1
 

@@ -1,15 +1,18 @@
-"""Raw worker runs recorded on an H200 (scripts/gpu-check + scripts/record-test-data)."""
+"""Runs recorded on an H200, packed as ``.lprun`` files (scripts/record-test-data).
+
+Tests read them through the product's own path, ``launchprof.run.load_run``: the run
+file stores the sources its events point at, so no path is rewritten here.
+"""
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
-import shutil
 from pathlib import Path
-from typing import Any
 
+from launchprof.analysis import analyse
 from launchprof.evidence import Evidence, parse_events
+from launchprof.models import Report
+from launchprof.run import Run, load_run
 
 DATA = Path(__file__).parent / "data"
 RUNS = DATA / "runs"
@@ -17,33 +20,31 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
 
 
 def run_names() -> list[str]:
-    return sorted(p.name for p in RUNS.iterdir() if (p / "events.jsonl.gz").exists()) if RUNS.exists() else []
+    """Every recorded run; an empty list fails, so no parametrised test passes on nothing."""
+    names = sorted(p.stem for p in RUNS.glob("*.lprun"))
+    if not names:
+        raise FileNotFoundError(f"no recorded runs (*.lprun) under {RUNS}: run scripts/record-test-data")
+    return names
 
 
-def load_events(name: str, tmp: Path) -> list[dict[str, Any]]:
-    """Events of one run, with trace paths pointing at unpacked copies under ``tmp`` and
-    source paths at this checkout's sample_models (the run was recorded elsewhere)."""
-    run = RUNS / name
-    with gzip.open(run / "events.jsonl.gz", "rt", encoding="utf-8") as fh:
-        events = [json.loads(line) for line in fh if line.strip()]
-    text = json.dumps(events)
-    text = re.sub(r'"/[^"]*?/sample_models/', json.dumps(str(SAMPLES) + "/")[:-1], text)
-    events = json.loads(text)
-    for e in events:
-        if e.get("type") == "trace":
-            packed = run / (Path(e["path"]).name + ".gz")
-            if packed.exists():
-                out = tmp / f"{name}-{Path(e['path']).name}"
-                with gzip.open(packed, "rb") as fin, open(out, "wb") as fout:
-                    shutil.copyfileobj(fin, fout)
-                e["path"] = str(out)
-            else:
-                e["path"] = str(tmp / "missing.json")
-    return events
+def recorded(names: list[str]) -> list[str]:
+    """``names``, each of which must be recorded: a missing one fails the collection."""
+    missing = sorted(set(names) - set(run_names()))
+    if missing:
+        raise FileNotFoundError(f"recorded runs missing under {RUNS}: {', '.join(missing)}")
+    return names
 
 
-def load_evidence(name: str, tmp: Path) -> Evidence:
-    return parse_events(load_events(name, tmp))
+def load(name: str) -> Run:
+    return load_run(RUNS / f"{name}.lprun")
+
+
+def load_evidence(name: str) -> Evidence:
+    return parse_events(load(name).events)
+
+
+def report_of(name: str, profile: object = None) -> Report:
+    return analyse(load(name), profile)
 
 
 def expected_markers(path: Path) -> set[tuple[str, str, int]]:

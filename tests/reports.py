@@ -13,6 +13,7 @@ from pathlib import Path
 
 from launchprof.hazards.kinds import KINDS
 from launchprof.session import (
+    SCHEMA_VERSION,
     Bucket,
     EagerProfile,
     Hazard,
@@ -57,7 +58,7 @@ def graphs_help(root: Path = ROOT) -> Report:
     """A decode step that graphs speed up 2.3x, with a frozen scalar and varying shapes."""
     decode = str(root / "decode.py")
     return Report(
-        schema_version=1,
+        schema_version=SCHEMA_VERSION,
         launchprof_version="0.1.0",
         created="2025-11-28T14:03:11Z",
         machine=H200,
@@ -146,7 +147,7 @@ def not_capturable(root: Path = ROOT) -> Report:
 def bare(root: Path = ROOT) -> Report:
     """A worker that died before measuring anything: None everywhere."""
     return Report(
-        schema_version=1,
+        schema_version=SCHEMA_VERSION,
         launchprof_version="0.1.0",
         created="2025-11-28T14:05:00Z",
         machine=Machine(gpu=None, driver=None, cuda=None, torch=None, python="3.12.3"),

@@ -75,3 +75,17 @@ def test_help_and_version():
     assert "--target" in lp("analyze", "--help").stdout
     out = lp("--version")
     assert out.returncode == 0 and out.stdout.startswith("launchprof ")
+
+
+def test_run_out_and_project_root_are_checked_first(tmp_path):
+    proc = lp("analyze", "sample_models/decode_loop.py", "--run-out", str(tmp_path / "no" / "r.lprun"))
+    assert proc.returncode == 2 and "--run-out" in one_line_error(proc)
+    proc = lp("analyze", "sample_models/decode_loop.py", "--project-root", str(tmp_path / "missing"))
+    assert proc.returncode == 2 and "--project-root" in one_line_error(proc)
+
+
+def test_source_root_is_a_hidden_alias_of_project_root(tmp_path):
+    assert "--source-root" not in lp("analyze", "--help").stdout
+    assert "--project-root" in lp("analyze", "--help").stdout
+    proc = lp("analyze", "sample_models/decode_loop.py", "--source-root", str(tmp_path / "missing"))
+    assert proc.returncode == 2 and "--project-root is not a folder" in one_line_error(proc)

@@ -43,3 +43,159 @@ def test_buckets_pad_to_powers_of_two():
     assert (b.argument, b.dim, b.sizes) == ("x", 0, [4, 8, 16])
     assert 0 < b.padding_waste < 0.5
     assert b.pool_bytes_estimate == 2000
+
+
+# --- formulas of the analysis, on recorded H200 runs and on burst-timed events -------------
+
+from launchprof.analysis import build_report  # noqa: E402
+from launchprof.evidence import parse_events  # noqa: E402
+from tests.recorded import recorded, report_of  # noqa: E402
+
+WORKER = {"returncode": 0, "timed_out": False, "interrupted": False, "wall_s": 1.0}
+
+
+@pytest.mark.parametrize("name", recorded(["decode_loop", "long_kernels", "dict_inputs", "two_streams_ok"]))
+def test_speedup_agrees_with_the_medians_printed_beside_it(name):
+    r = report_of(name)
+    assert r.speedup is not None and r.eager.step_us and r.replay.step_us
+    assert r.speedup.median == pytest.approx(r.eager.step_us.median / r.replay.step_us.median, rel=1e-12)
+    assert r.speedup.low <= r.speedup.median <= r.speedup.high
+    assert "ratio of the eager and replay step medians" in r.speedup.method
+    # Old recordings have no bursts: the in-loop numbers are reported, and labelled so.
+    assert r.eager.timing == r.replay.timing == "in-loop"
+    assert len(r.eager.samples_us) == r.eager.step_us.n and len(r.replay.samples_us) == r.replay.step_us.n
+
+
+@pytest.mark.parametrize("name", recorded(["decode_loop", "dict_inputs"]))
+def test_payback_counts_capture_warmup_and_instantiate(name):
+    r = report_of(name)
+    rep = r.replay
+    assert rep.setup_us == pytest.approx(rep.capture_us + rep.instantiate_us)  # no warm-up recorded then
+    saved = r.eager.step_us.median - rep.step_us.median
+    assert r.breakeven_replays == pytest.approx(rep.setup_us / saved)
+
+
+def _burst_events(**capture) -> list[dict]:
+    cap = {"type": "capture", "ok": True, "index": 3, "capture_us": 500.0, "warmup_us": 300.0, "instantiate_us": 200.0,
+           "graph_nodes": 10, "node_types": {"kernel": 10}, "pool_bytes": 2 << 20, "workspace_bytes": 32 << 20, **capture}
+    return [
+        {"type": "target", "name": "step", "file": "/nowhere/s.py", "line": 1},
+        {"type": "eager-timing", "wall_us": 400.0, "gpu_us": 390.0, "phase": "eager"},
+        {"type": "eager-timing", "wall_us": 420.0, "gpu_us": 400.0, "phase": "eager"},
+        cap,
+        {"type": "replay-timing", "wall_us": 90.0, "gpu_us": 80.0},
+        {"type": "timing", "kind": "eager", "mode": "burst", "burst": 0, "wall_us": [100.0, 102.0, 98.0, 101.0], "gpu_us": [90.0] * 4},
+        {"type": "timing", "kind": "replay", "mode": "burst", "burst": 0, "wall_us": [50.0, 51.0, 49.0, 50.0]},
+        {"type": "timing", "kind": "eager", "mode": "burst", "burst": 1, "wall_us": [99.0, 100.0]},
+        {"type": "timing", "kind": "replay", "mode": "burst", "burst": 1, "wall_us": [50.0, 50.5]},
+        {"type": "timing", "kind": "clone", "mode": "burst", "burst": 0, "wall_us": [4.0, 5.0, 6.0]},
+        {"type": "timing-end", "kind": "replay", "samples": 6, "seconds": 5.0, "stopped_early": True, "why": "time cap"},
+        {"type": "memory", "free_bytes": 1, "total_bytes": 2, "static_bytes": 4096, "clone_bytes": 1024,
+         "pool_bytes": 3 << 20, "workspace_bytes": 32 << 20},
+        {"type": "validation", "index": 4, "match": True, "max_abs_diff": 0.0},
+        {"type": "calibration", "status": "measured", "path": "/cache/p.json", "seconds": 8.2},
+        {"type": "plan-end", "reason": "complete"},
+        {"type": "script-end", "status": "ok", "calls": 60},
+    ]
+
+
+def test_bursts_are_the_reported_step_and_in_loop_is_kept_labelled():
+    r = build_report(parse_events(_burst_events()), "s.py", "step", WORKER, 50)
+    assert r.eager.timing == r.replay.timing == "burst"
+    assert r.eager.step_us.median == 100.0 and r.eager.step_us.n == 6
+    assert r.replay.step_us.median == 50.0
+    assert r.eager.in_loop_step_us.median == 410.0 and r.replay.in_loop_step_us.median == 90.0
+    assert r.speedup.median == pytest.approx(2.0) and "interleaved bursts" in r.speedup.method
+    assert r.replay.clone_us.median == 5.0
+    assert r.replay.setup_us == 1000.0 and r.breakeven_replays == pytest.approx(1000.0 / 50.0)
+    assert r.verdict == "graphs-help"
+    assert any("replay timing stopped early after 6 samples" in n for n in r.notes)
+    assert any("a quick one was measured in 8.2 s and cached at /cache/p.json" in n for n in r.notes)
+
+
+def test_graph_memory_is_split_from_workspaces_and_launchprofs_own():
+    r = build_report(parse_events(_burst_events()), "s.py", "step", WORKER, 50)
+    assert r.replay.pool_bytes == 3 << 20  # the memory event's final figure, the graph's own
+    assert r.replay.workspace_bytes == 32 << 20
+    assert r.replay.launchprof_bytes == 4096 + 1024
+    no_memory = [e for e in _burst_events() if e["type"] != "memory"]
+    r2 = build_report(parse_events(no_memory), "s.py", "step", WORKER, 50)
+    assert (r2.replay.pool_bytes, r2.replay.workspace_bytes, r2.replay.launchprof_bytes) == (2 << 20, 32 << 20, None)
+
+
+def test_script_that_fails_before_capture_gets_script_failed():
+    events = [e for e in _burst_events() if e["type"] in ("target", "eager-timing")]
+    events.append({"type": "script-end", "status": "exception", "exception": {"type": "ValueError", "message": "boom"}, "calls": 2})
+    r = build_report(parse_events(events), "s.py", "step", {**WORKER, "returncode": 1}, 50)
+    assert r.verdict == "script-failed" and "ValueError" in r.run.cause
+    crashed = [e for e in _burst_events() if e["type"] in ("target", "eager-timing")]
+    assert build_report(parse_events(crashed), "s.py", "step", {**WORKER, "returncode": -11}, 50).verdict == "script-failed"
+
+
+def test_moved_arguments_are_the_workers_observation():
+    """One definition of a reallocated input: the worker's ``moved_args``, not the pointers."""
+    from launchprof.hazards.inputs import reallocated_arguments
+
+    events = _burst_events(moved_args=["x"])
+    events.insert(1, {"type": "call", "index": 0, "args": [{"path": "x", "kind": "tensor", "ptr": 1, "bytes": 64},
+                                                           {"path": "y", "kind": "tensor", "ptr": 5, "bytes": 8}]})
+    events.insert(2, {"type": "call", "index": 1, "args": [{"path": "x", "kind": "tensor", "ptr": 1, "bytes": 64},
+                                                           {"path": "y", "kind": "tensor", "ptr": 6, "bytes": 8}]})
+    # y's pointer moved in the recorded calls but the worker did not report it: not moved.
+    assert reallocated_arguments(parse_events(events)) == {"x": 64}
+
+
+def test_mismatch_hazard_and_validation_row_give_the_same_max_diff():
+    r = report_of("frozen_scalar")
+    [h] = [h for h in r.hazards if h.kind == "replay-mismatch"]
+    assert f"max |diff| {r.validation.max_abs_diff:.3g}" in h.message
+
+
+def test_not_capturable_run_still_gets_a_prediction():
+    from launchprof.crossover.profile import load_profile
+    from tests.recorded import DATA
+
+    profile = load_profile(DATA / "profile.json").profile
+    r = report_of("hidden_sync", profile)
+    assert r.verdict == "not-capturable"
+    assert r.prediction is not None and r.predicted_speedup == r.prediction.median > 0
+    assert r.prediction.basis and "device profile" in r.prediction.basis
+    assert report_of("hidden_sync").prediction is None  # no profile, no made-up number
+
+
+def test_report_profile_recomputes_the_prediction(tmp_path):
+    import json as _json
+
+    from typer.testing import CliRunner
+
+    from launchprof.cli import app
+    from tests.recorded import DATA, RUNS
+
+    out = tmp_path / "r.json"
+    args = ["report", str(RUNS / "decode_loop.lprun"), "-f", "json", "-o", str(out)]
+    result = CliRunner().invoke(app, [*args, "--profile", str(DATA / "profile.json")])
+    assert result.exit_code == 0, result.output
+    assert _json.loads(out.read_text())["prediction"]["median"] > 1
+
+
+def test_notes_name_extra_nodes_and_memory_held_for_no_gain():
+    from launchprof.analysis.notes import extra_nodes, memory_for_no_gain
+    from launchprof.session import EagerProfile, ReplayProfile, Speedup
+
+    eager = EagerProfile(None, 4, None, None, None)
+    replay = ReplayProfile(None, 7, None, 3 << 20, node_types={"kernel": 5, "memset": 2})
+    assert extra_nodes(eager, replay) == (
+        "the graph has 7 nodes for 4 eager kernels; the others: 1 kernel (not in the eager trace), 2 memset"
+    )
+    assert memory_for_no_gain(replay, Speedup(1.02, 0.97, 1.08)) == (
+        "replay is not measurably faster, yet the graph holds 3.0 MiB of GPU memory in its pool"
+    )
+    assert memory_for_no_gain(replay, Speedup(2.0, 1.9, 2.1)) is None
+
+
+def test_speedup_never_mixes_burst_and_in_loop_timings():
+    events = [e for e in _burst_events() if not (e["type"] == "timing" and e["kind"] == "replay")]
+    events = [e for e in events if not (e["type"] == "eager-timing")]
+    r = build_report(parse_events(events), "s.py", "step", WORKER, 50)
+    assert r.eager.timing == "burst" and r.replay.timing == "in-loop"
+    assert r.speedup is None and r.breakeven_replays is None

@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from launchprof.trace import gpu_table, launch_api_table, load_trace, per_call, timeline_of
-from tests.recorded import load_events, run_names
+from launchprof.trace import busy_and_gaps, gpu_table, launch_api_table, per_call, timeline_of
+from tests.recorded import load, recorded
 
-pytestmark = pytest.mark.skipif("decode_loop" not in run_names(), reason="no recorded H200 runs")
-
-
-def _trace(name: str, what: str, tmp_path):
-    events = load_events(name, tmp_path)
-    path = next(e["path"] for e in events if e.get("type") == "trace" and e.get("what") == what)
-    return events, load_trace(path)
+recorded(["decode_loop", "long_kernels"])
 
 
-def test_decode_kernels_per_call_match_graph_nodes(tmp_path):
-    events, trace = _trace("decode_loop", "eager", tmp_path)
+def _trace(name: str, what: str):
+    run = load(name)
+    trace = run.trace(what)
+    assert trace is not None, f"{name} has no {what} trace"
+    return run.events, trace
+
+
+def test_decode_kernels_per_call_match_graph_nodes():
+    events, trace = _trace("decode_loop", "eager")
     calls = per_call(gpu_table(trace), launch_api_table(trace))
     assert len(calls) == 3, "three profiled calls"
     counts = {c.kernels for c in calls}
@@ -28,8 +29,8 @@ def test_decode_kernels_per_call_match_graph_nodes(tmp_path):
     assert counts.pop() == capture["graph_nodes"]
 
 
-def test_decode_is_launch_bound(tmp_path):
-    _, trace = _trace("decode_loop", "eager", tmp_path)
+def test_decode_is_launch_bound():
+    _, trace = _trace("decode_loop", "eager")
     calls = per_call(gpu_table(trace), launch_api_table(trace))
     for c in calls:
         assert 0 < c.busy_us <= c.span_us
@@ -39,10 +40,8 @@ def test_decode_is_launch_bound(tmp_path):
         assert c.sequence == calls[0].sequence
 
 
-def test_long_kernels_are_two_matmuls(tmp_path):
-    if "long_kernels" not in run_names():
-        pytest.skip("no long_kernels run recorded")
-    _, trace = _trace("long_kernels", "eager", tmp_path)
+def test_long_kernels_are_two_matmuls():
+    _, trace = _trace("long_kernels", "eager")
     calls = per_call(gpu_table(trace), launch_api_table(trace))
     for c in calls:
         assert c.kernels == 2
@@ -50,8 +49,8 @@ def test_long_kernels_are_two_matmuls(tmp_path):
         assert 1 - c.busy_us / c.span_us < 0.05  # the GPU is busy nearly all the step
 
 
-def test_replay_timeline_is_relative_and_ordered(tmp_path):
-    _, trace = _trace("decode_loop", "replay", tmp_path)
+def test_replay_timeline_is_relative_and_ordered():
+    _, trace = _trace("decode_loop", "replay")
     spans = timeline_of(gpu_table(trace), 0)
     assert spans and spans[0]["start_us"] == 0.0
     starts = [s["start_us"] for s in spans]
@@ -62,8 +61,6 @@ def test_replay_timeline_is_relative_and_ordered(tmp_path):
 def test_busy_and_gaps_on_overlapping_intervals():
     import numpy as np
 
-    from launchprof.trace import _busy_and_gaps
-
-    busy, gaps = _busy_and_gaps(np.array([0.0, 5.0, 20.0, 22.0]), np.array([10.0, 8.0, 25.0, 30.0]))
+    busy, gaps = busy_and_gaps(np.array([0.0, 5.0, 20.0, 22.0]), np.array([10.0, 8.0, 25.0, 30.0]))
     assert busy == pytest.approx(20.0)  # [0,10] and [20,30]
     assert gaps == [10.0]

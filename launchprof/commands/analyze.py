@@ -1,13 +1,15 @@
-"""``launchprof analyze``: run the script in a worker, build the report, render it.
+"""``launchprof analyze``: run the script in a worker, save the run, analyse it, render it.
 
 Order of checks is part of the contract: usage errors (exit 2) are found before the
 environment is looked at (exit 4), and a failing script (exit 3) still gets its report.
+The report always comes from the saved run file (``load_run -> analyse``), the same path
+``report`` and ``compare`` take, so what ``analyze`` prints is what they will re-derive.
 """
 
 from __future__ import annotations
 
 import ast
-import os
+import datetime as _dt
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -16,15 +18,20 @@ from typing import Any
 
 from rich.console import Console
 
-from launchprof.analysis import build_report
+from launchprof import __version__
+from launchprof.analysis import analyse
+from launchprof.analysis.runinfo import script_failed
 from launchprof.commands.emit import emit
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
-from launchprof.evidence import parse_events
+from launchprof.evidence import Evidence, parse_events
 from launchprof.failon import check_choice, fail_reason
-from launchprof.outputs import plan_outputs
+from launchprof.models import RUN_FORMAT_VERSION, RunHeader, WorkerOutcome
+from launchprof.outputs import Output, plan_outputs
 from launchprof.progress import AnalyzeProgress
+from launchprof.project import find_project_root, relative_to_root
 from launchprof.render import RenderOptions
-from launchprof.runner import run_worker
+from launchprof.run import default_run_path, load_run, prune, write_run
+from launchprof.runner import WorkerResult, run_worker
 from launchprof.targets import check_target_statically, parse_target
 from launchprof.worker.config import WORKER_ENV_EXIT, WorkerConfig
 
@@ -39,13 +46,14 @@ class AnalyzeOptions:
     formats: tuple[str, ...] = ()
     outputs: tuple[Path, ...] = ()
     fail_on: str = "never"
-    repeat: int = 25
+    repeat: int = 50
     timeout: float | None = None
     profile: Path | None = None
     show_output: bool = False
     save_trace: Path | None = None
-    source_root: Path | None = None
+    project_root: Path | None = None
     github: bool = False
+    run_out: Path | None = None
 
 
 def check_script(path: Path) -> str:
@@ -64,17 +72,34 @@ def check_script(path: Path) -> str:
     return source
 
 
-def load_device_profile(path: Path | None, machine: dict[str, Any] | None, console: Console) -> Any:
+def check_usage(options: AnalyzeOptions) -> list[Output]:
+    """Every usage error (exit 2), before anything runs or the environment is looked at."""
+    source = check_script(options.script)
+    if options.target:
+        check_target_statically(parse_target(options.target), options.script, source)
+    check_choice(options.fail_on)
+    outputs = plan_outputs(list(options.formats), list(options.outputs))
+    for flag, path in (("--save-trace", options.save_trace), ("--run-out", options.run_out)):
+        if path is not None and not path.parent.is_dir():
+            raise UsageError(f"folder for {flag} does not exist: {path.parent}")
+    if options.project_root is not None and not options.project_root.is_dir():
+        raise UsageError(f"--project-root is not a folder: {options.project_root}")
+    if options.profile is not None:
+        from launchprof.crossover.profile import load_profile
+
+        load_profile(options.profile)  # a missing or malformed profile fails now, not after the run
+    return outputs
+
+
+def load_device_profile(path: Path | None, machine: Any, console: Console) -> Any:
     """The crossover profile, for predictions: --profile, else the cached one for this GPU."""
     from launchprof.crossover import profile as device_profile
-    from launchprof.session import Machine
 
-    m = Machine(**machine) if machine else None
     try:
         if path is not None:
-            loaded = device_profile.load_profile(path, m)
-        elif m is not None:
-            loaded = device_profile.find_cached_profile(m)
+            loaded = device_profile.load_profile(path, machine)
+        elif machine is not None:
+            loaded = device_profile.find_cached_profile(machine)
         else:
             return None
     except UsageError:
@@ -89,23 +114,31 @@ def load_device_profile(path: Path | None, machine: dict[str, Any] | None, conso
     return loaded.profile
 
 
-def run(options: AnalyzeOptions) -> int:
-    console = Console(stderr=True)
-    # --- usage errors first (exit 2) ---------------------------------------------------
-    source = check_script(options.script)
-    spec = parse_target(options.target) if options.target else None
-    if spec is not None:
-        check_target_statically(spec, options.script, source)
-    check_choice(options.fail_on)
-    outputs = plan_outputs(list(options.formats), list(options.outputs))
-    if options.save_trace is not None and not options.save_trace.parent.is_dir():
-        raise UsageError(f"folder for --save-trace does not exist: {options.save_trace.parent}")
-    if options.profile is not None:
-        from launchprof.crossover.profile import load_profile
+def save_run(options: AnalyzeOptions, root: Path, result: WorkerResult, rundir: Path, evidence: Evidence) -> Path:
+    """Pack the worker's folder into the run file (see launchprof.run) and keep the last runs."""
+    from launchprof.analysis.report import machine_of
 
-        load_profile(options.profile)  # a missing or malformed profile fails now, not after the run
+    header = RunHeader(
+        format_version=RUN_FORMAT_VERSION,
+        launchprof_version=__version__,
+        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        script=relative_to_root(options.script, root),
+        target=options.target,
+        argv=list(options.script_args),
+        project_root=str(root),
+        machine=machine_of(evidence.machine) if evidence.machine else None,
+        worker=WorkerOutcome(result.returncode, result.timed_out, result.interrupted, round(result.wall_s, 3), options.timeout),
+        repeat=options.repeat,
+    )
+    traces = {what: Path(p) for what, p in evidence.traces.items() if Path(p).is_file()}
+    path = default_run_path(options.script, list(options.outputs), options.run_out)
+    write_run(header, result.events, traces, path)
+    if options.run_out is None and not options.outputs:
+        prune(path.parent)
+    return path
 
-    # --- run the worker ------------------------------------------------------------------
+
+def measure(options: AnalyzeOptions, console: Console) -> tuple[WorkerResult, Path]:
     rundir = Path(tempfile.mkdtemp(prefix="launchprof-"))
     config = WorkerConfig(
         script=str(options.script.resolve()),
@@ -115,51 +148,58 @@ def run(options: AnalyzeOptions) -> int:
         trace_path=str(rundir / "trace.json"),
         repeat=options.repeat,
     )
-    progress = AnalyzeProgress(console, repeat=options.repeat, has_target=True)
-    with progress:
-        result = run_worker(config, rundir, options.timeout, options.show_output, progress.update)
-    evidence = parse_events(result.events)
-    keep = os.environ.get("LAUNCHPROF_KEEP_RUN")
-    if keep:
-        shutil.copytree(rundir, keep, dirs_exist_ok=True)
+    with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
+        return run_worker(config, rundir, options.timeout, options.show_output, progress.update), rundir
 
+
+def check_environment(result: WorkerResult, evidence: Evidence) -> None:
     if evidence.environment_problem:
-        shutil.rmtree(rundir, ignore_errors=True)
         raise EnvironmentProblem(f"{evidence.environment_problem}; {NO_GPU_HELP}")
     if result.returncode == WORKER_ENV_EXIT:
         raise EnvironmentProblem(f"the worker could not start CUDA; {NO_GPU_HELP}")
     if evidence.target_problem:
-        shutil.rmtree(rundir, ignore_errors=True)
         raise UsageError(evidence.target_problem)
 
-    worker = {
-        "returncode": result.returncode,
-        "timed_out": result.timed_out,
-        "interrupted": result.interrupted,
-        "wall_s": round(result.wall_s, 3),
-        "timeout": options.timeout,
-    }
-    profile = load_device_profile(options.profile, evidence.machine, console)
-    report = build_report(evidence, str(options.script), options.target, worker, options.repeat, profile)
-    trace = evidence.traces.get("eager") or evidence.traces.get("whole-script")
-    if options.save_trace is not None and trace and Path(trace).exists():
-        shutil.copyfile(trace, options.save_trace)
-    emit(report, outputs, RenderOptions(source_root=options.source_root, device_profile=profile.to_dict() if profile else None), github=options.github)
 
+def run(options: AnalyzeOptions) -> int:
+    console = Console(stderr=True)
+    outputs = check_usage(options)
+    root = find_project_root(options.script, options.project_root)
+    result, rundir = measure(options, console)
+    failed = False
+    try:
+        try:
+            evidence = parse_events(result.events)
+        except ValueError as exc:
+            raise InternalError(f"the worker wrote a malformed event: {exc}") from None
+        check_environment(result, evidence)
+        failed = script_failed(evidence, {"timed_out": result.timed_out})
+        run_path = save_run(options, root, result, rundir, evidence)
+        trace = evidence.traces.get("eager") or evidence.traces.get("whole-script")
+        if options.save_trace is not None and trace and Path(trace).exists():
+            shutil.copyfile(trace, options.save_trace)
+    finally:
+        # The script's hidden output is kept (and named below) only when the script failed.
+        if not (failed and result.log_path is not None and result.log_path.exists()):
+            shutil.rmtree(rundir, ignore_errors=True)
+    loaded = load_run(run_path)
+    profile = load_device_profile(options.profile, loaded.header.machine, console)
+    report = analyse(loaded, profile)
+    render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile else None)
+    emit(report, outputs, render, github=options.github)
+    console.print(f"[dim]run saved: {run_path}[/]")
+    return exit_code(report, evidence, result, options, console)
+
+
+def exit_code(report: Any, evidence: Evidence, result: WorkerResult, options: AnalyzeOptions, console: Console) -> int:
     if evidence.internal_error:
-        shutil.rmtree(rundir, ignore_errors=True)
         raise InternalError(f"launchprof failed while measuring ({evidence.internal_error}); the report holds what was measured before")
-    script_failed = report.run is not None and report.run.cause is not None and (
-        result.timed_out or (evidence.script_end or {}).get("status") in ("exception", "exit") or not evidence.script_end
-    )
-    if script_failed:
+    worker = {"timed_out": result.timed_out}
+    if report.run is not None and report.run.cause is not None and script_failed(evidence, worker):
         if result.log_path and result.log_path.exists():
             console.print(f"[dim]script output: {result.log_path}[/]")
-        else:
-            shutil.rmtree(rundir, ignore_errors=True)
         console.print(f"[bold red]launchprof: the script failed:[/] {report.run.cause}")
         return int(ExitCode.INTERRUPTED if result.interrupted else ExitCode.SCRIPT)
-    shutil.rmtree(rundir, ignore_errors=True)
     if result.interrupted:
         return int(ExitCode.INTERRUPTED)
     if evidence.target is not None and evidence.target_calls == 0:
@@ -170,3 +210,4 @@ def run(options: AnalyzeOptions) -> int:
     if reason:
         raise FailOnTriggered(reason)
     return int(ExitCode.OK)
+

@@ -1,14 +1,19 @@
-"""``launchprof report SESSION.json``: re-render a saved analysis in any format, no GPU needed."""
+"""``launchprof report RUN.lprun | REPORT.json``: re-render a saved analysis, no GPU needed.
+
+A run file is re-analysed with this launchprof's rules and the device profile given by
+``--profile`` (else the one cached for the run's machine), so the prediction is
+recomputed; a JSON report is rendered as it is (launchprof.analysis.load).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from launchprof.analysis.load import report_from
 from launchprof.commands.emit import emit
 from launchprof.outputs import plan_outputs
 from launchprof.render import RenderOptions
-from launchprof.session import load_report
 
 
 @dataclass(frozen=True)
@@ -16,7 +21,7 @@ class ReportOptions:
     session: Path
     formats: tuple[str, ...]
     outputs: tuple[Path, ...]
-    source_root: Path | None
+    project_root: Path | None
     github: bool
     profile: Path | None = None
 
@@ -24,14 +29,15 @@ class ReportOptions:
 def run(options: ReportOptions) -> int:
     """Check the outputs first (a typo fails before anything is read), then render each.
 
-    A missing, truncated or newer-schema session raises UsageError from ``load_report``.
-    """
+    A missing, truncated, malformed or newer-schema file raises UsageError (exit 2)."""
     outputs = plan_outputs(list(options.formats), list(options.outputs))
-    report = load_report(options.session)
-    device_profile = None
+    profile = None
     if options.profile is not None:
         from launchprof.crossover.profile import load_profile
 
-        device_profile = load_profile(options.profile).profile.to_dict()
-    emit(report, outputs, RenderOptions(source_root=options.source_root, device_profile=device_profile), github=options.github)
+        profile = load_profile(options.profile).profile
+    report = report_from(options.session, profile)
+    root = options.project_root or (Path(report.project_root) if report.project_root else None)
+    render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile is not None else None)
+    emit(report, outputs, render, github=options.github)
     return 0

@@ -30,13 +30,15 @@ RULES: tuple[Rule, ...] = (
 
 
 def find_hazards(evidence: Evidence) -> list[Hazard]:
-    """Run every rule; one finding per (kind, file, line); most severe first, then by place."""
-    found: dict[tuple[str, str | None, int | None, str | None], Hazard] = {}
+    """Run every rule; one finding per identity (``Hazard.fingerprint``: kind, project-relative
+    file and the code at the line, launchprof.hazards.identity) and named argument; most
+    severe first, then by place."""
+    found: dict[tuple[str, str | None], Hazard] = {}
     for rule in RULES:
         for hazard in rule(evidence):
             # Two frozen scalars on one line (`1 - lr * wd`) are two findings.
             name = hazard.details.get("argument") or hazard.details.get("variable")
-            key = (hazard.kind, hazard.file, hazard.line, name)
+            key = (hazard.fingerprint, name)
             if key not in found or SEVERITY_RANK[hazard.severity] > SEVERITY_RANK[found[key].severity]:
                 found[key] = hazard
     return sorted(found.values(), key=lambda h: (-SEVERITY_RANK[h.severity], h.file or "", h.line or 0, h.kind))

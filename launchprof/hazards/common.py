@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import ast
 import io
-import linecache
 import tokenize
 from typing import Any
 
 from launchprof.hazards.kinds import KINDS
-from launchprof.source import around, function_at
+from launchprof.source import around, function_at, line_at
 from launchprof.session import Hazard
 
 
@@ -59,11 +58,11 @@ def first_use(target: dict[str, Any] | None, name: str) -> dict[str, Any] | None
     root = name.split("[")[0].split(".")[0]
     for sub in sorted(ast.walk(node), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
         if isinstance(sub, ast.Name) and sub.id == root and isinstance(sub.ctx, ast.Load):
-            return {"file": file, "line": sub.lineno, "code": linecache.getline(file, sub.lineno).strip(), "snippet": around(file, sub.lineno)}
+            return {"file": file, "line": sub.lineno, "code": line_at(file, sub.lineno).strip(), "snippet": around(file, sub.lineno)}
     return None
 
 
 def target_site(target: dict[str, Any] | None) -> dict[str, Any] | None:
     if not target or not target.get("file"):
         return None
-    return {"file": target["file"], "line": target.get("line"), "code": linecache.getline(target["file"], int(target.get("line") or 0)).strip()}
+    return {"file": target["file"], "line": target.get("line"), "code": line_at(target["file"], int(target.get("line") or 0)).strip()}

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import ast
-import linecache
 
 from launchprof.evidence import Evidence
-from launchprof.hazards.common import around, function_at, hazard, target_site
+from launchprof.hazards.common import around, function_at, hazard, line_at, target_site
 from launchprof.hazards.scalars import scalar_history
 from launchprof.hazards.shapes import varying_shapes
 from launchprof.session import Hazard
@@ -35,5 +34,5 @@ def _branch_on_varying(ev: Evidence) -> dict | None:
             names = {n.id for n in ast.walk(sub.test) if isinstance(n, ast.Name)}
             if names & varying or not varying:
                 file = ev.target["file"]
-                return {"file": file, "line": sub.lineno, "code": linecache.getline(file, sub.lineno).strip(), "snippet": around(file, sub.lineno)}
+                return {"file": file, "line": sub.lineno, "code": line_at(file, sub.lineno).strip(), "snippet": around(file, sub.lineno)}
     return None

@@ -13,21 +13,21 @@ from launchprof.session import Hazard
 
 
 def reallocated_arguments(ev: Evidence) -> dict[str, int]:
-    """Argument paths whose data pointer changed between calls, with their size in bytes."""
-    first: dict[str, int] = {}
+    """Argument paths that are a new tensor each call, with their size in bytes.
+
+    The one definition is the worker's: it holds a weak reference to each argument's first
+    tensor and calls an argument moved when a later call passes another tensor or another
+    address (a fresh tensor can land at the same address). It reports that set as the
+    ``capture`` event's ``moved_args``, the inputs it copies into the static buffers. The
+    analysis does not second-guess it from the recorded pointers. Runs recorded before the
+    worker reported it have no moved arguments."""
+    moved = (ev.capture or {}).get("moved_args") or []
     sizes: dict[str, int] = {}
-    moved: dict[str, int] = {}
     for call in ev.calls:
         for leaf in call.get("args", []):
-            if leaf.get("kind") != "tensor":
-                continue
-            path = leaf["path"]
-            sizes[path] = int(leaf.get("bytes") or 0)
-            if path not in first:
-                first[path] = leaf.get("ptr")
-            elif leaf.get("ptr") != first[path]:
-                moved[path] = sizes[path]
-    return moved
+            if leaf.get("kind") == "tensor":
+                sizes[leaf["path"]] = int(leaf.get("bytes") or 0)
+    return {str(p): sizes.get(str(p), 0) for p in moved}
 
 
 def reallocated_inputs(ev: Evidence) -> list[Hazard]:

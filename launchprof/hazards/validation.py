@@ -13,11 +13,13 @@ def replay_mismatch(ev: Evidence) -> list[Hazard]:
         return []
     first = bad[0]
     worst = first.get("worst") or {}
-    diff = worst.get("max_abs_diff")
     where = worst.get("path") or "output"
-    size = f"max |diff| {diff:.3g}" if isinstance(diff, (int, float)) else worst.get("why", "values differ")
+    # The same figure as the report's validation row: the largest difference over every
+    # compared call, not the first mismatching call's.
+    diffs = [v["max_abs_diff"] for v in ev.validations if isinstance(v.get("max_abs_diff"), (int, float))]
+    size = f"max |diff| {max(diffs):.3g}" if diffs else worst.get("why", "values differ")
     msg = (
-        f"replay differs from eager on {len(bad)} of {len(ev.validations)} compared calls; "
-        f"first on call {first.get('index')}: {where}, {size}"
+        f"replay differs from eager on {len(bad)} of {len(ev.validations)} compared calls "
+        f"({size}); the first is call {first.get('index')}, in {where}"
     )
     return [hazard("replay-mismatch", msg, target_site(ev.target), calls=[v.get("index") for v in bad])]

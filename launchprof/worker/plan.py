@@ -269,7 +269,7 @@ class TargetRun:
                 info = failed.info
                 if info.get("file") and info.get("line"):
                     info["snippet"] = snippet(info["file"], int(info["line"]))
-                self.events.write("capture", ok=False, index=index, **info)
+                self.events.write("capture", ok=False, index=index, moved_args=sorted(self.inputs.moved_args), **info)
                 snap.restore()
                 self.finish(reason="capture failed")
                 return self._user(*args, **kwargs)
@@ -285,6 +285,7 @@ class TargetRun:
             node_types=cap.node_types,
             pool_bytes=cap.pool_bytes,
             workspace_bytes=cap.workspace_bytes,
+            moved_args=sorted(self.inputs.moved_args),
             notes=cap.notes,
         )
         self.captured_signature = call_signature(records)

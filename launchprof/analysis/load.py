@@ -1,0 +1,55 @@
+"""A report from any saved file: a run file is re-analysed, a JSON report is read.
+
+``report`` and ``compare`` both take either; a run goes ``load_run -> analyse`` with
+the given device profile (else the one cached for the run's exact GPU, driver and torch),
+so its prediction is recomputed with today's rules.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from launchprof.errors import UsageError
+from launchprof.models import Report
+from launchprof.run import SUFFIX
+
+
+def is_run_file(path: Path) -> bool:
+    """A run file by its name, or by its zip signature whatever it is called."""
+    if path.suffix == SUFFIX:
+        return True
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) == b"PK\x03\x04"
+    except OSError:
+        return False
+
+
+def cached_profile(machine: Any) -> Any:
+    """The cached device profile for exactly this machine, or None: another GPU's profile
+    would predict for the wrong machine."""
+    from launchprof.crossover import profile as device_profile
+
+    if machine is None:
+        return None
+    try:
+        cached = device_profile.find_cached_profile(machine)
+    except UsageError:
+        return None
+    return cached.profile if cached is not None and not cached.warnings else None
+
+
+def report_from(path: Path, profile: Any = None) -> Report:
+    """The report for ``path``; a missing or malformed file is a UsageError (exit 2)."""
+    if not path.is_file():
+        raise UsageError(f"report or run file not found: {path}")
+    if not is_run_file(path):
+        from launchprof.session import load_report
+
+        return load_report(path)
+    from launchprof.analysis import analyse
+    from launchprof.run import load_run
+
+    run = load_run(path)
+    return analyse(run, profile if profile is not None else cached_profile(run.header.machine))

@@ -1,0 +1,28 @@
+"""Sentences the analysis adds to a report where a figure alone would mislead."""
+
+from __future__ import annotations
+
+from launchprof.session import EagerProfile, ReplayProfile, Speedup
+
+
+def memory_for_no_gain(replay: ReplayProfile | None, speedup: Speedup | None) -> str | None:
+    """When replay is not measurably faster, the memory the graph holds buys nothing."""
+    if replay is None or speedup is None or not replay.pool_bytes or speedup.low > 1.0:
+        return None
+    mib = replay.pool_bytes / 2**20
+    return f"replay is not measurably faster, yet the graph holds {mib:.1f} MiB of GPU memory in its pool"
+
+
+def extra_nodes(eager: EagerProfile | None, replay: ReplayProfile | None) -> str | None:
+    """Graph nodes that are not the eager step's kernels (memsets, memcpys, the RNG
+    prologue's fills), named by type, so "kernels" and "graph nodes" can be compared."""
+    if eager is None or replay is None or eager.kernels_per_step is None or not replay.node_types:
+        return None
+    others = {t: n for t, n in replay.node_types.items() if t != "kernel" and n}
+    extra_kernels = replay.node_types.get("kernel", 0) - eager.kernels_per_step
+    if extra_kernels > 0:
+        others["kernel (not in the eager trace)"] = extra_kernels
+    if not others:
+        return None
+    named = ", ".join(f"{n} {t}" for t, n in sorted(others.items()))
+    return f"the graph has {replay.graph_nodes} nodes for {eager.kernels_per_step} eager kernels; the others: {named}"

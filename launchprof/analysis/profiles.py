@@ -1,0 +1,101 @@
+"""The eager and replay sections of the report, from the evidence and the trace tables."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from launchprof.analysis.timing import eager_samples, loop_stats, replay_samples, setup_us
+from launchprof.evidence import Evidence
+from launchprof.session import EagerProfile, ReplayProfile, Validation
+from launchprof.stats import stats_of
+from launchprof.trace import CallProfile
+
+
+def eager_profile(ev: Evidence, calls: list[CallProfile]) -> EagerProfile | None:
+    timed = eager_samples(ev)
+    if not timed.samples and not calls:
+        return None
+    busy = [c.busy_us for c in calls]
+    idle = [1.0 - c.busy_us / c.span_us for c in calls if c.span_us > 0]
+    gaps = [g for c in calls for g in c.gaps_us]
+    return EagerProfile(
+        step_us=stats_of(timed.samples),
+        # Calls of one step normally agree exactly; with data-dependent flow, the first call's count.
+        kernels_per_step=calls[0].kernels if calls else None,
+        gpu_busy_us=statistics.median(busy) if busy else None,
+        gpu_idle_fraction=statistics.median(idle) if idle else None,
+        launch_gap_us=stats_of(gaps),
+        launch_api_us=statistics.median([c.launch_api_us for c in calls]) if calls else None,
+        gpu_span_us=stats_of(timed.gpu),
+        memcpys_per_step=calls[0].memcpys if calls else None,
+        kernel_us=stats_of([k for c in calls for k in c.kernel_us]),
+        samples_us=list(timed.samples),
+        timing=timed.timing,
+        in_loop_step_us=loop_stats(timed),
+    )
+
+
+def launchprof_bytes(memory: dict[str, Any] | None) -> int | None:
+    """GPU memory launchprof itself adds: its static input buffers and one output clone."""
+    if not memory:
+        return None
+    parts = [memory.get("static_bytes"), memory.get("clone_bytes")]
+    known = [int(p) for p in parts if isinstance(p, int)]
+    return sum(known) if known else None
+
+
+def replay_profile(ev: Evidence) -> ReplayProfile | None:
+    cap = ev.capture
+    if not cap or not cap.get("ok"):
+        return None
+    timed = replay_samples(ev)
+    memory = ev.memory or {}
+    workspace = cap.get("workspace_bytes")
+    return ReplayProfile(
+        step_us=stats_of(timed.samples),
+        graph_nodes=cap.get("graph_nodes"),
+        instantiate_us=cap.get("instantiate_us"),
+        # The graph's own increment; the memory event, written after replays, has the final figure.
+        pool_bytes=memory.get("pool_bytes", cap.get("pool_bytes")),
+        capture_us=cap.get("capture_us"),
+        node_types=cap.get("node_types") or {},
+        gpu_span_us=stats_of(timed.gpu),
+        samples_us=list(timed.samples),
+        timing=timed.timing,
+        in_loop_step_us=loop_stats(timed),
+        clone_us=stats_of(ev.burst_wall_us.get("clone", [])),
+        workspace_bytes=memory.get("workspace_bytes", workspace),
+        launchprof_bytes=launchprof_bytes(ev.memory),
+        setup_us=setup_us(cap),
+        warmup_us=cap.get("warmup_us"),
+    )
+
+
+def validation_of(ev: Evidence) -> Validation | None:
+    if not ev.validations:
+        return None
+    diffs = [v.get("max_abs_diff") for v in ev.validations if isinstance(v.get("max_abs_diff"), (int, float))]
+    return Validation(
+        calls_compared=len(ev.validations),
+        matches=sum(1 for v in ev.validations if v.get("match")),
+        max_abs_diff=max(diffs) if diffs else None,
+    )
+
+
+def calibration_note(ev: Evidence) -> str | None:
+    """Say whether a quick device profile was measured for the prediction, and where it is."""
+    cal = ev.calibration
+    if not cal:
+        return None
+    status, where = cal.get("status"), cal.get("path")
+    if status == "measured":
+        secs = f" in {cal['seconds']:.1f} s" if isinstance(cal.get("seconds"), (int, float)) else ""
+        return f"no device profile was cached for this GPU, driver and torch: a quick one was measured{secs}" + (
+            f" and cached at {where}" if where else ""
+        )
+    if status == "skipped":
+        return "no device profile for this GPU: the quick calibration was skipped (--no-calibrate), so there is no prediction"
+    if status == "failed":
+        return f"the quick device profile could not be measured: {cal.get('message') or 'unknown reason'}"
+    return None

@@ -1,0 +1,141 @@
+"""A run -> the Report: ``analyse(run, device_profile)``. Returns data; never prints or plots."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import platform
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from launchprof import __version__
+from launchprof.analysis.notes import extra_nodes, memory_for_no_gain
+from launchprof.analysis.prediction import predicted
+from launchprof.analysis.profiles import calibration_note, eager_profile, replay_profile, validation_of
+from launchprof.analysis.runinfo import run_info, script_failed
+from launchprof.analysis.timing import breakeven, eager_samples, replay_samples, speedup, stopped_early_notes
+from launchprof.buckets import recommend
+from launchprof.enums import Verdict
+from launchprof.errors import UsageError
+from launchprof.evidence import Evidence, parse_events
+from launchprof.hazards import find_hazards
+from launchprof.hazards.shapes import varying_shapes
+from launchprof.run.file import Run
+from launchprof.session import SCHEMA_VERSION, KernelSpan, Machine, Report, Timeline
+from launchprof.source import use_sources
+from launchprof.trace import CallProfile, gpu_table, launch_api_table, per_call, timeline_of
+from launchprof.verdict import decide
+from launchprof.worker.config import WorkerConfig, plan_size
+
+TraceSource = Callable[[str], "dict[str, Any] | None"]
+
+
+def machine_of(data: dict[str, Any] | None) -> Machine:
+    """The machine from a ``machine`` event or header; unknown keys are ignored."""
+    m = dict(data or {})
+    m.setdefault("python", platform.python_version())
+    for key in ("gpu", "driver", "cuda", "torch"):
+        m.setdefault(key, None)
+    try:
+        return TypeAdapter(Machine).validate_python(m)
+    except ValidationError as exc:
+        raise UsageError(f"malformed machine metadata: {exc.errors()[0]['msg']}") from None
+
+
+def eager_calls(traces: TraceSource) -> tuple[list[CallProfile], list[dict[str, Any]]]:
+    trace = traces("eager") or traces("whole-script")
+    if trace is None:
+        return [], []
+    gpu = gpu_table(trace)
+    calls = per_call(gpu, launch_api_table(trace))
+    if not calls and gpu.empty:  # traced, and the GPU did nothing: the target runs no CUDA work
+        calls = [CallProfile(0, 0, 0.0, 0.0, [], [], [], [], 0.0)]
+    return calls, timeline_of(gpu, 0)
+
+
+def _buckets(ev: Evidence, pool_bytes: int | None) -> Any:
+    varying = varying_shapes(ev)
+    if not varying:
+        return None
+    captured_shapes = {}
+    if ev.capture and ev.capture.get("ok"):
+        for call in ev.calls:
+            if call.get("index") == ev.capture.get("index"):
+                captured_shapes = {a["path"]: tuple(a["shape"]) for a in call.get("args", []) if a.get("kind") == "tensor"}
+    return recommend(varying, captured_shapes, pool_bytes)
+
+
+def build_report(
+    ev: Evidence, script: str, target: str | None, worker: dict[str, Any], repeat: int,
+    profile: Any = None, traces: TraceSource | None = None,
+) -> Report:
+    traces = traces or (lambda what: None)
+    calls, eager_tl = eager_calls(traces)
+    ev = ev.with_sequences([c.sequence for c in calls])
+    eager, replay, validation = eager_profile(ev, calls), replay_profile(ev), validation_of(ev)
+    ratio = speedup(eager_samples(ev), replay_samples(ev)) if replay else None
+    captured = None if ev.capture is None else bool(ev.capture.get("ok"))
+    verdict = Verdict(decide(ev.target is not None, captured, validation, ratio))
+    notes = list(ev.notes) + stopped_early_notes(ev)
+    if ev.target is not None and eager is not None and eager.kernels_per_step == 0:
+        # Capture records GPU work only: a replay would skip all of this step's CPU work.
+        verdict = Verdict.GRAPHS_DONT_HELP
+        notes.append("the target launches no CUDA work (CPU tensors only): a CUDA graph has nothing to replay")
+    info = run_info(ev, worker, plan_size(WorkerConfig(script, [], target, "", "", repeat=repeat)))
+    if verdict is Verdict.EAGER_ONLY and info.cause is not None and script_failed(ev, worker):
+        verdict = Verdict.SCRIPT_FAILED  # the script stopped before a verdict could be reached
+    pay = None
+    if replay and eager and eager.step_us and replay.step_us and eager.timing == replay.timing:
+        pay = breakeven(replay.setup_us, eager.step_us.median, replay.step_us.median)
+    prediction = predicted(ev, eager, profile, calls)
+    if prediction is not None and prediction.explanation:
+        notes.append(f"prediction: {prediction.explanation}")
+    for note in (calibration_note(ev), memory_for_no_gain(replay, ratio), extra_nodes(eager, replay)):
+        if note:
+            notes.append(note)
+    timeline = None
+    if eager_tl:
+        replay_trace = traces("replay")
+        replay_tl = timeline_of(gpu_table(replay_trace), 0) if replay_trace else []
+        timeline = Timeline(eager=[KernelSpan(**k) for k in eager_tl], replay=[KernelSpan(**k) for k in replay_tl])
+    return Report(
+        schema_version=SCHEMA_VERSION,
+        launchprof_version=__version__,
+        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        machine=machine_of(ev.machine),
+        script=script,
+        target=target or ((ev.target or {}).get("name")),
+        verdict=verdict,
+        eager=eager,
+        replay=replay,
+        speedup=ratio,
+        breakeven_replays=pay,
+        predicted_speedup=prediction.median if prediction else None,
+        validation=validation,
+        hazards=find_hazards(ev),
+        buckets=_buckets(ev, replay.pool_bytes if replay else None),
+        run=info,
+        notes=notes,
+        timeline=timeline,
+        prediction=prediction,
+    )
+
+
+def analyse(run: Run, profile: Any = None) -> Report:
+    """The one path from a measurement to a report: ``analyze``, ``report`` and ``compare``
+    all come here, so a newer launchprof re-analyses an old run with its own rules."""
+    h = run.header
+    try:
+        ev = parse_events(run.events)
+    except ValueError as exc:
+        raise UsageError(f"malformed run events: {exc}") from None
+    if h.machine is not None and not ev.machine:
+        ev = dataclasses.replace(ev, machine=dataclasses.asdict(h.machine))
+    with use_sources(run.sources):
+        report = build_report(ev, h.script, h.target, dataclasses.asdict(h.worker), h.repeat, profile, run.trace)
+    created = h.created or report.created
+    return dataclasses.replace(
+        report, created=created, project_root=h.project_root, run_file=str(run.path) if run.path else None
+    )

@@ -1,0 +1,113 @@
+"""Which samples are the reported step times, and the figures built from them.
+
+The reported ``step_us`` is the user's step timed back to back in interleaved bursts
+(``timing`` events, ``timing = "burst"``): nothing of launchprof's bookkeeping is inside
+those timed regions. Runs without bursts (older workers, or a run that stopped before
+them) fall back to the calls the script made, timed in its loop, labelled ``"in-loop"``.
+Both sides of the speedup always come from the same kind of timing, so the ratio never
+mixes a burst with an in-loop figure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from launchprof.evidence import Evidence
+from launchprof.session import Speedup, Stats
+from launchprof.stats import speedup_of, stats_of
+
+BURST, IN_LOOP = "burst", "in-loop"
+# Compare replays with the eager calls timed between them when there are enough of them:
+# neighbours in time share the machine's state (clocks, host load).
+MIN_INTERLEAVED = 5
+
+
+@dataclass(frozen=True)
+class StepSamples:
+    """The wall samples behind one side's ``step_us``, and how they were timed."""
+
+    samples: list[float]
+    gpu: list[float]
+    timing: str | None
+    in_loop: list[float]  # the in-loop samples, kept as evidence when bursts are reported
+
+
+def in_loop_eager(ev: Evidence) -> list[float]:
+    return ev.interleaved_wall_us if len(ev.interleaved_wall_us) >= MIN_INTERLEAVED else ev.eager_wall_us
+
+
+def in_loop_replay(ev: Evidence) -> tuple[list[float], list[float]]:
+    """In-loop replays; validation replays are timed the same way and stand in when none ran."""
+    wall = ev.replay_wall_us or [v["wall_us"] for v in ev.validations if v.get("wall_us") is not None]
+    gpu = ev.replay_gpu_us or [v["gpu_us"] for v in ev.validations if v.get("gpu_us") is not None]
+    return wall, gpu
+
+
+def uses_bursts(ev: Evidence) -> bool:
+    """Bursts are reported only when both eager and replay have them (the same method)."""
+    return bool(ev.burst_wall_us.get("eager")) and bool(ev.burst_wall_us.get("replay"))
+
+
+def eager_samples(ev: Evidence) -> StepSamples:
+    loop = in_loop_eager(ev)
+    if uses_bursts(ev) or (ev.burst_wall_us.get("eager") and not loop):
+        return StepSamples(ev.burst_wall_us["eager"], ev.burst_gpu_us.get("eager", []), BURST, ev.eager_wall_us)
+    return StepSamples(loop, ev.eager_gpu_us, IN_LOOP if loop else None, [])
+
+
+def replay_samples(ev: Evidence) -> StepSamples:
+    wall, gpu = in_loop_replay(ev)
+    if uses_bursts(ev):
+        return StepSamples(ev.burst_wall_us["replay"], ev.burst_gpu_us.get("replay", []), BURST, wall)
+    return StepSamples(wall, gpu, IN_LOOP if wall else None, [])
+
+
+def speedup(eager: StepSamples, replay: StepSamples) -> Speedup | None:
+    """Ratio of the two medians printed beside it, with a bootstrap interval.
+
+    ``median`` is exactly eager.step_us.median / replay.step_us.median; the 95% interval
+    resamples both sample sets independently (they are not paired call by call)."""
+    if eager.timing != replay.timing:  # a burst against an in-loop figure is no ratio at all
+        return None
+    result = speedup_of(eager.samples, replay.samples)
+    if result is None:
+        return None
+    how = "interleaved bursts" if eager.timing == BURST else "in-loop calls"
+    method = f"ratio of the eager and replay step medians ({how}); 95% bootstrap interval resampling both sample sets"
+    return Speedup(median=result.median, low=result.low, high=result.high, method=method)
+
+
+def loop_stats(samples: StepSamples) -> Stats | None:
+    """The in-loop numbers, reported beside burst numbers (labelled), else None."""
+    return stats_of(samples.in_loop) if samples.timing == BURST else None
+
+
+def setup_us(capture: dict | None) -> float | None:
+    """Capture + warm-up + instantiate: the one-off cost a graph has to win back."""
+    if not capture or not capture.get("ok"):
+        return None
+    parts = [capture.get(k) for k in ("capture_us", "warmup_us", "instantiate_us")]
+    known = [float(p) for p in parts if isinstance(p, (int, float))]
+    return sum(known) if known else None
+
+
+def breakeven(setup: float | None, eager_us: float | None, replay_us: float | None) -> float | None:
+    """Replays before ``setup`` is won back: setup / (eager - replay); None when replay
+    saves nothing (it never pays back) or a figure is missing."""
+    if setup is None or eager_us is None or replay_us is None:
+        return None
+    saved = eager_us - replay_us
+    return max(setup, 0.0) / saved if saved > 0 else None
+
+
+def stopped_early_notes(ev: Evidence) -> list[str]:
+    """One note per kind of burst timing that hit its time cap before its sample count."""
+    out = []
+    for end in ev.timing_ends:
+        if end.get("stopped_early"):
+            why = f": {end['why']}" if end.get("why") else ""
+            out.append(
+                f"{end.get('kind')} timing stopped early after {end.get('samples')} samples in "
+                f"{end.get('seconds') or 0:.1f} s{why}; its interval is wider"
+            )
+    return out

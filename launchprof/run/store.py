@@ -1,0 +1,34 @@
+"""Where ``analyze`` saves its run file, and how many it keeps.
+
+Next to the first ``-o`` file (same stem, ``.lprun``) so a report and its run travel
+together; with no ``-o``, under ``.launchprof/runs/`` in the current folder, keeping the
+last :data:`KEEP` runs so the folder does not grow without bound; ``--run-out`` wins.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+
+from launchprof.run.file import SUFFIX
+
+KEEP = 10
+RUNS_DIR = Path(".launchprof") / "runs"
+
+
+def default_run_path(script: Path, outputs: list[Path], run_out: Path | None, cwd: Path | None = None) -> Path:
+    if run_out is not None:
+        return run_out
+    if outputs:
+        return outputs[0].with_suffix(SUFFIX)
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+    return (cwd or Path.cwd()) / RUNS_DIR / f"{script.stem}-{stamp}{SUFFIX}"
+
+
+def prune(folder: Path, keep: int = KEEP) -> list[Path]:
+    """Delete all but the newest ``keep`` run files in ``folder``; returns what went."""
+    runs = sorted(folder.glob(f"*{SUFFIX}"), key=lambda p: (p.stat().st_mtime, p.name))
+    gone = runs[: max(len(runs) - keep, 0)]
+    for p in gone:
+        p.unlink(missing_ok=True)
+    return gone

@@ -1,0 +1,214 @@
+"""The run file: what analyze writes is what report re-analyses, on any machine."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from launchprof.analysis import analyse
+from launchprof.cli import app
+from launchprof.commands.analyze import AnalyzeOptions, save_run
+from launchprof.errors import UsageError
+from launchprof.evidence import parse_events
+from launchprof.models import RUN_FORMAT_VERSION, Report, RunHeader
+from launchprof.run import default_run_path, load_run, prune, write_run
+from launchprof.runner import WorkerResult
+from tests.recorded import RUNS, load, recorded
+
+SCRIPT = """import torch
+
+def step(x, lr):
+    return x * lr  # the hazard's line
+"""
+
+
+def _project(tmp_path: Path) -> tuple[Path, list[dict], Path]:
+    """A project with one script, events that name it by absolute path, and a trace."""
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("")
+    script = root / "pkg" / "train.py"
+    script.write_text(SCRIPT)
+    trace = tmp_path / "rundir" / "trace.json"
+    trace.parent.mkdir()
+    trace.write_text(json.dumps({"traceEvents": []}))
+    events = [
+        {"type": "machine", "t": 0.1, "machine": {"gpu": "NVIDIA H200", "driver": "580", "cuda": "13.0", "torch": "2.11", "python": "3.12", "cpu_cores": 16}},
+        {"type": "target", "t": 0.2, "name": "step", "file": str(script), "line": 3},
+        {"type": "call-site", "t": 0.3, "file": str(script), "line": 4, "code": "return x * lr"},
+        {"type": "trace", "t": 0.4, "what": "eager", "path": str(trace), "calls": 0},
+        {"type": "timing", "t": 0.5, "kind": "eager", "mode": "burst", "burst": 0, "wall_us": [10.0, 11.0, 12.0]},
+        {"type": "a-type-from-the-future", "t": 0.6, "anything": [1, 2]},
+        {"type": "script-end", "t": 0.7, "status": "ok", "calls": 3},
+    ]
+    return root, events, trace
+
+
+def _header(root: Path, **kw) -> RunHeader:
+    return RunHeader(format_version=RUN_FORMAT_VERSION, launchprof_version="0", created="2026-01-01T00:00:00+00:00",
+                     script="pkg/train.py", target="step", project_root=str(root), **kw)
+
+
+def test_round_trip_stores_sources_and_maps_paths(tmp_path):
+    root, events, trace = _project(tmp_path)
+    out = write_run(_header(root), events, {"eager": trace}, tmp_path / "a.lprun")
+    with zipfile.ZipFile(out) as zf:
+        names = set(zf.namelist())
+        assert {"header.json", "events.jsonl", "samples.json", "traces/trace.json.gz", "sources/pkg/train.py"} <= names
+        assert json.loads(zf.read("samples.json")) == {"eager": [10.0, 11.0, 12.0]}
+        assert json.loads(gzip.decompress(zf.read("traces/trace.json.gz"))) == {"traceEvents": []}
+    # The project moves away: the run still holds everything the analysis reads.
+    os.rename(root, tmp_path / "gone")
+    run = load_run(out)
+    assert run.sources["pkg/train.py"] == SCRIPT
+    site = next(e for e in run.events if e["type"] == "call-site")
+    assert site["file"] == "pkg/train.py"
+    assert next(e for e in run.events if e["type"] == "trace")["path"] == "traces/trace.json.gz"
+    assert all(e["type"] != "a-type-from-the-future" for e in run.events)
+    assert run.trace("eager") == {"traceEvents": []} and run.trace("replay") is None
+    report = analyse(run)
+    assert report.eager is not None and report.eager.timing == "burst" and report.eager.samples_us == [10.0, 11.0, 12.0]
+    assert report.project_root == str(root) and report.run_file == str(out)
+
+
+def _zip(path: Path, header: object, events: str = "") -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("header.json", json.dumps(header))
+        zf.writestr("events.jsonl", events)
+    return path
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda p: (p.write_text("hello"), p)[1], "not a launchprof run file"),
+        (lambda p: _zip(p, {"format_version": 99}), "upgrade launchprof"),
+        (lambda p: _zip(p, {"launchprof_version": "0"}), "format_version"),
+        (lambda p: _zip(p, {"format_version": 1, "launchprof_version": "0", "created": "x", "script": 5}), "script"),
+        (
+            lambda p: _zip(p, {"format_version": 1, "launchprof_version": "0", "created": "x", "script": "s.py"},
+                           json.dumps({"type": "timing", "kind": "eager", "wall_us": ["ten"]}) + "\n"),
+            "event 1 \\(timing\\) field wall_us.0",
+        ),
+    ],
+)
+def test_malformed_run_is_a_usage_error(tmp_path, make, message):
+    path = make(tmp_path / "bad.lprun")
+    with pytest.raises(UsageError, match=message):
+        load_run(path)
+
+
+def test_report_reanalyses_a_run_file(tmp_path):
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(app, ["report", str(RUNS / "decode_loop.lprun"), "-f", "json", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["verdict"] == "graphs-help" and data["run_file"].endswith("decode_loop.lprun")
+    assert data["hazards"] == [] or all(not h["file"].startswith("/work/") for h in data["hazards"])
+
+
+def test_report_on_a_broken_run_is_one_line_exit_2(tmp_path):
+    bad = _zip(tmp_path / "bad.lprun", {"format_version": 7})
+    result = CliRunner().invoke(app, ["report", str(bad)])
+    assert result.exit_code == 2
+    assert [line for line in result.stderr.splitlines() if line.strip()] == [
+        line for line in result.stderr.splitlines() if "upgrade launchprof" in line
+    ]
+
+
+def test_default_places(tmp_path):
+    script = Path("decode.py")
+    assert default_run_path(script, [], tmp_path / "x.lprun") == tmp_path / "x.lprun"
+    assert default_run_path(script, [tmp_path / "out" / "r.json", tmp_path / "s.sarif"], None) == tmp_path / "out" / "r.lprun"
+    auto = default_run_path(script, [], None, cwd=tmp_path)
+    assert auto.parent == tmp_path / ".launchprof" / "runs" and auto.name.startswith("decode-") and auto.suffix == ".lprun"
+
+
+def test_prune_keeps_the_newest_ten(tmp_path):
+    for i in range(13):
+        p = tmp_path / f"r{i:02d}.lprun"
+        p.write_text("")
+        os.utime(p, (time.time() + i, time.time() + i))
+    gone = prune(tmp_path)
+    assert sorted(p.name for p in gone) == ["r00.lprun", "r01.lprun", "r02.lprun"]
+    assert len(list(tmp_path.glob("*.lprun"))) == 10
+
+
+def test_analyze_saves_the_worker_folder_as_a_run(tmp_path, monkeypatch):
+    root, events, trace = _project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = WorkerResult(events=events, returncode=0, timed_out=False, interrupted=False, wall_s=1.5, log_path=None)
+    options = AnalyzeOptions(script=root / "pkg" / "train.py", target="step", outputs=(tmp_path / "rep.json",))
+    path = save_run(options, root, result, trace.parent, parse_events(events))
+    assert path == tmp_path / "rep.lprun"
+    run = load_run(path)
+    assert run.header.script == "pkg/train.py" and run.header.worker.wall_s == 1.5
+    assert run.header.machine is not None and run.header.machine.cpu_cores == 16
+
+
+@pytest.mark.parametrize("name", recorded(["decode_loop", "hidden_sync"]))
+def test_recorded_runs_load_with_their_sources(name):
+    run = load(name)
+    assert run.header.project_root == "/work/main" and f"sample_models/{name}.py" in run.sources
+    assert not any("/work/main/" in json.dumps(e) for e in run.events)
+
+
+def test_analyze_end_to_end_with_a_fake_worker(tmp_path, monkeypatch, capsys):
+    """analyze -> worker (faked: no GPU here) -> run file -> load_run -> analyse -> outputs."""
+    import launchprof.commands.analyze as analyze_cmd
+
+    root, events, trace = _project(tmp_path)
+
+    def fake_worker(config, rundir, timeout, show_output, on_events=None):
+        (rundir / "trace.json").write_text(trace.read_text())
+        moved = [dict(e, path=str(rundir / "trace.json")) if e["type"] == "trace" else e for e in events]
+        return WorkerResult(events=moved, returncode=0, timed_out=False, interrupted=False, wall_s=2.0, log_path=None)
+
+    monkeypatch.setattr(analyze_cmd, "run_worker", fake_worker)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "r.json"
+    code = analyze_cmd.run(AnalyzeOptions(script=root / "pkg" / "train.py", target="step", outputs=(out,)))
+    assert code == 0
+    assert f"run saved: {tmp_path / 'r.lprun'}" in capsys.readouterr().err.replace("\n", "")
+    data = json.loads(out.read_text())
+    assert data["run_file"] == str(tmp_path / "r.lprun") and data["project_root"] == str(root)
+    assert data["eager"]["timing"] == "burst" and data["eager"]["samples_us"] == [10.0, 11.0, 12.0]
+    assert data["machine"]["cpu_cores"] == 16
+    again = analyse(load_run(tmp_path / "r.lprun"))
+    assert again.eager == Report.from_dict(data).eager
+
+
+def _converter(*args: str):
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "record-test-data"
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=120)
+
+
+def test_converter_errors_are_one_line(tmp_path):
+    for args, words in (((), "give the folder"), ((str(tmp_path / "nope"),), "folder not found"), ((str(tmp_path),), "no raw runs")):
+        proc = _converter(*args)
+        assert proc.returncode == 2 and words in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_converter_packs_a_raw_old_run(tmp_path):
+    """A raw run folder as the old worker left it (absolute paths) becomes a loadable .lprun."""
+    root, events, trace = _project(tmp_path)
+    raw = tmp_path / "raw" / "train"
+    raw.mkdir(parents=True)
+    (raw / "events.jsonl.gz").write_bytes(gzip.compress("".join(json.dumps(e) + "\n" for e in events).encode()))
+    (raw / "trace.json").write_text(trace.read_text())
+    proc = _converter(str(tmp_path / "raw"), "--out", str(tmp_path / "out"), "--root", str(root), "--sources", str(root))
+    assert proc.returncode == 0, proc.stderr
+    run = load_run(tmp_path / "out" / "train.lprun")
+    assert run.sources == {"pkg/train.py": SCRIPT}
+    assert next(e for e in run.events if e["type"] == "call-site")["file"] == "pkg/train.py"
+    assert run.trace("eager") == {"traceEvents": []}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from launchprof.lint import values as v
 from launchprof.lint.facts import CallFact, text
-from launchprof.lint.finder import ClassInfo
+from launchprof.lint.definitions import ClassInfo
 from launchprof.lint.values import Val
 
 

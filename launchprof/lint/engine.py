@@ -18,7 +18,9 @@ from pathlib import Path
 
 from launchprof.hazards.kinds import KINDS
 from launchprof.lint.facts import FunctionFacts
-from launchprof.lint.finder import FunctionRef, Index, collect_files, parse_file
+from launchprof.lint.definitions import FunctionRef
+from launchprof.lint.files import collect_files, parse_file
+from launchprof.lint.index import Index
 from launchprof.lint.params import callee_params, root_params
 from launchprof.lint.rules import RULES, Finding, Tree
 from launchprof.lint.suppress import is_suppressed

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from launchprof.lint.finder import FunctionRef
+from launchprof.lint.definitions import FunctionRef
 from launchprof.lint.values import Val
 
 

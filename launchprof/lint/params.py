@@ -11,7 +11,8 @@ from __future__ import annotations
 import ast
 
 from launchprof.lint import values as v
-from launchprof.lint.finder import FunctionRef, ModuleInfo
+from launchprof.lint.definitions import FunctionRef
+from launchprof.lint.modules import ModuleInfo
 from launchprof.lint.values import Val
 
 _SEQUENCES = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "Iterable", "Iterator"})

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from launchprof.lint import values as v
 from launchprof.lint.facts import CallFact, FunctionFacts, text
-from launchprof.lint.finder import FunctionRef
+from launchprof.lint.definitions import FunctionRef
 from launchprof.lint.values import Val
 
 

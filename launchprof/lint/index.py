@@ -15,37 +15,69 @@ from launchprof.errors import UsageError
 from launchprof.lint import values as v
 from launchprof.lint.definitions import ClassInfo, FunctionRef
 from launchprof.lint.files import SourceFile
+from launchprof.lint.loader import ModuleLoader
 from launchprof.lint.modules import ModuleInfo
 from launchprof.lint.values import Val
 
 
 
 class Index:
-    """All modules of the linted files, and dotted-path lookup across them."""
+    """The modules lint has read, and dotted-path lookup across them.
 
-    def __init__(self, sources: list[SourceFile]) -> None:
+    With a :class:`~launchprof.lint.loader.ModuleLoader`, a path into a module of the
+    project that is not read yet loads it (target mode follows calls anywhere in the
+    project); without one (``--all``), only the given modules are known.
+    """
+
+    def __init__(self, sources: list[SourceFile] | tuple[SourceFile, ...] = (), loader: ModuleLoader | None = None) -> None:
         self.modules: dict[str, ModuleInfo] = {}
         self.all_modules: list[ModuleInfo] = []
+        self.loader = loader
+        self._missing: set[str] = set()
         for src in sources:
-            info = ModuleInfo(src, self)
-            self.all_modules.append(info)
-            self.modules.setdefault(info.name, info)
-        self._roots = {name.partition(".")[0] for name in self.modules}
+            self.add(src)
+
+    def add(self, src: SourceFile) -> ModuleInfo:
+        info = ModuleInfo(src, self)
+        self.all_modules.append(info)
+        self.modules.setdefault(info.name, info)
+        return info
+
+    def drop(self, info: ModuleInfo) -> None:
+        """Forget a module no target is in (the loader reads it again if a call leads there)."""
+        if self.all_modules and self.all_modules[-1] is info:
+            self.all_modules.pop()
+        else:
+            self.all_modules.remove(info)
+        if self.modules.get(info.name) is info:
+            del self.modules[info.name]
+
+    def module(self, name: str) -> ModuleInfo | None:
+        """The module of that dotted name: read already, or loaded from the project now."""
+        found = self.modules.get(name)
+        if found is not None or self.loader is None or name in self._missing:
+            return found
+        source = self.loader.load(name)
+        if source is None:
+            self._missing.add(name)
+            return None
+        return self.add(source)
 
     def lookup(self, path: str, depth: int = 0) -> FunctionRef | ClassInfo | ModuleInfo | None:
-        """What a dotted path names in the linted files, following re-exports a few levels."""
-        if depth > 4 or path.partition(".")[0] not in self._roots:
+        """What a dotted path names in the linted code, following re-exports a few levels."""
+        if depth > 4:
             return None
-        if path in self.modules:
-            return self.modules[path]
-        mod_name, _, rest = path.rpartition(".")
-        parts = [rest]
-        while mod_name and mod_name not in self.modules:
-            mod_name, _, head = mod_name.rpartition(".")
-            parts.insert(0, head)
-        if not mod_name:
+        parts = path.split(".")
+        module: ModuleInfo | None = None
+        for i in range(len(parts), 0, -1):
+            module = self.module(".".join(parts[:i]))
+            if module is not None:
+                parts = parts[i:]
+                break
+        if module is None:
             return None
-        module = self.modules[mod_name]
+        if not parts:
+            return module
         first = parts[0]
         if first in module.functions and len(parts) == 1:
             return module.functions[first]
@@ -69,33 +101,38 @@ class Index:
             return Val(v.CLASS, ref=found)
         return Val(v.PATH, origin=path)
 
-    def marked_targets(self) -> list[FunctionRef]:
-        return [f for m in self.all_modules for f in m.all_functions() if f.is_target]
+    def targets_in(self, module: ModuleInfo, name: str | None) -> tuple[list[FunctionRef], list[FunctionRef]]:
+        """The targets one module holds: ``(functions, methods)``.
 
-    def resolve_target(self, name: str) -> list[FunctionRef]:
-        """``fn``, ``Class.method``, ``instance.method`` or ``module:qualname`` -> functions.
-
-        A bare name matches module-level functions first, then methods of that name.
-        Every module that defines it contributes (two sample scripts may both have ``step``).
+        With no name, the functions marked ``@launchprof.target`` (as functions). A name
+        is ``fn``, ``Class.method``, ``instance.method`` or ``module:qualname``; a bare
+        name gives module-level functions, and methods of that name as a fallback the
+        caller uses only when no module has such a function.
         """
+        if name is None:
+            return [f for f in module.all_functions() if f.is_target], []
         mod_part, sep, qual = name.rpartition(":")
-        modules = self.all_modules
-        if sep:
-            modules = [m for m in modules if _module_matches(m, mod_part)]
-            if not modules:
-                raise UsageError(f"unknown target {name!r}: no module {mod_part!r} among the linted files")
-        found = [ref for m in modules if (ref := _find_qualname(m, qual)) is not None]
-        if not found and "." not in qual:
-            found = [c.methods[qual] for m in modules for c in m.classes.values() if qual in c.methods]
-        if not found:
-            known = sorted({f.qualname for m in modules for f in m.all_functions()})
-            close = difflib.get_close_matches(qual, known, n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise UsageError(f"unknown target {name!r}: no such function or method in the linted files{hint}")
-        return found
+        if sep and not module_matches(module, mod_part):
+            return [], []
+        ref = _find_qualname(module, qual)
+        if ref is not None:
+            return [ref], []
+        if "." in qual:
+            return [], []
+        return [], [c.methods[qual] for c in module.classes.values() if qual in c.methods]
 
 
-def _module_matches(module: ModuleInfo, name: str) -> bool:
+def unknown_target(name: str, modules_seen: bool, known: set[str]) -> UsageError:
+    """The usage error for a ``--target`` that names nothing, with close names as a hint."""
+    mod_part, sep, qual = name.rpartition(":")
+    if sep and not modules_seen:
+        return UsageError(f"unknown target {name!r}: no module {mod_part!r} among the linted files")
+    close = difflib.get_close_matches(qual, sorted(known), n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return UsageError(f"unknown target {name!r}: no such function or method in the linted files{hint}")
+
+
+def module_matches(module: ModuleInfo, name: str) -> bool:
     stem = Path(module.source.path).stem
     return module.name == name or module.name.endswith("." + name) or stem == name or module.source.path == name
 

@@ -6,6 +6,7 @@ line must stay quiet, so each case checks recall and precision at once.
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import textwrap
@@ -240,7 +241,7 @@ def test_frozen_scalar(tmp_path):
             x.mul_(half)  # !frozen-scalar
             x += lr  # !frozen-scalar
             logits = x / temperature  # !frozen-scalar
-            if n % 10 == 0:  # !frozen-scalar
+            if n % 10 == 0:  # !frozen-scalar, data-dependent-control-flow
                 x = x * 2
             w = x.view(n, -1)
             e = torch.zeros(n, device=x.device)
@@ -251,8 +252,8 @@ def test_frozen_scalar(tmp_path):
             return y + z.sum() + w.sum() + e.sum() + q + logits
         """,
     )
-    by_line = {h.line: h for h in result.hazards}
-    assert all(h.severity == "warning" for h in result.hazards)
+    by_line = {h.line: h for h in result.hazards if h.kind == "frozen-scalar"}
+    assert all(h.severity == "warning" for h in by_line.values())
     assert "`lr`" in by_line[6].message and "`step`" in by_line[6].message
     assert "`lr`" in by_line[10].message  # half = lr * 0.5: the message names the argument it came from
     assert "`temperature`" in by_line[12].message
@@ -647,9 +648,9 @@ def test_all_checks_every_function_but_does_not_assume_untyped_arguments_are_ten
             return c
 
         def step(x: torch.Tensor, n: int, scale=0.5):
-            if n > 1 and x.dim() == 2:  # !frozen-scalar
+            if n > 1 and x.dim() == 2:  # !frozen-scalar, data-dependent-control-flow
                 x = x * scale  # !frozen-scalar
-            if not n:  # !frozen-scalar
+            if not n:  # !frozen-scalar, data-dependent-control-flow
                 x = x + 1
             if n < 0 or not 0.0 <= scale:
                 raise ValueError("bad arguments")
@@ -747,9 +748,13 @@ def test_lint_never_imports_torch(tmp_path):
 
 def test_speed_regression_guard(tmp_path):
     """A guard against order-of-magnitude slowdowns, on dense generated code (a finding every
-    ten lines, slower than real code). The issue's floor of 20,000 lines/s is measured on
-    torch's own sources (docs/lint-speed.md: about 80,000 lines/s); CI's shared 2-core
-    runner measured 18,600 lines/s on this dense file once, so the guard sits at half the floor."""
+    eight lines, slower than real code), that cannot flake on a loaded shared runner.
+
+    Lint's cost is compared with Python's own ``ast.parse`` of the same file, timed in turns
+    with it, so a busy machine slows both alike: lint reads the tree once and walks it once,
+    about twice the parse alone (docs/lint-speed.md). The absolute floor is generous:
+    at a load of 7 on 2 cores this file still lints at about 9,000 lines/s.
+    """
     block = textwrap.dedent(
         """
         class Layer{i}(torch.nn.Module):
@@ -778,14 +783,21 @@ def test_speed_regression_guard(tmp_path):
     path = write(tmp_path, "big.py", source)
     lines = source.count("\n")
     assert lines > 25000
-    best = min(_timed(lambda: lint([path], all_functions=True)) for _ in range(3))
-    assert lines / best >= 10000, f"{lines / best:.0f} lines/s"
+    lint_times, parse_times = [], []
+    for _ in range(3):
+        lint_times.append(_timed(lambda: lint([path], all_functions=True)))
+        start = time.perf_counter()
+        ast.parse(source)
+        parse_times.append(time.perf_counter() - start)
+    ratio = min(lint_times) / min(parse_times)
+    assert ratio < 8, f"lint takes {ratio:.1f}x as long as parsing the file"
+    assert lines / min(lint_times) >= 2000, f"{lines / min(lint_times):.0f} lines/s"
 
 
 def _timed(fn) -> float:
     start = time.perf_counter()
     result = fn()
-    assert len(result.hazards) == 2400
+    assert len(result.hazards) == 3600  # per block: frozen lr, .item(), the loop bound n
     return time.perf_counter() - start
 
 

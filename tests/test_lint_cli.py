@@ -54,6 +54,7 @@ def test_json_report_of_the_fixture(tmp_path):
         "hidden-sync": "error",
         "pageable-copy": "error",
         "unjoined-stream": "error",
+        "data-dependent-control-flow": "error",
         "frozen-scalar": "warning",
         "rng-state": "warning",
     }

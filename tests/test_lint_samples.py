@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 
 from launchprof.lint import lint
+from launchprof.lint.rules import KINDS_FOUND
 from launchprof.project import relative_to_root
 from test_lint import marked_lines
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
-STATIC_KINDS = frozenset({"hidden-sync", "pageable-copy", "unjoined-stream", "rng-state", "frozen-scalar"})
+STATIC_KINDS = frozenset(KINDS_FOUND)
 MODELS = sorted(p for p in SAMPLES.glob("*.py") if not p.name.startswith("_"))
 HELPERS = sorted(SAMPLES.glob("_*.py"))
 

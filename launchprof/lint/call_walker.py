@@ -13,6 +13,7 @@ import ast
 from launchprof.lint import calls
 from launchprof.lint import values as v
 from launchprof.lint.definitions import ClassInfo, FunctionRef
+from launchprof.lint.index import Index
 from launchprof.lint.facts import CallFact, FunctionFacts, StreamEvent, text
 from launchprof.lint.params import annotation_kind
 from launchprof.lint.values import Val
@@ -24,9 +25,11 @@ class CallWalker:
     """The call half of :class:`~launchprof.lint.walker.Walker` (which supplies ``ev``)."""
 
     ref: FunctionRef
+    index: Index
     facts: FunctionFacts
     follow: bool
     stream_blocks: list[str]
+    arg_names: frozenset[str]
 
     def ev(self, node: ast.expr) -> Val:  # supplied by Walker
         raise NotImplementedError
@@ -50,9 +53,30 @@ class CallWalker:
         path = fval.origin if fval is not None and fval.kind == v.PATH else None
         fact = CallFact(node, path, method, receiver, args, kwargs)
         self.facts.calls.append(fact)
+        if self.follow:
+            self.note_unresolved(node, fval, path)
         if method is not None:
             return self.method_result(fact, func)  # type: ignore[arg-type]
+        if path == "getattr":
+            return Val(v.DYNAMIC, origin="a function looked up with getattr")
         return self.call_result(fact, fval)  # type: ignore[arg-type]
+
+    def note_unresolved(self, node: ast.Call, fval: Val | None, path: str | None) -> None:
+        """Record a call lint cannot follow: a callable passed in, getattr, dispatch through a table."""
+        func = node.func
+        why: str | None = None
+        if fval is not None and fval.kind == v.DYNAMIC:
+            why = fval.origin
+        elif isinstance(func, ast.Subscript):
+            why = "dynamic dispatch through a lookup table"
+        elif isinstance(func, ast.Name) and func.id in self.arg_names and fval is not None and fval.kind in (v.UNKNOWN, v.ARG):
+            why = f"a callable passed in as `{func.id}`"
+        elif path is not None and self.index.loader is not None and "." in path:
+            top = path.partition(".")[0]
+            if self.index.loader.find(top) is not None:
+                why = "defined in a module of the project that lint could not read"
+        if why:
+            self.facts.unresolved.append((node, why))
 
     def call_result(self, fact: CallFact, fval: Val) -> Val:
         k = fval.kind
@@ -67,10 +91,12 @@ class CallWalker:
         return v.V_UNKNOWN
 
     def follow_call(self, ref: FunctionRef, fact: CallFact, self_val: Val | None = None) -> Val:
-        """Note the call for following; its value is a tensor only when annotated so."""
+        """Note the call for following; its value is a tensor when annotated so, a model when it builds one."""
         if self.follow:
             self.facts.callees.append((ref, self._bind_args(ref, fact, self_val)))
-        return v.V_TENSOR if annotation_kind(ref.node.returns, ref.module) == "tensor" else v.V_UNKNOWN
+        if annotation_kind(ref.node.returns, ref.module) == "tensor":
+            return v.V_TENSOR
+        return ref.static_return()
 
     def call_module(self, fval: Val, fact: CallFact) -> Val:
         """``layer(x)``: torch's own modules give tensors; linted ones run their forward."""
@@ -81,6 +107,8 @@ class CallWalker:
             target = cls.call_method()
             if target is not None:
                 self.follow_call(target, fact, Val(v.SELF, ref=cls))
+        if any(cls.is_module for cls in classes):  # type: ignore[union-attr]
+            return v.V_TENSOR  # an nn.Module's forward gives tensors, whoever built the module
         return v.V_ARG
 
     def _bind_args(self, ref: FunctionRef, fact: CallFact, self_val: Val | None) -> dict[str, Val]:
@@ -139,6 +167,8 @@ class CallWalker:
             return self.call_module(attr, fact)
         if name in ("parameters", "buffers") and cls.is_module:
             return v.V_TENSORS
+        if attr is None and self.follow and name in cls.assigned_attrs():
+            self.facts.unresolved.append((fact.node, f"dynamic dispatch through the attribute `{name}`"))
         return v.V_UNKNOWN
 
     def stream_call(self, fact: CallFact, func: ast.Attribute) -> None:

@@ -22,6 +22,8 @@ def element(it: Val) -> Val:
         return it
     if k == v.ZIPPED:
         return Val(v.TUPLE, ref=it.ref)
+    if k == v.PGROUPS:
+        return Val(v.PGROUP)
     return v.V_UNKNOWN
 
 

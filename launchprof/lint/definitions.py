@@ -29,6 +29,18 @@ class FunctionRef:
     node: ast.FunctionDef | ast.AsyncFunctionDef
     cls: ClassInfo | None = None
     is_target: bool = False
+    _return: Val | None = field(default=None, repr=False)
+
+    def static_return(self) -> Val:
+        """What calling this gives when it builds a model: ``def make(): return Net(...)``.
+
+        Read from the return annotation or the ``return`` statements (a class instance or
+        a torch module, directly or through one local name); anything else is unknown.
+        """
+        if self._return is None:
+            self._return = v.V_UNKNOWN  # guards recursion through factories that call each other
+            self._return = _built_model(self)
+        return self._return
 
     @property
     def is_method(self) -> bool:
@@ -114,6 +126,16 @@ class ClassInfo:
                     attrs[name] = val
         return attrs
 
+    def assigned_attrs(self) -> frozenset[str]:
+        """Every ``self.X`` assigned in the class or its linted bases, whatever its kind."""
+        names: set[str] = set()
+        for c in self.mro():
+            for ref in c.methods.values():
+                args = ref.node.args.posonlyargs + ref.node.args.args
+                if args:
+                    names.update(n for n, _ in (_self_assignment(node, args[0].arg) for node in ast.walk(ref.node)) if n)
+        return frozenset(names)
+
     def attr(self, name: str) -> Val | None:
         for c in self.mro():
             found = c._own_attrs.get(name)
@@ -142,3 +164,40 @@ def _self_assignment(node: ast.AST, me: str) -> tuple[str | None, ast.expr | Non
         return node.args[0].value, None
     return None, None
 
+
+
+_MODEL_KINDS = frozenset({v.INSTANCE, v.TORCHMOD, v.MODULES})
+
+
+def _built_model(ref: FunctionRef) -> Val:
+    """The model a factory returns (see :meth:`FunctionRef.static_return`), else unknown."""
+    module = ref.module
+    if ref.node.returns is not None:
+        val = module.static_val(ref.node.returns, host_ok=False)
+        if val.kind in _MODEL_KINDS:
+            return val
+    assigned: dict[str, ast.expr] = {}
+    for node in _own_statements(ref.node):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigned[node.targets[0].id] = node.value
+        elif isinstance(node, ast.Return) and node.value is not None:
+            expr = node.value
+            if isinstance(expr, ast.Name) and expr.id in assigned:
+                expr = assigned[expr.id]
+            val = module.static_val(expr, host_ok=False)
+            if val.kind in _MODEL_KINDS:
+                return val
+    return v.V_UNKNOWN
+
+
+def _own_statements(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.stmt]:
+    """The function's statements in order, not those of functions or classes defined inside it."""
+    stack = list(reversed(fn.body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        for child in reversed(list(ast.iter_child_nodes(node))):
+            if isinstance(child, ast.stmt):
+                stack.append(child)

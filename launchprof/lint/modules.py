@@ -138,6 +138,8 @@ class ModuleInfo:
         found = self.index.lookup(path)
         if isinstance(found, ClassInfo):
             return Val(v.INSTANCE, ref=found)
+        if isinstance(found, FunctionRef):  # model = build_model(cfg)
+            return found.static_return()
         return self._static_torch(path, expr, moved, host_ok)
 
     def _static_torch(self, path: str, call: ast.Call, moved: bool, host_ok: bool) -> Val:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from launchprof.lint import calls
 from launchprof.lint import values as v
-from launchprof.lint.facts import Arith, Condition, FunctionFacts, StreamEvent
+from launchprof.lint.facts import Arith, Condition, FunctionFacts, ParamWrite, StreamEvent
 from launchprof.lint.call_walker import CallWalker
 from launchprof.lint.definitions import ClassInfo, FunctionRef
 from launchprof.lint.modules import import_names
@@ -29,6 +29,8 @@ from launchprof.lint.values import Val
 _TENSOR_META_ATTRS = frozenset(
     "shape ndim dtype device is_cuda requires_grad layout names is_leaf grad_fn is_sparse is_quantized is_meta itemsize nbytes".split()
 )
+# Optimizer settings that are flags, not numbers a schedule changes.
+_FLAG_SETTINGS = frozenset({"params", "capturable", "foreach", "fused", "differentiable", "maximize", "nesterov", "amsgrad", "name"})
 _TENSOR_SAME_ATTRS = frozenset("T mT H mH data grad real imag".split())
 
 
@@ -43,6 +45,8 @@ class Walker(CallWalker):
         self.follow = follow
         self.facts = FunctionFacts(ref, params)
         self.stream_blocks: list[str] = []
+        args = ref.node.args
+        self.arg_names = frozenset(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
 
     def run(self) -> FunctionFacts:
         self.block(self.ref.node.body)
@@ -83,7 +87,10 @@ class Walker(CallWalker):
     def s_augassign(self, node: ast.AugAssign) -> None:
         old = self.ev(node.target)
         new = self.ev(node.value)
-        self.bind(node.target, self.arith(node, node.op, old, new))
+        result = self.arith(node, node.op, old, new)
+        if isinstance(node.target, ast.Subscript):
+            self.param_write(node.target, new if new.kind != v.LIT else result)
+        self.bind(node.target, result)
 
     def s_return(self, node: ast.Return) -> None:
         if node.value is not None:
@@ -101,7 +108,11 @@ class Walker(CallWalker):
         self.block(node.orelse)
 
     def s_for(self, node: ast.For | ast.AsyncFor) -> None:
-        self.bind(node.target, calls.element(self.ev(node.iter)))
+        it = self.ev(node.iter)
+        bound = self.loop_bound(node.iter)
+        if bound is not None:
+            self.facts.conditions.append(Condition(node.iter, "for", bound))
+        self.bind(node.target, calls.element(it))
         self.block(node.body)
         self.block(node.orelse)
 
@@ -164,6 +175,25 @@ class Walker(CallWalker):
             self.facts.conditions.append(Condition(test, construct, val))
         return val
 
+    def loop_bound(self, it: ast.expr) -> Val | None:
+        """The argument's number that sets how often ``for ... in range(n)`` runs, if any."""
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"):
+            return None
+        if "range" in self.env or "range" in self.module.functions or not self.facts.calls:
+            return None
+        call = self.facts.calls[-1]  # the range() call itself: a call is recorded after its arguments
+        if call.node is not it:
+            return None
+        return next((val for val in call.args if val.kind == v.NUMBER), None)
+
+    def param_write(self, target: ast.Subscript, val: Val) -> None:
+        """``group["lr"] = value`` on an optimizer's param group: a setting the graph freezes."""
+        key = target.slice
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)) or key.value in _FLAG_SETTINGS:
+            return
+        if self.ev(target.value).kind == v.PGROUP:
+            self.facts.param_writes.append(ParamWrite(target, key.value, val))
+
     def bind(self, target: ast.expr, val: Val) -> None:
         if isinstance(target, ast.Name):
             self.env[target.id] = val
@@ -182,7 +212,7 @@ class Walker(CallWalker):
         elif isinstance(target, ast.Attribute):
             self.ev(target.value)
         elif isinstance(target, ast.Subscript):
-            self.ev(target.value)
+            self.param_write(target, val)
             self.ev(target.slice)
         elif isinstance(target, ast.Starred):
             self.bind(target.value, v.V_UNKNOWN)
@@ -252,6 +282,8 @@ class Walker(CallWalker):
             return v.V_UNKNOWN
         if k == v.TENSORS and node.attr in ("values", "indices"):
             return v.V_TENSOR
+        if node.attr == "param_groups" and k not in v.TENSOR_LIKE:
+            return Val(v.PGROUPS)
         if k in (v.SELF, v.INSTANCE) and isinstance(recv.ref, ClassInfo):
             return recv.ref.attr(node.attr) or v.V_UNKNOWN
         if k == v.META:
@@ -310,6 +342,8 @@ class Walker(CallWalker):
             return v.V_TENSOR
         if k in (v.HOST, v.ARG, v.META, v.NUMPY, v.STR):
             return value
+        if k == v.PGROUPS:
+            return Val(v.PGROUP)
         if k == v.TUPLE and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
             parts = value.ref
             if isinstance(parts, tuple) and -len(parts) <= node.slice.value < len(parts):

@@ -179,7 +179,7 @@ def frozen_scalar(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
         yield Finding(
             "frozen-scalar",
             w.node.lineno,
-            f"{what} is written into the optimizer's `{text(w.node)}`: a captured optimizer step keeps "
+            f"{what} is written into the optimizer's param_groups (`{text(w.node)}`): a captured optimizer step keeps "
             "the value it had at capture",
             _CAPTURABLE_HINT.format(key=w.key),
         )

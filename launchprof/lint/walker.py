@@ -272,6 +272,8 @@ class Walker(CallWalker):
     def e_attribute(self, node: ast.Attribute) -> Val:
         recv = self.ev(node.value)
         k = recv.kind
+        if node.attr == "param_groups":  # an optimizer's (tensors have no such attribute)
+            return Val(v.PGROUPS)
         if k == v.PATH:
             return self.index.path_val(f"{recv.origin}.{node.attr}")
         if k in v.TENSOR_LIKE:
@@ -282,8 +284,6 @@ class Walker(CallWalker):
             return v.V_UNKNOWN
         if k == v.TENSORS and node.attr in ("values", "indices"):
             return v.V_TENSOR
-        if node.attr == "param_groups" and k not in v.TENSOR_LIKE:
-            return Val(v.PGROUPS)
         if k in (v.SELF, v.INSTANCE) and isinstance(recv.ref, ClassInfo):
             return recv.ref.attr(node.attr) or v.V_UNKNOWN
         if k == v.META:

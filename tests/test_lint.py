@@ -810,3 +810,20 @@ def test_deeply_nested_code_is_checked_or_named_never_a_traceback(tmp_path):
     assert [(h.line, h.kind) for h in deep.hazards] == [(5, "hidden-sync")] and deep.skipped == ()
     too_deep = lint([write(tmp_path, "deep.py", chain(30000))], all_functions=True)
     assert too_deep.hazards == () and too_deep.skipped == ("deep:f (nested too deeply)",)
+
+
+def test_all_in_worker_processes_gives_what_one_process_gives(tmp_path, monkeypatch):
+    from launchprof.lint import parallel
+
+    for i in range(12):
+        write(tmp_path, f"pkg/m{i:02d}.py", f"import torch\n\ndef f{i}(x: torch.Tensor, n: int):\n    x.add_(n)\n    return x.item()\n")
+    write(tmp_path, "pkg/zz_bad.py", "def f(:\n")
+    alone = lint([tmp_path / "pkg"], all_functions=True)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_FILES", 4)
+    monkeypatch.setattr(parallel, "CHUNK_FILES", 3)
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 2)
+    assert parallel.workers_for(13) == 2
+    together = lint([tmp_path / "pkg"], all_functions=True)
+    assert together.hazards == alone.hazards and len(together.hazards) == 24
+    assert (together.files, together.lines, together.unreadable) == (alone.files, alone.lines, alone.unreadable)
+    assert together.targets == alone.targets

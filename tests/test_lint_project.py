@@ -112,3 +112,13 @@ def test_kinds_found_is_exactly_what_the_rules_report():
         body = source[source.index(f"def {rule.__name__}(") :].split("\ndef ", 1)[0]
         rule_kinds |= set(re.findall(r'Finding\(\s*"([a-z-]+)"', body))
     assert rule_kinds == set(KINDS_FOUND)
+
+
+def test_a_call_into_an_unparsable_module_is_named_as_not_followed(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "helpers.py").write_text("def norm(x):\n    return x.item(\n")
+    step = tmp_path / "step.py"
+    step.write_text("import torch\nimport helpers\n\ndef step(x: torch.Tensor):\n    return helpers.norm(torch.relu(x))\n")
+    result = lint([step], target="step")
+    assert result.unresolved == ("step.py:5 `helpers.norm(torch.relu(x))` (defined in a module of the project that lint could not read)",)
+    assert any("helpers.py:2: cannot parse" in n or "helpers.py" in n for n in result.unreadable)

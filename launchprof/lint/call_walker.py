@@ -71,10 +71,8 @@ class CallWalker:
             why = "dynamic dispatch through a lookup table"
         elif isinstance(func, ast.Name) and func.id in self.arg_names and fval is not None and fval.kind in (v.UNKNOWN, v.ARG):
             why = f"a callable passed in as `{func.id}`"
-        elif path is not None and self.index.loader is not None and "." in path:
-            top = path.partition(".")[0]
-            if self.index.loader.find(top) is not None:
-                why = "defined in a module of the project that lint could not read"
+        elif path is not None and self.index.loader is not None and self.index.loader.unreadable_module(path):
+            why = "defined in a module of the project that lint could not read"
         if why:
             self.facts.unresolved.append((node, why))
 

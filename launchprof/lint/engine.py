@@ -24,6 +24,7 @@ from launchprof.lint.definitions import FunctionRef
 from launchprof.lint.files import SourceFile, Unreadable, collect_files, parse_file, read_file
 from launchprof.lint.index import Index, module_matches, unknown_target
 from launchprof.lint.loader import ModuleLoader
+from launchprof.lint.parallel import ChunkResult, check_in_workers, workers_for
 from launchprof.lint.suppress import unknown_suppressions
 from launchprof.project import find_project_root, relative_to_root
 from launchprof.session import Hazard
@@ -192,7 +193,36 @@ def _lint_targets(files: list[str], target: str | None, scan: _Scan, collector: 
 
 
 def _lint_every_function(files: list[str], scan: _Scan, collector: Collector) -> list[Target]:
-    """``--all``: one file at a time, nothing followed, so each file's tree can go before the next.
+    """``--all``: every file on its own, nothing followed; in worker processes when there are many."""
+    workers = workers_for(len(files))
+    if not workers:
+        return _check_files(files, scan, collector)
+    targets: list[Target] = []
+    for part in check_in_workers(files, scan.root, collector.strict, workers):
+        collector.hazards.extend(part.hazards)
+        collector.suppressed += part.suppressed
+        collector.skipped.extend(part.skipped)
+        targets.extend(part.targets)
+        scan.lines += part.lines
+        scan.read += part.read
+        scan.unreadable.extend(part.unreadable)
+        scan.unknown_ignores.extend(part.unknown_ignores)
+    return targets
+
+
+def check_chunk(files: list[str], root: Path, strict: bool) -> ChunkResult:
+    """A worker's task: check some files under ``--all`` and return what it found."""
+    scan = _Scan(root)
+    collector = Collector(root, strict)
+    targets = _check_files(files, scan, collector)
+    gc.collect(1)  # this chunk's trees: the worker goes on to the next chunk
+    return ChunkResult(
+        collector.hazards, collector.suppressed, collector.skipped, targets, scan.lines, scan.read, scan.unreadable, scan.unknown_ignores
+    )
+
+
+def _check_files(files: list[str], scan: _Scan, collector: Collector) -> list[Target]:
+    """One file at a time, so each file's tree can go before the next.
 
     A module's index refers to itself (functions know their module), so with the GC
     paused the trees are only freed by an explicit collection, done every few files.

@@ -40,7 +40,13 @@ class ModuleLoader:
         folders += [self.root, os.path.join(self.root, "src")]
         self.folders = [f for f in dict.fromkeys(folders) if os.path.isdir(f)]
         self.notes: list[str] = []
+        self.failed: set[str] = set()  # modules of the project whose file could not be parsed
         self._tops: set[str] | None = None
+
+    def unreadable_module(self, path: str) -> bool:
+        """``path`` leads into a module of the project that exists but could not be parsed."""
+        parts = path.split(".")
+        return any(".".join(parts[:i]) in self.failed for i in range(1, len(parts) + 1))
 
     def _top_names(self) -> set[str]:
         """Top-level names importable from the search folders (read once)."""
@@ -85,6 +91,7 @@ class ModuleLoader:
         except Unreadable as exc:
             if str(exc) not in self.notes:
                 self.notes.append(str(exc))
+            self.failed.add(module)
             return None
         if source.module != module:  # found by the search folders: named as imported
             source = SourceFile(source.path, module, source.is_package, source.tree, source.data)

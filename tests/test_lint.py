@@ -827,3 +827,26 @@ def test_all_in_worker_processes_gives_what_one_process_gives(tmp_path, monkeypa
     assert together.hazards == alone.hazards and len(together.hazards) == 24
     assert (together.files, together.lines, together.unreadable) == (alone.files, alone.lines, alone.unreadable)
     assert together.targets == alone.targets
+
+
+def test_a_branch_on_a_tensor_is_one_hidden_sync_that_says_it_is_data_dependent(tmp_path):
+    result = check(
+        tmp_path,
+        """
+        import torch
+        import launchprof
+
+        @launchprof.target
+        def step(x: torch.Tensor, n: int):
+            if x.sum() > 0:  # !hidden-sync
+                x = x * 2
+            for _ in range(n):  # !data-dependent-control-flow
+                x = x + 1
+            for _ in range(4):
+                x = x - 1
+            return x
+        """,
+    )
+    sync, loop = sorted(result.hazards, key=lambda h: h.line)
+    assert "data-dependent" in sync.message
+    assert "`n`" in loop.message and "loop bound" in loop.message and loop.severity == "error"

@@ -218,3 +218,12 @@ def test_the_footer_names_calls_that_were_not_followed(tmp_path):
     assert note.startswith("3 call(s) not followed") and "train.py:" in note
     strict = json_report(tmp_path, PROJECT / "train.py", "--target", "unresolved", "--strict")
     assert {h["kind"] for h in strict["hazards"]} == {"unresolved-call"}
+
+
+def test_paths_given_relative_to_the_working_folder_are_reported_relative_to_the_root(tmp_path, monkeypatch):
+    monkeypatch.chdir(PROJECT.parent.parent)  # tests/data: the project is two folders down from here
+    report = json_report(tmp_path, Path("lint/project/train.py"), "--target", "unresolved")
+    note = next(n for n in report["notes"] if "not followed" in n)
+    assert "train.py:" in note and "lint/project/train.py" not in note
+    report = json_report(tmp_path, Path("lint/project/train.py"), "--target", "helper")
+    assert [h["file"] for h in report["hazards"]] == ["pkg/stats.py"]

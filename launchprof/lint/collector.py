@@ -97,7 +97,7 @@ class Collector:
         """Calls lint could not follow: listed in the footer, warnings under ``--strict``."""
         source = facts.ref.module.source
         for node, why in facts.unresolved:
-            where = f"{relative_to_root(source.path, self.root)}:{node.lineno}"  # type: ignore[attr-defined]
+            where = f"{relative_to_root(os.path.abspath(source.path), self.root)}:{node.lineno}"  # type: ignore[attr-defined]
             entry = f"{where} `{text(node, 40)}` ({why})"
             if entry in self.unresolved:
                 continue
@@ -127,7 +127,7 @@ class Collector:
                 kind=kind.id,
                 severity=kind.severity,
                 message=message,
-                file=relative_to_root(source.path, self.root),
+                file=relative_to_root(os.path.abspath(source.path), self.root),
                 line=finding.line,
                 hint=f"{kind.hint} {finding.hint}".strip(),
                 source="static",

@@ -11,6 +11,7 @@ tree is large enough to pay for them.
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -107,7 +108,7 @@ class _Scan:
         self.read += 1
         self.lines += data.count(b"\n")
         for line, kind in unknown_suppressions(data, KNOWN_KINDS):
-            self.unknown_ignores.append(f"{relative_to_root(path, self.root)}:{line}: unknown kind {kind!r} in `# launchprof: ignore[...]`")
+            self.unknown_ignores.append(f"{relative_to_root(os.path.abspath(path), self.root)}:{line}: unknown kind {kind!r} in `# launchprof: ignore[...]`")
         return source
 
 

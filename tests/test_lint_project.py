@@ -123,3 +123,14 @@ def test_a_call_into_an_unparsable_module_is_named_as_not_followed(tmp_path):
     result = lint([step], target="step")
     assert result.unresolved == ("step.py:5 `helpers.norm(torch.relu(x))` (defined in a module of the project that lint could not read)",)
     assert any("helpers.py:2: cannot parse" in n or "helpers.py" in n for n in result.unreadable)
+
+
+def test_excluded_modules_are_not_followed(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "gen" / "__init__.py").write_text("")
+    (tmp_path / "gen" / "ops.py").write_text("import torch\n\ndef norm(x: torch.Tensor):\n    return x.item()\n")
+    step = tmp_path / "step.py"
+    step.write_text("import torch\nfrom gen.ops import norm\n\ndef step(x: torch.Tensor):\n    return norm(x)\n")
+    assert {(h.file, h.line) for h in lint([step], target="step").hazards} == {("gen/ops.py", 4)}
+    assert lint([step], target="step", exclude=("gen/*",)).hazards == ()

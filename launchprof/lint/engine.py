@@ -92,6 +92,7 @@ class _Scan:
     """What reading the files gave, besides the trees: counts and notes."""
 
     root: Path
+    exclude: tuple[str, ...] = ()
     lines: int = 0
     read: int = 0
     unreadable: list[str] = field(default_factory=list)
@@ -133,7 +134,7 @@ def lint(
         raise UsageError("give at least one file or folder to lint")
     root = find_project_root(paths[0], project_root)
     files = collect_files(paths, root, exclude)
-    scan = _Scan(root)
+    scan = _Scan(root, exclude)
     collector = Collector(root, strict)
     with _fast_tree_work():  # no syntax tree outlives this block
         if all_functions:
@@ -163,7 +164,7 @@ def lint(
 
 def _lint_targets(files: list[str], target: str | None, scan: _Scan, collector: Collector) -> list[Target]:
     """Find the targets file by file, keeping only the trees that hold one; then check each."""
-    loader = ModuleLoader(scan.root, files)
+    loader = ModuleLoader(scan.root, files, scan.exclude)
     index = Index(loader=loader)
     functions: list[FunctionRef] = []
     methods: list[FunctionRef] = []

@@ -5,8 +5,8 @@ even when only the target's file was named, and must not read torch's or numpy's
 sources (a call into an installed package is assumed safe, except for the syncing
 torch APIs lint knows by name). Imports resolve as Python would resolve them from
 the project: the folder above each linted file's top package, the project root and
-its ``src/`` folder. Only files under the project root, or named on the command
-line, are read. A module is parsed when first needed, so a target run keeps only
+its ``src/`` folder. Only files under the project root (and not excluded), or named
+on the command line, are read. A module is parsed when first needed, so a target run keeps only
 the trees it walks.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from launchprof.lint.files import SKIP_DIRS, SourceFile, Unreadable, module_name, parse_file
+from launchprof.lint.files import SKIP_DIRS, SourceFile, Unreadable, is_excluded, module_name, parse_file
 
 
 def import_folder(path: str, module: str) -> str:
@@ -29,8 +29,9 @@ def import_folder(path: str, module: str) -> str:
 class ModuleLoader:
     """Finds a module by dotted name among the given files and the project's folders."""
 
-    def __init__(self, root: Path, given: list[str]) -> None:
+    def __init__(self, root: Path, given: list[str], exclude: tuple[str, ...] = ()) -> None:
         self.root = str(root.resolve())
+        self.exclude = exclude
         self.known: dict[str, str] = {}
         folders: list[str] = []
         for path in given:
@@ -79,7 +80,9 @@ class ModuleLoader:
         real = os.path.realpath(path)
         if not (real == self.root or real.startswith(self.root + os.sep)):
             return False
-        return not any(part in SKIP_DIRS for part in Path(real[len(self.root) :]).parts)
+        if any(part in SKIP_DIRS for part in Path(real[len(self.root) :]).parts):
+            return False
+        return not is_excluded(path, Path(self.root), self.exclude)
 
     def load(self, module: str) -> SourceFile | None:
         """Parse the module's file; one that cannot be parsed is a note and stays unfollowed."""

@@ -105,6 +105,27 @@ class ClassInfo:
         return (self.method("forward") if self.is_module else None) or self.method("__call__")
 
     @cached_property
+    def _assignments(self) -> list[tuple[str, ast.expr | None]]:
+        """``(attribute, value)`` for every ``self.X = value`` and registered buffer in the methods.
+
+        Only statements are visited (an attribute is set by a statement), which keeps this
+        a small fraction of the cost of walking every expression of the class.
+        """
+        found: list[tuple[str, ast.expr | None]] = []
+        for ref in self.methods.values():
+            args = ref.node.args.posonlyargs + ref.node.args.args
+            if not args:
+                continue
+            me = args[0].arg
+            for node in _own_statements(ref.node):
+                if isinstance(node, ast.Expr):
+                    node = node.value  # type: ignore[assignment]
+                name, value = _self_assignment(node, me)
+                if name is not None:
+                    found.append((name, value))
+        return found
+
+    @cached_property
     def _own_attrs(self) -> dict[str, Val]:
         """``self.X = ...`` and ``register_buffer("X", ...)`` anywhere in the class, by kind.
 
@@ -112,29 +133,17 @@ class ClassInfo:
         first sure assignment wins, ``self.x = None`` placeholders are ignored.
         """
         attrs: dict[str, Val] = {}
-        for ref in self.methods.values():
-            args = ref.node.args.posonlyargs + ref.node.args.args
-            if not args:
+        for name, value in self._assignments:
+            if name in attrs:
                 continue
-            me = args[0].arg
-            for node in ast.walk(ref.node):
-                name, value = _self_assignment(node, me)
-                if name is None or name in attrs:
-                    continue
-                val = v.V_TENSOR if value is None else self.module.static_val(value, host_ok=False)
-                if val.kind != v.UNKNOWN:
-                    attrs[name] = val
+            val = v.V_TENSOR if value is None else self.module.static_val(value, host_ok=False)
+            if val.kind != v.UNKNOWN:
+                attrs[name] = val
         return attrs
 
     def assigned_attrs(self) -> frozenset[str]:
         """Every ``self.X`` assigned in the class or its linted bases, whatever its kind."""
-        names: set[str] = set()
-        for c in self.mro():
-            for ref in c.methods.values():
-                args = ref.node.args.posonlyargs + ref.node.args.args
-                if args:
-                    names.update(n for n, _ in (_self_assignment(node, args[0].arg) for node in ast.walk(ref.node)) if n)
-        return frozenset(names)
+        return frozenset(name for c in self.mro() for name, _ in c._assignments)
 
     def attr(self, name: str) -> Val | None:
         for c in self.mro():
@@ -201,3 +210,5 @@ def _own_statements(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.
         for child in reversed(list(ast.iter_child_nodes(node))):
             if isinstance(child, ast.stmt):
                 stack.append(child)
+            elif isinstance(child, ast.excepthandler | ast.match_case):
+                stack.extend(reversed(child.body))

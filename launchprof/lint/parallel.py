@@ -8,7 +8,6 @@ runs stay in one process, where starting workers would cost more than they save.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +36,7 @@ class ChunkResult:
 
 def workers_for(files: int) -> int:
     """How many worker processes to use for ``files`` files: 0 means check them here."""
-    if files < PARALLEL_MIN_FILES or "fork" not in multiprocessing.get_all_start_methods():
+    if files < PARALLEL_MIN_FILES or not hasattr(os, "fork"):
         return 0
     cores = usable_cores()
     return min(cores, files // CHUNK_FILES) if cores > 1 else 0
@@ -50,6 +49,8 @@ def usable_cores() -> int:
 
 def check_in_workers(files: list[str], root: Path, strict: bool, workers: int) -> list[ChunkResult]:
     """Check ``files`` in ``workers`` forked processes; the results come back in file order."""
+    import multiprocessing  # only here: a small run does not pay for importing it
+
     from launchprof.lint.engine import check_chunk
 
     chunks = [(files[i : i + CHUNK_FILES], root, strict) for i in range(0, len(files), CHUNK_FILES)]

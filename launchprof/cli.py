@@ -242,14 +242,29 @@ def lint(
     formats: FormatOpt = None,
     outputs: OutputOpt = None,
     fail_on: Annotated[str, typer.Option("--fail-on", help="Exit 1 when: never, error, warning.")] = "never",
-    source_root: SourceRootOpt = None,
+    project_root: Annotated[
+        Path | None,
+        typer.Option(
+            "--project-root",
+            "--source-root",
+            help="Project root: imports are followed inside it and file paths are relative to it "
+            "(default: the nearest folder with pyproject.toml, setup.py or .git).",
+            show_default=False,
+        ),
+    ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option("--exclude", help="Skip files and folders matching this glob (repeatable; also [tool.launchprof] exclude).", show_default=False),
+    ] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Report calls lint cannot follow as warnings.")] = False,
     github: GithubOpt = False,
 ) -> int:
     """Find capture hazards statically, without a GPU (CI-friendly).
 
     Checks functions marked @launchprof.target, the --target function, or every function
-    with --all, and the functions they call. Silence a finding with
-    `# launchprof: ignore[kind]` on its line.
+    with --all, and the functions they call, also in other modules of the project.
+    Silence a finding with `# launchprof: ignore[kind]` on its line. Exit codes: 0 ok,
+    1 --fail-on tripped, 2 usage error (also: nothing chosen to check), 70 internal error.
     """
     from launchprof.commands.lint import LintOptions, run
 
@@ -261,8 +276,10 @@ def lint(
             formats=tuple(formats or ()),
             outputs=tuple(outputs or ()),
             fail_on=fail_on,
-            source_root=source_root,
+            source_root=project_root,
             github=github,
+            exclude=tuple(exclude or ()),
+            strict=strict,
         )
     )
 

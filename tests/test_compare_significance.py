@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 import reports
 from launchprof.cli import app
 from launchprof.compare import ALPHA, compare, gate, parse_rule, significance_of
+from launchprof.run import load_run
 from launchprof.session import EagerProfile, ReplayProfile, Report, Stats
 
 RUNS = reports.DATA / "runs"
@@ -39,10 +40,9 @@ class SampledReplay(ReplayProfile):
 
 def recorded_samples(run: str) -> tuple[list[float], list[float]]:
     """(eager, replay) wall samples of one recorded run; fails when the recording is missing."""
-    path = RUNS / run / "events.jsonl.gz"
+    path = RUNS / f"{run}.lprun"
     assert path.exists(), f"recorded run {path} is missing"
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        events = [json.loads(line) for line in fh if line.strip()]
+    events = load_run(path).events
     eager = [e["wall_us"] for e in events if e["type"] == "eager-timing" and e.get("phase") == "eager"]
     replay = [e["wall_us"] for e in events if e["type"] == "replay-timing"]
     assert len(eager) >= 10 and len(replay) >= 10, f"{run}: too few recorded samples"

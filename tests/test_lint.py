@@ -6,6 +6,7 @@ line must stay quiet, so each case checks recall and precision at once.
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import textwrap
@@ -17,6 +18,7 @@ import pytest
 from launchprof.errors import UsageError
 from launchprof.hazards.kinds import KINDS
 from launchprof.lint import LintResult, lint
+from launchprof.project import relative_to_root
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,8 +40,13 @@ def write(tmp_path: Path, name: str, source: str) -> Path:
     return path
 
 
+def rel(result: LintResult, path: Path) -> str:
+    """``path`` as lint reports it: relative to the project root of the run."""
+    return relative_to_root(path, Path(result.root))
+
+
 def found(result: LintResult, path: Path | None = None) -> set[tuple[int, str]]:
-    return {(h.line, h.kind) for h in result.hazards if path is None or h.file == str(path)}  # type: ignore[misc]
+    return {(h.line, h.kind) for h in result.hazards if path is None or h.file == rel(result, path)}  # type: ignore[misc]
 
 
 def check(tmp_path: Path, source: str, **options) -> LintResult:
@@ -234,7 +241,7 @@ def test_frozen_scalar(tmp_path):
             x.mul_(half)  # !frozen-scalar
             x += lr  # !frozen-scalar
             logits = x / temperature  # !frozen-scalar
-            if n % 10 == 0:  # !frozen-scalar
+            if n % 10 == 0:  # !frozen-scalar, data-dependent-control-flow
                 x = x * 2
             w = x.view(n, -1)
             e = torch.zeros(n, device=x.device)
@@ -245,8 +252,8 @@ def test_frozen_scalar(tmp_path):
             return y + z.sum() + w.sum() + e.sum() + q + logits
         """,
     )
-    by_line = {h.line: h for h in result.hazards}
-    assert all(h.severity == "warning" for h in result.hazards)
+    by_line = {h.line: h for h in result.hazards if h.kind == "frozen-scalar"}
+    assert all(h.severity == "warning" for h in by_line.values())
     assert "`lr`" in by_line[6].message and "`step`" in by_line[6].message
     assert "`lr`" in by_line[10].message  # half = lr * 0.5: the message names the argument it came from
     assert "`temperature`" in by_line[12].message
@@ -602,7 +609,7 @@ def test_marked_targets_in_every_spelling(tmp_path):
     c = write(tmp_path, "c.py", "def three(x):\n    return x.item()\n")
     result = lint([a, b, c])
     assert sorted(t.qualname for t in result.targets) == ["one", "two"]
-    assert {h.file for h in result.hazards} == {str(a), str(b)}
+    assert {h.file for h in result.hazards} == {"a.py", "b.py"}
 
 
 def test_no_target_checks_nothing_and_all_checks_everything(tmp_path):
@@ -641,9 +648,9 @@ def test_all_checks_every_function_but_does_not_assume_untyped_arguments_are_ten
             return c
 
         def step(x: torch.Tensor, n: int, scale=0.5):
-            if n > 1 and x.dim() == 2:  # !frozen-scalar
+            if n > 1 and x.dim() == 2:  # !frozen-scalar, data-dependent-control-flow
                 x = x * scale  # !frozen-scalar
-            if not n:  # !frozen-scalar
+            if not n:  # !frozen-scalar, data-dependent-control-flow
                 x = x + 1
             if n < 0 or not 0.0 <= scale:
                 raise ValueError("bad arguments")
@@ -693,7 +700,7 @@ def test_hazard_fields(tmp_path):
         assert h.source == "static"
         assert h.severity == KINDS[h.kind].severity
         assert h.hint.startswith(KINDS[h.kind].hint)
-        assert h.file == str(tmp_path / "model.py")
+        assert h.file == "model.py"  # relative to the project root (here: the file's folder)
         assert h.details["function"] == "step"
     by_kind = {h.kind: h for h in result.hazards}
     assert by_kind["hidden-sync"].details["code"] == "return   x.sum().item()  # !hidden-sync"
@@ -741,9 +748,13 @@ def test_lint_never_imports_torch(tmp_path):
 
 def test_speed_regression_guard(tmp_path):
     """A guard against order-of-magnitude slowdowns, on dense generated code (a finding every
-    ten lines, slower than real code). The issue's floor of 20,000 lines/s is measured on
-    torch's own sources (docs/lint-speed.md: about 80,000 lines/s); CI's shared 2-core
-    runner measured 18,600 lines/s on this dense file once, so the guard sits at half the floor."""
+    eight lines, slower than real code), that cannot flake on a loaded shared runner.
+
+    Lint's cost is compared with Python's own ``ast.parse`` of the same file, timed in turns
+    with it, so a busy machine slows both alike: lint reads the tree once and walks it once,
+    about twice the parse alone (docs/lint-speed.md). The absolute floor is generous:
+    at a load of 7 on 2 cores this file still lints at about 9,000 lines/s.
+    """
     block = textwrap.dedent(
         """
         class Layer{i}(torch.nn.Module):
@@ -772,14 +783,21 @@ def test_speed_regression_guard(tmp_path):
     path = write(tmp_path, "big.py", source)
     lines = source.count("\n")
     assert lines > 25000
-    best = min(_timed(lambda: lint([path], all_functions=True)) for _ in range(3))
-    assert lines / best >= 10000, f"{lines / best:.0f} lines/s"
+    lint_times, parse_times = [], []
+    for _ in range(3):
+        lint_times.append(_timed(lambda: lint([path], all_functions=True)))
+        start = time.perf_counter()
+        ast.parse(source)
+        parse_times.append(time.perf_counter() - start)
+    ratio = min(lint_times) / min(parse_times)
+    assert ratio < 8, f"lint takes {ratio:.1f}x as long as parsing the file"
+    assert lines / min(lint_times) >= 2000, f"{lines / min(lint_times):.0f} lines/s"
 
 
 def _timed(fn) -> float:
     start = time.perf_counter()
     result = fn()
-    assert len(result.hazards) == 2400
+    assert len(result.hazards) == 3600  # per block: frozen lr, .item(), the loop bound n
     return time.perf_counter() - start
 
 
@@ -792,3 +810,43 @@ def test_deeply_nested_code_is_checked_or_named_never_a_traceback(tmp_path):
     assert [(h.line, h.kind) for h in deep.hazards] == [(5, "hidden-sync")] and deep.skipped == ()
     too_deep = lint([write(tmp_path, "deep.py", chain(30000))], all_functions=True)
     assert too_deep.hazards == () and too_deep.skipped == ("deep:f (nested too deeply)",)
+
+
+def test_all_in_worker_processes_gives_what_one_process_gives(tmp_path, monkeypatch):
+    from launchprof.lint import parallel
+
+    for i in range(12):
+        write(tmp_path, f"pkg/m{i:02d}.py", f"import torch\n\ndef f{i}(x: torch.Tensor, n: int):\n    x.add_(n)\n    return x.item()\n")
+    write(tmp_path, "pkg/zz_bad.py", "def f(:\n")
+    alone = lint([tmp_path / "pkg"], all_functions=True)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_FILES", 4)
+    monkeypatch.setattr(parallel, "CHUNK_FILES", 3)
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 2)
+    assert parallel.workers_for(13) == 2
+    together = lint([tmp_path / "pkg"], all_functions=True)
+    assert together.hazards == alone.hazards and len(together.hazards) == 24
+    assert (together.files, together.lines, together.unreadable) == (alone.files, alone.lines, alone.unreadable)
+    assert together.targets == alone.targets
+
+
+def test_a_branch_on_a_tensor_is_one_hidden_sync_that_says_it_is_data_dependent(tmp_path):
+    result = check(
+        tmp_path,
+        """
+        import torch
+        import launchprof
+
+        @launchprof.target
+        def step(x: torch.Tensor, n: int):
+            if x.sum() > 0:  # !hidden-sync
+                x = x * 2
+            for _ in range(n):  # !data-dependent-control-flow
+                x = x + 1
+            for _ in range(4):
+                x = x - 1
+            return x
+        """,
+    )
+    sync, loop = sorted(result.hazards, key=lambda h: h.line)
+    assert "data-dependent" in sync.message
+    assert "`n`" in loop.message and "loop bound" in loop.message and loop.severity == "error"

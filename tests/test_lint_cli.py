@@ -46,7 +46,7 @@ def test_json_report_of_the_fixture(tmp_path):
     assert {(h["line"], h["kind"]) for h in hazards} == marked_lines(STEP.read_text(), "finds:")
     for h in hazards:
         assert {"kind", "severity", "message", "file", "line", "hint"} <= set(h)
-        assert h["file"] == str(STEP)
+        assert h["file"] == "tests/data/lint/train_step.py"  # relative to the project root
         assert h["source"] == "static"
         assert h["details"]["function"] in {"train_step", "MLP.forward"}
     severities = {h["kind"]: h["severity"] for h in hazards}
@@ -54,6 +54,7 @@ def test_json_report_of_the_fixture(tmp_path):
         "hidden-sync": "error",
         "pageable-copy": "error",
         "unjoined-stream": "error",
+        "data-dependent-control-flow": "error",
         "frozen-scalar": "warning",
         "rng-state": "warning",
     }
@@ -147,5 +148,87 @@ def test_sarif_locates_each_finding(tmp_path):
 def test_github_annotations(tmp_path):
     result = invoke(STEP, "--github", "-f", "json", "-o", tmp_path / "o.json")
     assert result.exit_code == 0
+<<<<<<< HEAD
     assert "::error file=" in result.stderr and ",line=57," in result.stderr  # annotations go to stderr
     assert "::warning file=" in result.stderr
+=======
+    assert "::error file=" in result.stdout and ",line=57," in result.stdout
+    assert "::warning file=" in result.stdout
+
+
+PROJECT = DATA / "project"
+
+
+def test_no_target_no_marker_no_all_is_a_usage_error(tmp_path):
+    plain = tmp_path / "serve.py"
+    plain.write_text("import torch\n\ndef step(x: torch.Tensor):\n    return x.item()\n")
+    result = invoke(plain, "--fail-on", "error")
+    assert result.exit_code == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1
+    assert "@launchprof.target" in lines[0] and "--target" in lines[0] and "--all" in lines[0]
+    assert invoke(plain, "--all").exit_code == 0
+
+
+def test_unknown_ignore_kinds_warn_with_file_and_line(tmp_path):
+    src = tmp_path / "step.py"
+    src.write_text(
+        "import torch\nimport launchprof\n\n@launchprof.target\ndef step(x: torch.Tensor):\n"
+        "    a = x.item()  # launchprof: ignore[no-such-kind, hidden-sync]\n"
+        "    return a  # launchprof: ignore[hiden-sync]\n"
+    )
+    result = invoke(src)
+    assert result.exit_code == 0
+    warnings = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert warnings == [
+        "launchprof: warning: step.py:6: unknown kind 'no-such-kind' in `# launchprof: ignore[...]`",
+        "launchprof: warning: step.py:7: unknown kind 'hiden-sync' in `# launchprof: ignore[...]`",
+    ]
+
+
+def test_a_bad_file_in_a_folder_is_a_note_not_a_stop(tmp_path):
+    (tmp_path / "good.py").write_text("import torch\n\ndef f(x: torch.Tensor):\n    return x.item()\n")
+    (tmp_path / "newer.py").write_text("def f(x):\n    match x:\n        case [a, *b] if (y := a) ->:\n            pass\n")
+    (tmp_path / "gone.py").symlink_to(tmp_path / "missing.py")
+    report = json_report(tmp_path, tmp_path, "--all")
+    assert [(h["file"], h["line"]) for h in report["hazards"]] == [("good.py", 4)]
+    note = next(n for n in report["notes"] if "not read" in n)
+    assert "2 file(s) not read" in note and "newer.py:3: cannot parse" in note and "gone.py: cannot read: a dangling symlink" in note
+    only_bad = invoke(tmp_path / "newer.py", "--all")
+    assert only_bad.exit_code == 2 and "newer.py:3: cannot parse" in only_bad.stderr
+
+
+def test_exclude_from_the_command_line_and_from_pyproject(tmp_path):
+    report = json_report(tmp_path, PROJECT, "--all")  # generated/ (a broken file) is excluded by pyproject.toml
+    assert not any("not read" in n for n in report["notes"])
+    files = {h["file"] for h in report["hazards"]}
+    assert "pkg/stats.py" in files and "train.py" in files
+    report = json_report(tmp_path, PROJECT, "--all", "--exclude", "pkg/layers", "--exclude", "train.py")
+    files = {h["file"] for h in report["hazards"]}
+    assert files == {"pkg/stats.py", "pkg/models.py"}
+
+
+def test_project_root_option_and_its_old_spelling(tmp_path):
+    for option in ("--project-root", "--source-root"):
+        report = json_report(tmp_path, PROJECT / "train.py", "--target", "relative", option, PROJECT / "pkg")
+        assert [h["file"] for h in report["hazards"]] == ["layers/util.py"]
+    missing = invoke(PROJECT / "train.py", "--project-root", tmp_path / "nope")
+    assert missing.exit_code == 2 and "no such folder" in missing.stderr
+
+
+def test_the_footer_names_calls_that_were_not_followed(tmp_path):
+    report = json_report(tmp_path, PROJECT / "train.py", "--target", "unresolved")
+    note = next(n for n in report["notes"] if "not followed" in n)
+    assert note.startswith("3 call(s) not followed") and "train.py:" in note
+    strict = json_report(tmp_path, PROJECT / "train.py", "--target", "unresolved", "--strict")
+    assert {h["kind"] for h in strict["hazards"]} == {"unresolved-call"}
+
+
+def test_paths_given_relative_to_the_working_folder_are_reported_relative_to_the_root(tmp_path, monkeypatch):
+    monkeypatch.chdir(PROJECT.parent.parent)  # tests/data: the project is two folders down from here
+    report = json_report(tmp_path, Path("lint/project/train.py"), "--target", "unresolved")
+    note = next(n for n in report["notes"] if "not followed" in n)
+    assert "train.py:" in note and "lint/project/train.py" not in note
+    report = json_report(tmp_path, Path("lint/project/train.py"), "--target", "helper")
+    assert [h["file"] for h in report["hazards"]] == ["pkg/stats.py"]
+>>>>>>> lint

@@ -5,7 +5,7 @@ reading of the source can find (below) must be found by lint at exactly those li
 from the sample's own target (``--target`` in its analyze command, else the function
 marked ``@launchprof.target``). Lint must also report nothing else: no finding on a
 line without a marker of that kind, so the clean samples give no findings at all.
-Helper modules (``_*.py``) are linted alongside, as the samples import them.
+Only the sample is named: lint follows its imports into the helper modules (``_*.py``).
 """
 
 from __future__ import annotations
@@ -16,12 +16,19 @@ from pathlib import Path
 import pytest
 
 from launchprof.lint import lint
+from launchprof.lint.rules import KINDS_FOUND
+from launchprof.project import relative_to_root
 from test_lint import marked_lines
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
-STATIC_KINDS = frozenset({"hidden-sync", "pageable-copy", "unjoined-stream", "rng-state", "frozen-scalar"})
+STATIC_KINDS = frozenset(KINDS_FOUND)
 MODELS = sorted(p for p in SAMPLES.glob("*.py") if not p.name.startswith("_"))
 HELPERS = sorted(SAMPLES.glob("_*.py"))
+
+
+def rel(path: Path) -> str:
+    """A sample's file as lint reports it: relative to the project root (the repository)."""
+    return relative_to_root(path, SAMPLES.parent)
 
 
 def target_of(sample: Path) -> str | None:
@@ -47,18 +54,18 @@ def expected_for(sample: Path) -> dict[Path, set[tuple[int, str]]]:
 @pytest.mark.parametrize("sample", MODELS, ids=lambda p: p.stem)
 def test_lint_finds_what_analyze_finds_at_the_same_lines(sample):
     target = target_of(sample)
-    result = lint([sample, *HELPERS], target=target)
+    result = lint([sample], target=target)  # helpers are found through the sample's imports
     assert result.targets, f"no target for {sample.name}: give --target in its analyze command or mark it"
     assert all(t.path == str(sample) for t in result.targets)
     expected = expected_for(sample)
     for path, marks in expected.items():
-        found = {(h.line, h.kind) for h in result.hazards if h.file == str(path)}
+        found = {(h.line, h.kind) for h in result.hazards if h.file == rel(path)}
         visible = {(line, kind) for line, kind in marks if kind in STATIC_KINDS}
         missing = visible - found
         assert not missing, f"{path.name}: lint missed {sorted(missing)}"
         extra = found - marks
         assert not extra, f"{path.name}: lint reported unmarked {sorted(extra)}"
-    stray = {h.file for h in result.hazards} - {str(p) for p in expected}
+    stray = {h.file for h in result.hazards} - {rel(p) for p in expected}
     assert not stray, f"findings in files the sample does not import: {stray}"
 
 
@@ -80,6 +87,6 @@ def test_lint_all_over_the_folder_finds_every_marker():
     result = lint([SAMPLES], all_functions=True)
     for path in [*MODELS, *HELPERS]:
         marks = marked_lines(path.read_text(), "expect:")
-        found = {(h.line, h.kind) for h in result.hazards if h.file == str(path) and h.details["function"] != "main"}
+        found = {(h.line, h.kind) for h in result.hazards if h.file == rel(path) and h.details["function"] != "main"}
         assert {(line, kind) for line, kind in marks if kind in STATIC_KINDS} <= found, path.name
         assert found <= marks, path.name

@@ -11,8 +11,15 @@ from pathlib import Path
 import pytest
 
 torch = pytest.importorskip("torch")
-from launchprof.trace import gpu_table, launch_api_table, load_trace  # noqa: E402
+from launchprof.trace import gpu_table, launch_api_table  # noqa: E402
 from launchprof.worker.profiler_tables import chrome_rows, write_table  # noqa: E402
+
+
+def load_trace(path: Path) -> dict:
+    """A Chrome trace file, gzipped or not, as the run file stores it."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        return json.load(fh)
 
 
 @dataclass

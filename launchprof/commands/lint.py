@@ -22,9 +22,17 @@ from launchprof.failon import check_choice, fail_reason
 from launchprof.lint import LintResult, lint
 from launchprof.outputs import plan_outputs
 from launchprof.render import RenderOptions
+from launchprof.lint.config import configured_excludes
+from launchprof.project import find_project_root
 from launchprof.session import SCHEMA_VERSION, STATIC_VERDICT, Machine, Report
 
 LINT_FAIL_ON = ("never", "error", "warning")
+NO_TARGET = (
+    "nothing to check: no function is marked @launchprof.target; mark the step with @launchprof.target, "
+    "name it with --target NAME, or check every function with --all"
+)
+# Beyond this many unresolved calls the footer names the first ones and a count.
+MAX_UNRESOLVED_NAMED = 10
 # Beyond this many targets the report's ``target`` field names the first ones and a count.
 MAX_TARGETS_NAMED = 10
 
@@ -37,8 +45,10 @@ class LintOptions:
     formats: tuple[str, ...]
     outputs: tuple[Path, ...]
     fail_on: str
-    source_root: Path | None
+    source_root: Path | None  # --project-root (--source-root is its old spelling)
     github: bool
+    exclude: tuple[str, ...] = ()
+    strict: bool = False
 
 
 def run(options: LintOptions) -> int:
@@ -49,10 +59,18 @@ def run(options: LintOptions) -> int:
     if not options.paths:
         raise UsageError("give at least one file or folder to lint")
     outputs = plan_outputs(list(options.formats), list(options.outputs))
+    root = find_project_root(options.paths[0], options.source_root)
+    if options.source_root is not None and not root.is_dir():
+        raise UsageError(f"--project-root {options.source_root}: no such folder")
+    exclude = (*options.exclude, *configured_excludes(root))
     started = time.perf_counter()
-    result = lint(options.paths, options.target, options.all_functions)
+    result = lint(options.paths, options.target, options.all_functions, project_root=root, exclude=exclude, strict=options.strict)
+    if not result.targets and not options.all_functions:
+        raise UsageError(NO_TARGET)
+    for warning in result.unknown_ignores:
+        print(f"launchprof: warning: {warning}", file=sys.stderr)
     report = build_report(result, options, time.perf_counter() - started)
-    emit(report, outputs, RenderOptions(source_root=options.source_root), github=options.github)
+    emit(report, outputs, RenderOptions(source_root=root), github=options.github)
     reason = fail_reason(report, fail_on)
     if reason:
         print(f"launchprof: {reason}", file=sys.stderr)
@@ -101,10 +119,13 @@ def _notes(result: LintResult, options: LintOptions, seconds: float) -> list[str
         followed = result.functions - len({t.display for t in result.targets})
         notes = [f"lint checked {len(result.targets)} target(s) and {max(followed, 0)} function(s) they call, in {scanned}"]
     else:
-        notes = [
-            f"no target found in {scanned}: nothing was checked. Mark the step with @launchprof.target, "
-            "or pass --target NAME or --all"
-        ]
+        notes = [f"no target found in {scanned}: nothing was checked"]
+    if result.unreadable:
+        notes.append(f"{len(result.unreadable)} file(s) not read: {'; '.join(result.unreadable[:5])}")
+    if result.unresolved:
+        named = "; ".join(result.unresolved[:MAX_UNRESOLVED_NAMED])
+        more = f" and {len(result.unresolved) - MAX_UNRESOLVED_NAMED} more" if len(result.unresolved) > MAX_UNRESOLVED_NAMED else ""
+        notes.append(f"{len(result.unresolved)} call(s) not followed (a hazard behind them would be missed): {named}{more}")
     if result.suppressed:
         notes.append(f"{result.suppressed} finding(s) suppressed by `# launchprof: ignore` comments")
     if result.skipped:

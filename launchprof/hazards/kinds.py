@@ -117,6 +117,14 @@ KINDS: dict[str, HazardKind] = {
             "Order the two accesses: record an event after the writer and wait on it from the reader's "
             "stream (or use one stream). A graph keeps only the edges the streams recorded.",
         ),
+        HazardKind(
+            "unresolved-call",
+            "warning",
+            "Call that static checking cannot follow",
+            "lint checks the code a call leads to only when it can tell which function that is. Call the "
+            "function by name, or mark the callee with @launchprof.target so it is checked on its own; "
+            "analyze on a GPU sees every call.",
+        ),
     )
 }
 

@@ -1,7 +1,8 @@
 """Static capture-hazard check (``launchprof lint``): reads code, runs nothing, needs no GPU.
 
-Layout: :mod:`finder` (files, modules, name resolution), :mod:`walker` (one pass per
-function that records facts), :mod:`rules` (one rule per hazard family),
+Layout: :mod:`files` (which files, parsing), :mod:`modules`, :mod:`definitions` and
+:mod:`index` (what the code defines, name resolution), :mod:`walker` and
+:mod:`call_walker` (one pass per function that records facts), :mod:`rules` (one rule per hazard family),
 :mod:`suppress` (inline ``# launchprof: ignore``), :mod:`engine` (targets, call
 following, findings). Nothing here imports torch: lint runs on CI runners without it.
 """

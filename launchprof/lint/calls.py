@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from launchprof.lint import values as v
 from launchprof.lint.facts import CallFact, text
-from launchprof.lint.finder import ClassInfo
+from launchprof.lint.definitions import ClassInfo
 from launchprof.lint.values import Val
 
 
@@ -22,6 +22,8 @@ def element(it: Val) -> Val:
         return it
     if k == v.ZIPPED:
         return Val(v.TUPLE, ref=it.ref)
+    if k == v.PGROUPS:
+        return Val(v.PGROUP)
     return v.V_UNKNOWN
 
 

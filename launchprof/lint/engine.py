@@ -1,34 +1,37 @@
-"""Run the rules over the targets and what they call; collect, dedupe and suppress findings.
+"""Choose the files and the targets, then let the collector check them.
 
-Targets come from ``@launchprof.target`` marks, ``--target`` or ``--all``. From each
-target the engine follows calls into functions of the linted files (by name,
-``mod.fn``, ``self.method``, ``self.layer(x)`` -> ``forward``), walking each
-function once per distinct set of argument kinds, so a hazard inside a helper is
-reported once, at the helper's line.
+Targets come from ``@launchprof.target`` marks, ``--target`` or ``--all``. In target
+mode each file is parsed once to find the targets, and only the trees of files that
+hold one are kept; calls lead the collector into other modules of the project, which
+are read again when needed (memory stays low on large trees). Under ``--all`` each
+file is checked on its own and dropped before the next, in worker processes when the
+tree is large enough to pay for them.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from launchprof.errors import UsageError
 from launchprof.hazards.kinds import KINDS
-from launchprof.lint.facts import FunctionFacts
-from launchprof.lint.finder import FunctionRef, Index, collect_files, parse_file
-from launchprof.lint.params import callee_params, root_params
-from launchprof.lint.rules import RULES, Finding, Tree
-from launchprof.lint.suppress import is_suppressed
-from launchprof.lint.walker import Walker
+from launchprof.lint.collector import Collector
+from launchprof.lint.definitions import FunctionRef
+from launchprof.lint.files import SourceFile, Unreadable, collect_files, parse_file, read_file
+from launchprof.lint.index import Index, module_matches, unknown_target
+from launchprof.lint.loader import ModuleLoader
+from launchprof.lint.parallel import ChunkResult, check_in_workers, workers_for
+from launchprof.lint.suppress import unknown_suppressions
+from launchprof.project import find_project_root, relative_to_root
 from launchprof.session import Hazard
 
 # Under --all, free the trees of the files already checked this often (files).
 COLLECT_EVERY = 256
-# A function called from many places with different argument kinds is walked at most this often.
-MAX_CONTEXTS = 8
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,10 @@ class LintResult:
     files: int
     lines: int
     skipped: tuple[str, ...] = ()  # functions that could not be walked, each with the reason
+    unreadable: tuple[str, ...] = ()  # files that could not be read or parsed, each with the reason
+    unresolved: tuple[str, ...] = ()  # calls from a target that could not be followed: "file:line `code` (why)"
+    unknown_ignores: tuple[str, ...] = ()  # "file:line: unknown kind 'x'" in `# launchprof: ignore[...]`
+    root: str = ""  # the project root hazard files are relative to
 
 
 @contextmanager
@@ -81,137 +88,160 @@ def _fast_tree_work() -> Iterator[None]:
 
 
 @dataclass
-class _Collector:
-    """Findings from all trees, deduplicated by place and message, with suppressions counted."""
+class _Scan:
+    """What reading the files gave, besides the trees: counts and notes."""
 
-    hazards: list[Hazard] = field(default_factory=list)
-    suppressed: int = 0
-    skipped: list[str] = field(default_factory=list)
-    walked: dict[tuple, FunctionFacts | None] = field(default_factory=dict)
-    contexts: dict[int, int] = field(default_factory=dict)
-    _seen: set[tuple] = field(default_factory=set)
+    root: Path
+    exclude: tuple[str, ...] = ()
+    lines: int = 0
+    read: int = 0
+    unreadable: list[str] = field(default_factory=list)
+    unknown_ignores: list[str] = field(default_factory=list)
 
-    def walk(self, ref: FunctionRef, params: dict, follow: bool) -> FunctionFacts | None:
-        """Walk one function; one that cannot be walked is skipped and named, never a traceback."""
+    def source(self, path: str) -> SourceFile | None:
+        """Parse one file, counting its lines and noting unknown ignore kinds; None when unreadable."""
         try:
-            return Walker(ref, params, follow).run()
-        except RecursionError:
-            self.skipped.append(f"{ref.display} (nested too deeply)")
-        except Exception as exc:  # a construct lint does not know must not stop the whole check
-            self.skipped.append(f"{ref.display} (lint could not read it: {type(exc).__name__}: {exc})")
-        return None
-
-    def check_tree(self, root: FunctionRef) -> None:
-        """Walk the target and everything it calls in the linted files, then run every rule."""
-        queue: list[tuple[FunctionRef, dict]] = [(root, root_params(root, is_target=True))]
-        tree: list[FunctionFacts] = []
-        in_tree: set[tuple] = set()
-        while queue:
-            ref, params = queue.pop(0)
-            key = (id(ref.node), tuple(sorted((name, val.kind, val.origin) for name, val in params.items())))
-            if key in in_tree:
-                continue
-            in_tree.add(key)
-            if key not in self.walked:
-                if self.contexts.get(id(ref.node), 0) >= MAX_CONTEXTS:
-                    continue
-                self.contexts[id(ref.node)] = self.contexts.get(id(ref.node), 0) + 1
-                self.walked[key] = self.walk(ref, params, follow=True)
-            facts = self.walked[key]
-            if facts is None:
-                continue
-            tree.append(facts)
-            queue.extend((callee, callee_params(callee, bound)) for callee, bound in facts.callees)
-        self.run_rules(Tree(root, tuple(tree)))
-
-    def check_alone(self, ref: FunctionRef) -> list[FunctionRef]:
-        """``--all``: one function on its own; returns the functions defined inside it."""
-        facts = self.walk(ref, root_params(ref, is_target=ref.is_target), follow=False)
-        if facts is None:
-            return []
-        self.run_rules(Tree(ref, (facts,)))
-        return facts.nested
-
-    def run_rules(self, tree: Tree) -> None:
-        for facts in tree.functions:
-            for rule in RULES:
-                for finding in rule(facts, tree):
-                    self.add(facts, finding)
-
-    def add(self, facts: FunctionFacts, finding: Finding) -> None:
-        source = facts.ref.module.source
-        key = (source.path, finding.line, finding.kind, finding.message)
-        if key in self._seen:
-            return
-        self._seen.add(key)
-        line = source.line(finding.line)
-        if is_suppressed(line, finding.kind):
-            self.suppressed += 1
-            return
-        kind = KINDS[finding.kind]
-        self.hazards.append(
-            Hazard(
-                kind=kind.id,
-                severity=kind.severity,
-                message=finding.message,
-                file=source.path,
-                line=finding.line,
-                hint=f"{kind.hint} {finding.hint}".strip(),
-                source="static",
-                details={"function": facts.ref.qualname, "code": line.strip()},
-            )
-        )
+            data = read_file(path)
+            source = parse_file(path, data)
+        except Unreadable as exc:
+            self.unreadable.append(str(exc))
+            return None
+        self.read += 1
+        self.lines += data.count(b"\n")
+        for line, kind in unknown_suppressions(data, KNOWN_KINDS):
+            self.unknown_ignores.append(f"{relative_to_root(os.path.abspath(path), self.root)}:{line}: unknown kind {kind!r} in `# launchprof: ignore[...]`")
+        return source
 
 
-def lint(paths: tuple[Path, ...] | list[Path], target: str | None = None, all_functions: bool = False) -> LintResult:
-    """Check the targets under ``paths`` (or ``target``, or every function) for capture hazards."""
-    files = collect_files(paths)
-    with _fast_tree_work():
-        result = _lint(files, target, all_functions)  # no syntax tree outlives this call
-    return result
+KNOWN_KINDS = frozenset(KINDS)
 
 
-def _lint(files: list[str], target: str | None, all_functions: bool) -> LintResult:
-    collector = _Collector()
-    if all_functions:
-        lines, targets = _lint_every_function(files, collector)
-        walked = len(targets)
-    else:
-        lines, targets = _lint_targets(files, target, collector)
-        walked = sum(1 for f in collector.walked.values() if f is not None)
+def lint(
+    paths: tuple[Path, ...] | list[Path],
+    target: str | None = None,
+    all_functions: bool = False,
+    *,
+    project_root: Path | None = None,
+    exclude: tuple[str, ...] = (),
+    strict: bool = False,
+) -> LintResult:
+    """Check the targets under ``paths`` (or ``target``, or every function) for capture hazards.
+
+    A file that cannot be read or parsed is noted and skipped; only when no file at all
+    could be read is that a usage error (there is nothing to report on).
+    """
+    if not paths:
+        raise UsageError("give at least one file or folder to lint")
+    root = find_project_root(paths[0], project_root)
+    files = collect_files(paths, root, exclude)
+    scan = _Scan(root, exclude)
+    collector = Collector(root, strict)
+    with _fast_tree_work():  # no syntax tree outlives this block
+        if all_functions:
+            targets = _lint_every_function(files, scan, collector)
+            walked = len(targets)
+        else:
+            targets = _lint_targets(files, target, scan, collector)
+            walked = sum(1 for f in collector.walked.values() if f is not None)
+        collector.walked.clear()
+    if files and not scan.read:
+        raise UsageError(scan.unreadable[0] if len(files) == 1 else f"no file could be read: {scan.unreadable[0]} (and {len(files) - 1} more)")
     hazards = sorted(collector.hazards, key=lambda h: (h.file or "", h.line or 0, h.kind, h.message))
-    return LintResult(tuple(hazards), collector.suppressed, tuple(targets), walked, len(files), lines, tuple(collector.skipped))
+    return LintResult(
+        hazards=tuple(hazards),
+        suppressed=collector.suppressed,
+        targets=tuple(targets),
+        functions=walked,
+        files=scan.read,
+        lines=scan.lines,
+        skipped=tuple(collector.skipped),
+        unreadable=tuple(scan.unreadable),
+        unresolved=tuple(collector.unresolved),
+        unknown_ignores=tuple(scan.unknown_ignores),
+        root=str(root),
+    )
 
 
-def _lint_targets(files: list[str], target: str | None, collector: _Collector) -> tuple[int, list[Target]]:
-    """Parse everything (calls may lead anywhere in the files), then check each target's tree."""
-    sources = [parse_file(path) for path in files]
-    index = Index(sources)
-    roots = index.resolve_target(target) if target else index.marked_targets()
+def _lint_targets(files: list[str], target: str | None, scan: _Scan, collector: Collector) -> list[Target]:
+    """Find the targets file by file, keeping only the trees that hold one; then check each."""
+    loader = ModuleLoader(scan.root, files, scan.exclude)
+    index = Index(loader=loader)
+    functions: list[FunctionRef] = []
+    methods: list[FunctionRef] = []
+    known: set[str] = set()
+    modules_seen = False
+    for number, path in enumerate(files, 1):
+        source = scan.source(path)
+        if source is None:
+            continue
+        info = index.add(source)
+        found, fallback = index.targets_in(info, target)
+        functions += found
+        methods += fallback
+        if target is not None:
+            modules_seen = modules_seen or module_matches(info, target.rpartition(":")[0])
+            known.update(f.qualname for f in info.all_functions())
+        if not found and not fallback:
+            index.drop(info)  # read again if a call leads here
+        if number % COLLECT_EVERY == 0:
+            gc.collect(1)
+    roots = functions or methods
+    if target is not None and not roots and scan.read:
+        raise unknown_target(target, modules_seen, known)
     for root in roots:
         collector.check_tree(root)
-    return sum(s.data.count(b"\n") for s in sources), [_target(r) for r in roots]
+    scan.unreadable.extend(n for n in loader.notes if n not in scan.unreadable)
+    return [_target(r) for r in roots]
 
 
-def _lint_every_function(files: list[str], collector: _Collector) -> tuple[int, list[Target]]:
-    """``--all``: one file at a time, nothing followed, so each file's tree can go before the next.
+def _lint_every_function(files: list[str], scan: _Scan, collector: Collector) -> list[Target]:
+    """``--all``: every file on its own, nothing followed; in worker processes when there are many."""
+    workers = workers_for(len(files))
+    if not workers:
+        return _check_files(files, scan, collector)
+    targets: list[Target] = []
+    for part in check_in_workers(files, scan.root, collector.strict, workers):
+        collector.hazards.extend(part.hazards)
+        collector.suppressed += part.suppressed
+        collector.skipped.extend(part.skipped)
+        targets.extend(part.targets)
+        scan.lines += part.lines
+        scan.read += part.read
+        scan.unreadable.extend(part.unreadable)
+        scan.unknown_ignores.extend(part.unknown_ignores)
+    return targets
+
+
+def check_chunk(files: list[str], root: Path, strict: bool) -> ChunkResult:
+    """A worker's task: check some files under ``--all`` and return what it found."""
+    scan = _Scan(root)
+    collector = Collector(root, strict)
+    targets = _check_files(files, scan, collector)
+    gc.collect(1)  # this chunk's trees: the worker goes on to the next chunk
+    return ChunkResult(
+        collector.hazards, collector.suppressed, collector.skipped, targets, scan.lines, scan.read, scan.unreadable, scan.unknown_ignores
+    )
+
+
+def _check_files(files: list[str], scan: _Scan, collector: Collector) -> list[Target]:
+    """One file at a time, so each file's tree can go before the next.
 
     A module's index refers to itself (functions know their module), so with the GC
     paused the trees are only freed by an explicit collection, done every few files.
     """
-    lines = 0
     targets: list[Target] = []
     for number, path in enumerate(files, 1):
         if number % COLLECT_EVERY == 0:
             gc.collect(1)
-        source = parse_file(path)
-        lines += source.data.count(b"\n")
+        source = scan.source(path)
+        if source is None:
+            continue
         queue = list(Index([source]).all_modules[0].all_functions())
         while queue:
             ref = queue.pop(0)
             targets.append(_target(ref))
             queue.extend(collector.check_alone(ref))
-    return lines, targets
+    return targets
 
 
 def _target(ref: FunctionRef) -> Target:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from launchprof.lint.finder import FunctionRef
+from launchprof.lint.definitions import FunctionRef
 from launchprof.lint.values import Val
 
 
@@ -59,6 +59,15 @@ class StreamEvent:
     stream: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ParamWrite:
+    """``group["lr"] = value`` on an optimizer's ``param_groups`` entry (``key``: the setting)."""
+
+    node: ast.Assign | ast.AugAssign
+    key: str
+    val: Val
+
+
 @dataclass
 class FunctionFacts:
     """Everything the rules need about one function, walked with one set of argument kinds."""
@@ -72,6 +81,8 @@ class FunctionFacts:
     streams: list[StreamEvent] = field(default_factory=list)
     callees: list[tuple[FunctionRef, dict[str, Val]]] = field(default_factory=list)
     nested: list[FunctionRef] = field(default_factory=list)
+    unresolved: list[tuple[ast.Call, str]] = field(default_factory=list)  # calls not followed, with why
+    param_writes: list[ParamWrite] = field(default_factory=list)
 
 
 def text(node: ast.AST, limit: int = 60) -> str:

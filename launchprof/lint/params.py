@@ -11,7 +11,8 @@ from __future__ import annotations
 import ast
 
 from launchprof.lint import values as v
-from launchprof.lint.finder import FunctionRef, ModuleInfo
+from launchprof.lint.definitions import FunctionRef
+from launchprof.lint.modules import ModuleInfo
 from launchprof.lint.values import Val
 
 _SEQUENCES = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "Iterable", "Iterator"})
@@ -99,8 +100,16 @@ def root_params(ref: FunctionRef, is_target: bool) -> dict[str, Val]:
         elif kind is None and default is None and arg.annotation is None and is_target:
             params[arg.arg] = v.V_ARG
         else:
-            params[arg.arg] = v.V_UNKNOWN
+            params[arg.arg] = _model_annotation(arg.annotation, ref.module)
     return params
+
+
+def _model_annotation(ann: ast.expr | None, module: ModuleInfo) -> Val:
+    """``model: nn.Module`` or ``model: Net``: calling the argument runs a module, which gives tensors."""
+    if not isinstance(ann, ast.Name | ast.Attribute):
+        return v.V_UNKNOWN
+    val = module.static_val(ann, host_ok=False)
+    return val if val.kind in (v.INSTANCE, v.TORCHMOD) else v.V_UNKNOWN
 
 
 def callee_params(ref: FunctionRef, bound: dict[str, Val]) -> dict[str, Val]:
@@ -113,6 +122,6 @@ def callee_params(ref: FunctionRef, bound: dict[str, Val]) -> dict[str, Val]:
         elif kind == "number" or _is_number_literal(default):
             params[arg.arg] = v.V_LIT  # a constant unless the caller passes its own number
         else:
-            params[arg.arg] = v.V_UNKNOWN
+            params[arg.arg] = _model_annotation(arg.annotation, ref.module)
     params.update(bound)
     return params

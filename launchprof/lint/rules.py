@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from launchprof.lint import values as v
 from launchprof.lint.facts import CallFact, FunctionFacts, text
-from launchprof.lint.finder import FunctionRef
+from launchprof.lint.definitions import FunctionRef
 from launchprof.lint.values import Val
 
 
@@ -45,6 +45,12 @@ Rule = Callable[[FunctionFacts, Tree], Iterator[Finding]]
 # Receivers on which .item()/.tolist()/.nonzero() are not a GPU sync (host values).
 _HOST_RECEIVERS = frozenset({v.NUMPY, v.STR, v.TUPLE, v.META, v.LIT, v.NUMBER, v.HOST, v.SELF, v.INSTANCE, v.TORCHMOD, v.MODULES, v.NONE})
 _WAITS = "copies a device value to the host and waits for the GPU"
+_BRANCHES = frozenset({"if", "while", "conditional expression"})
+# Where a Python number is written into an optimizer, the fix is a tensor setting.
+_CAPTURABLE_HINT = (
+    "Here: make `{key}` a tensor (e.g. torch.tensor({key}, device='cuda')) and create the optimizer with "
+    "capturable=True where it supports it (Adam, AdamW, SGD ...); update it with fill_() outside the graph."
+)
 
 
 # --- hidden-sync ----------------------------------------------------------------
@@ -59,7 +65,8 @@ def hidden_sync(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
     for c in fn.conditions:
         if c.val.kind not in v.DEVICE_VALUES:
             continue
-        yield Finding("hidden-sync", c.node.lineno, f"`{c.construct}` on the tensor value `{text(c.node)}` {_WAITS}")
+        branch = "; the branch is also data-dependent (the graph keeps the one taken at capture)" if c.construct in _BRANCHES else ""
+        yield Finding("hidden-sync", c.node.lineno, f"`{c.construct}` on the tensor value `{text(c.node)}` {_WAITS}{branch}")
     for node in fn.masks:
         yield Finding(
             "hidden-sync",
@@ -165,9 +172,20 @@ def frozen_scalar(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
             f"`{text(node)}`: the graph keeps the value it had at capture",
             f"Here: pass `{name}` as a device tensor and update it with fill_()/copy_().",
         )
+    for w in fn.param_writes:
+        if w.val.kind in v.TENSOR_LIKE or w.val.kind in (v.TENSORS, v.LIT, v.NONE):
+            continue  # a tensor setting is read at replay; a constant never changes
+        what = f"Python number `{w.val.origin}`" if w.val.kind == v.NUMBER else "a Python value"
+        yield Finding(
+            "frozen-scalar",
+            w.node.lineno,
+            f"{what} is written into the optimizer's param_groups (`{text(w.node)}`): a captured optimizer step keeps "
+            "the value it had at capture",
+            _CAPTURABLE_HINT.format(key=w.key),
+        )
     for c in fn.conditions:
         name = c.val.origin or "?"
-        if c.val.kind != v.NUMBER or (c.node.lineno, name) in seen:
+        if c.val.kind != v.NUMBER or c.construct == "for" or (c.node.lineno, name) in seen:
             continue
         seen.add((c.node.lineno, name))
         yield Finding(
@@ -207,6 +225,27 @@ def _value_arguments(call: CallFact) -> Iterator[Val]:
     elif len(call.args) > position:
         yield call.args[position]
     yield from (val for key, val in call.kwargs.items() if key in v.VALUE_KEYWORDS)
+
+
+# --- data-dependent-control-flow ----------------------------------------------------
+
+
+def data_dependent_control_flow(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
+    """A branch or a loop bound decided by a Python number from the target's arguments."""
+    seen: set[int] = set()
+    for c in fn.conditions:
+        if c.val.kind != v.NUMBER or c.node.lineno in seen:
+            continue
+        seen.add(c.node.lineno)
+        name = c.val.origin or "?"
+        shape = f"the loop bound `{text(c.node)}`" if c.construct == "for" else f"the host branch `{c.construct} {text(c.node)}`"
+        yield Finding(
+            "data-dependent-control-flow",
+            c.node.lineno,
+            f"`{name}` (an argument of `{tree.root.qualname}`) decides {shape}: calls with other values run "
+            "other kernels, but the graph replays the ones recorded at capture",
+            "Here: capture one graph per value (or per loop count) and pick it on the host outside the step.",
+        )
 
 
 # --- unjoined-stream --------------------------------------------------------------
@@ -285,4 +324,14 @@ def _rng_uses(call: CallFact) -> Iterator[str]:
         yield "draws from a generator passed in (`generator=`), not torch's default one"
 
 
-RULES: tuple[Rule, ...] = (hidden_sync, pageable_copy, frozen_scalar, unjoined_stream, rng_state)
+RULES: tuple[Rule, ...] = (hidden_sync, pageable_copy, frozen_scalar, data_dependent_control_flow, unjoined_stream, rng_state)
+# The hazard kinds lint's rules can report (JUnit lists exactly these as lint checks).
+# ``unresolved-call`` is not a rule's: it says where lint could not look (``--strict``).
+KINDS_FOUND: tuple[str, ...] = (
+    "hidden-sync",
+    "pageable-copy",
+    "frozen-scalar",
+    "data-dependent-control-flow",
+    "unjoined-stream",
+    "rng-state",
+)

@@ -45,6 +45,9 @@ PATH = "path"  # an importable dotted path (origin): torch.cuda, numpy.random.ra
 UNKNOWN = "unknown"
 ZIPPED = "zipped"  # enumerate(...)/zip(...): ref holds one item's element kinds
 STREAM_CONTEXT = "stream-context"  # torch.cuda.stream(side); origin: the stream's source text
+DYNAMIC = "dynamic"  # a callable lint cannot name (getattr(...)); origin: why
+PGROUPS = "param-groups"  # optimizer.param_groups
+PGROUP = "param-group"  # one entry of it: writing a Python number into it freezes that number
 
 
 @dataclass(frozen=True, slots=True)

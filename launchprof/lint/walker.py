@@ -19,20 +19,22 @@ from collections.abc import Callable
 
 from launchprof.lint import calls
 from launchprof.lint import values as v
-from launchprof.lint.facts import Arith, CallFact, Condition, FunctionFacts, StreamEvent, text
-from launchprof.lint.finder import ClassInfo, FunctionRef, import_names
-from launchprof.lint.params import annotation_kind
+from launchprof.lint.facts import Arith, Condition, FunctionFacts, ParamWrite, StreamEvent
+from launchprof.lint.call_walker import CallWalker
+from launchprof.lint.definitions import ClassInfo, FunctionRef
+from launchprof.lint.modules import import_names
 from launchprof.lint.values import Val
 
 
 _TENSOR_META_ATTRS = frozenset(
     "shape ndim dtype device is_cuda requires_grad layout names is_leaf grad_fn is_sparse is_quantized is_meta itemsize nbytes".split()
 )
+# Optimizer settings that are flags, not numbers a schedule changes.
+_FLAG_SETTINGS = frozenset({"params", "capturable", "foreach", "fused", "differentiable", "maximize", "nesterov", "amsgrad", "name"})
 _TENSOR_SAME_ATTRS = frozenset("T mT H mH data grad real imag".split())
-_STREAM_METHODS = frozenset({"wait_stream", "wait_event", "record"})
 
 
-class Walker:
+class Walker(CallWalker):
     """Walk one function body once and return its :class:`FunctionFacts`."""
 
     def __init__(self, ref: FunctionRef, params: dict[str, Val], follow: bool) -> None:
@@ -43,6 +45,8 @@ class Walker:
         self.follow = follow
         self.facts = FunctionFacts(ref, params)
         self.stream_blocks: list[str] = []
+        args = ref.node.args
+        self.arg_names = frozenset(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
 
     def run(self) -> FunctionFacts:
         self.block(self.ref.node.body)
@@ -83,7 +87,10 @@ class Walker:
     def s_augassign(self, node: ast.AugAssign) -> None:
         old = self.ev(node.target)
         new = self.ev(node.value)
-        self.bind(node.target, self.arith(node, node.op, old, new))
+        result = self.arith(node, node.op, old, new)
+        if isinstance(node.target, ast.Subscript):
+            self.param_write(node.target, new if new.kind != v.LIT else result)
+        self.bind(node.target, result)
 
     def s_return(self, node: ast.Return) -> None:
         if node.value is not None:
@@ -101,7 +108,11 @@ class Walker:
         self.block(node.orelse)
 
     def s_for(self, node: ast.For | ast.AsyncFor) -> None:
-        self.bind(node.target, calls.element(self.ev(node.iter)))
+        it = self.ev(node.iter)
+        bound = self.loop_bound(node.iter)
+        if bound is not None:
+            self.facts.conditions.append(Condition(node.iter, "for", bound))
+        self.bind(node.target, calls.element(it))
         self.block(node.body)
         self.block(node.orelse)
 
@@ -164,6 +175,25 @@ class Walker:
             self.facts.conditions.append(Condition(test, construct, val))
         return val
 
+    def loop_bound(self, it: ast.expr) -> Val | None:
+        """The argument's number that sets how often ``for ... in range(n)`` runs, if any."""
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"):
+            return None
+        if "range" in self.env or "range" in self.module.functions or not self.facts.calls:
+            return None
+        call = self.facts.calls[-1]  # the range() call itself: a call is recorded after its arguments
+        if call.node is not it:
+            return None
+        return next((val for val in call.args if val.kind == v.NUMBER), None)
+
+    def param_write(self, target: ast.Subscript, val: Val) -> None:
+        """``group["lr"] = value`` on an optimizer's param group: a setting the graph freezes."""
+        key = target.slice
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)) or key.value in _FLAG_SETTINGS:
+            return
+        if self.ev(target.value).kind == v.PGROUP:
+            self.facts.param_writes.append(ParamWrite(target, key.value, val))
+
     def bind(self, target: ast.expr, val: Val) -> None:
         if isinstance(target, ast.Name):
             self.env[target.id] = val
@@ -182,7 +212,7 @@ class Walker:
         elif isinstance(target, ast.Attribute):
             self.ev(target.value)
         elif isinstance(target, ast.Subscript):
-            self.ev(target.value)
+            self.param_write(target, val)
             self.ev(target.slice)
         elif isinstance(target, ast.Starred):
             self.bind(target.value, v.V_UNKNOWN)
@@ -242,6 +272,8 @@ class Walker:
     def e_attribute(self, node: ast.Attribute) -> Val:
         recv = self.ev(node.value)
         k = recv.kind
+        if node.attr == "param_groups":  # an optimizer's (tensors have no such attribute)
+            return Val(v.PGROUPS)
         if k == v.PATH:
             return self.index.path_val(f"{recv.origin}.{node.attr}")
         if k in v.TENSOR_LIKE:
@@ -310,6 +342,8 @@ class Walker:
             return v.V_TENSOR
         if k in (v.HOST, v.ARG, v.META, v.NUMPY, v.STR):
             return value
+        if k == v.PGROUPS:
+            return Val(v.PGROUP)
         if k == v.TUPLE and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
             parts = value.ref
             if isinstance(parts, tuple) and -len(parts) <= node.slice.value < len(parts):
@@ -352,140 +386,6 @@ class Walker:
     def e_opaque(self, node: ast.expr) -> Val:
         """Lambdas run later, not here: their bodies belong to whoever calls them."""
         return v.V_UNKNOWN
-
-    # --- calls -------------------------------------------------------------------
-    def e_call(self, node: ast.Call) -> Val:
-        func = node.func
-        method: str | None = None
-        receiver: Val | None = None
-        fval: Val | None = None
-        if isinstance(func, ast.Attribute):
-            receiver = self.ev(func.value)
-            if receiver.kind == v.PATH:
-                fval = self.index.path_val(f"{receiver.origin}.{func.attr}")
-                receiver = None
-            else:
-                method = func.attr
-        else:
-            fval = self.ev(func)
-        args = tuple(self.ev(a) for a in node.args)
-        kwargs = {k.arg or "**": self.ev(k.value) for k in node.keywords}
-        path = fval.origin if fval is not None and fval.kind == v.PATH else None
-        fact = CallFact(node, path, method, receiver, args, kwargs)
-        self.facts.calls.append(fact)
-        if method is not None:
-            return self.method_result(fact, func)  # type: ignore[arg-type]
-        return self.call_result(fact, fval)  # type: ignore[arg-type]
-
-    def call_result(self, fact: CallFact, fval: Val) -> Val:
-        k = fval.kind
-        if k == v.FUNC:
-            return self.follow_call(fval.ref, fact)  # type: ignore[arg-type]
-        if k == v.CLASS:
-            return Val(v.INSTANCE, ref=fval.ref)
-        if k in (v.INSTANCE, v.MODULES, v.TORCHMOD):
-            return self.call_module(fval, fact)
-        if k == v.PATH and fact.path is not None:
-            return calls.path_result(fact, self.ref.cls)
-        return v.V_UNKNOWN
-
-    def follow_call(self, ref: FunctionRef, fact: CallFact, self_val: Val | None = None) -> Val:
-        """Note the call for following; its value is a tensor only when annotated so."""
-        if self.follow:
-            self.facts.callees.append((ref, self._bind_args(ref, fact, self_val)))
-        return v.V_TENSOR if annotation_kind(ref.node.returns, ref.module) == "tensor" else v.V_UNKNOWN
-
-    def call_module(self, fval: Val, fact: CallFact) -> Val:
-        """``layer(x)``: torch's own modules give tensors; linted ones run their forward."""
-        if fval.kind == v.TORCHMOD:
-            return v.V_TENSOR
-        classes = (fval.ref,) if fval.kind == v.INSTANCE else fval.ref
-        for cls in classes:  # type: ignore[union-attr]
-            target = cls.call_method()
-            if target is not None:
-                self.follow_call(target, fact, Val(v.SELF, ref=cls))
-        return v.V_ARG
-
-    def _bind_args(self, ref: FunctionRef, fact: CallFact, self_val: Val | None) -> dict[str, Val]:
-        names = [a.arg for a in ref.node.args.posonlyargs + ref.node.args.args]
-        bound: dict[str, Val] = {}
-        if self_val is not None and ref.is_method and names:
-            bound[names[0]] = self_val
-            names = names[1:]
-        for name, arg_node, val in zip(names, fact.node.args, fact.args):
-            if isinstance(arg_node, ast.Starred):
-                break
-            if val.kind != v.UNKNOWN:
-                bound[name] = val
-        known = set(names) | {a.arg for a in ref.node.args.kwonlyargs}
-        for key, val in fact.kwargs.items():
-            if key in known and val.kind != v.UNKNOWN:
-                bound[key] = val
-        return bound
-
-    def method_result(self, fact: CallFact, func: ast.Attribute) -> Val:
-        m = fact.method or ""
-        recv = fact.receiver or v.V_UNKNOWN
-        k = recv.kind
-        if m in _STREAM_METHODS:
-            self.stream_call(fact, func)
-        if k in (v.SELF, v.INSTANCE) and isinstance(recv.ref, ClassInfo):
-            return self.instance_method(recv, m, fact)
-        if k in (v.TENSOR, v.MASK) or (k == v.ARG and m in v.TENSOR_METHODS):
-            return calls.tensor_method(m, fact)
-        if k == v.HOST:
-            return calls.host_method(m, fact)
-        if m == "record_event":
-            return Val(v.EVENT, origin="current" if v.is_current(recv, func.value) else text(func.value))
-        if m in ("current_stream", "default_stream"):  # torch.accelerator / device handles
-            return v.V_CURRENT
-        if m in ("parameters", "buffers") and k in (v.TORCHMOD, v.MODULES, v.UNKNOWN):
-            return v.V_TENSORS
-        if k == v.STR and m == "format":
-            return v.V_TSTR if any(v.carries_tensor(a) for a in (*fact.args, *fact.kwargs.values())) else v.V_STR
-        if k == v.NUMPY:
-            return v.V_NUMPY
-        if m in ("item", "tolist") or m in v.NON_TENSOR_METHODS and k == v.ARG:
-            return v.V_META
-        return v.V_UNKNOWN
-
-    def instance_method(self, recv: Val, name: str, fact: CallFact) -> Val:
-        cls: ClassInfo = recv.ref  # type: ignore[assignment]
-        if recv.origin == "super":
-            target = next((c.methods[name] for c in list(cls.mro())[1:] if name in c.methods), None)
-        else:
-            target = cls.method(name)
-        if target is not None:
-            return self.follow_call(target, fact, Val(v.SELF, ref=cls))
-        attr = cls.attr(name)  # self.layer(x): an attribute holding a module
-        if attr is not None and attr.kind in (v.INSTANCE, v.MODULES, v.TORCHMOD):
-            return self.call_module(attr, fact)
-        if name in ("parameters", "buffers") and cls.is_module:
-            return v.V_TENSORS
-        return v.V_UNKNOWN
-
-    def stream_call(self, fact: CallFact, func: ast.Attribute) -> None:
-        """Fork/join bookkeeping: ``side.wait_stream(cur)`` forks, ``cur.wait_stream(side)`` joins."""
-        recv = fact.receiver or v.V_UNKNOWN
-        node = fact.node
-        m = fact.method
-        if m == "record":
-            if recv.kind == v.EVENT or (fact.args and fact.args[0].kind in (v.STREAM, v.CURRENT)):
-                if node.args:
-                    stream = "current" if v.is_current(fact.args[0], node.args[0]) else text(node.args[0])
-                else:
-                    stream = self.stream_blocks[-1] if self.stream_blocks else "current"
-                self.facts.streams.append(StreamEvent("record", text(func.value), node, stream))
-            return
-        if not node.args or recv.kind in (v.TENSOR, v.MASK, v.HOST, v.NUMPY, v.PATH):
-            return
-        if v.is_current(recv, func.value, loose=True):
-            action = "join" if m == "wait_stream" else "join-event"
-            self.facts.streams.append(StreamEvent(action, text(node.args[0]), node))
-        elif m == "wait_stream" and v.is_current(fact.args[0], node.args[0]):
-            self.facts.streams.append(StreamEvent("fork", text(func.value), node))
-        elif m == "wait_event":
-            self.facts.streams.append(StreamEvent("fork-event", text(func.value), node, text(node.args[0])))
 
 
 def _method(name: str) -> Callable[[Walker, ast.AST], object]:

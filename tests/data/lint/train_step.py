@@ -63,7 +63,7 @@ def train_step(x: torch.Tensor, y: torch.Tensor, lr: float, step: int) -> torch.
         p.add_(p.grad, alpha=-lr)  # finds: frozen-scalar
     safe = torch.where(loss > 0, loss, torch.zeros_like(loss))
     log.info("loss %s", loss)  # finds: hidden-sync
-    if step % 100 == 0:  # finds: frozen-scalar
+    if step % 100 == 0:  # finds: frozen-scalar, data-dependent-control-flow
         print(f"step {step} acc {acc}")  # finds: hidden-sync
     total = loss.item()  # launchprof: ignore
     lr_t = torch.full((), lr, device=x.device)  # launchprof: ignore[frozen-scalar]

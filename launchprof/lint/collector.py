@@ -1,0 +1,136 @@
+"""Walk targets and what they call, run the rules, and keep the findings.
+
+From each target the collector follows calls into every function lint can read (by
+name, ``mod.fn``, ``self.method``, ``self.layer(x)`` -> ``forward``, into other
+modules of the project), walking each function once per distinct set of argument
+kinds, so a hazard inside a helper is reported once, at the helper's line, with the
+call chain that reaches it from the target.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from launchprof.hazards.kinds import KINDS
+from launchprof.lint.definitions import FunctionRef
+from launchprof.lint.facts import FunctionFacts, text
+from launchprof.lint.params import callee_params, root_params
+from launchprof.lint.rules import RULES, Finding, Tree
+from launchprof.lint.suppress import is_suppressed
+from launchprof.lint.walker import Walker
+from launchprof.project import relative_to_root
+from launchprof.session import Hazard
+
+# A function called from many places with different argument kinds is walked at most this often.
+MAX_CONTEXTS = 8
+UNRESOLVED_KIND = "unresolved-call"
+
+
+@dataclass
+class Collector:
+    """Findings from all trees, deduplicated by place and message, with suppressions counted."""
+
+    root: Path
+    strict: bool = False
+    hazards: list[Hazard] = field(default_factory=list)
+    suppressed: int = 0
+    skipped: list[str] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)
+    walked: dict[tuple, FunctionFacts | None] = field(default_factory=dict)
+    contexts: dict[int, int] = field(default_factory=dict)
+    _seen: set[tuple] = field(default_factory=set)
+
+    def walk(self, ref: FunctionRef, params: dict, follow: bool) -> FunctionFacts | None:
+        """Walk one function; one that cannot be walked is skipped and named, never a traceback."""
+        try:
+            return Walker(ref, params, follow).run()
+        except RecursionError:
+            self.skipped.append(f"{ref.display} (nested too deeply)")
+        except Exception as exc:  # a construct lint does not know must not stop the whole check
+            self.skipped.append(f"{ref.display} (lint could not read it: {type(exc).__name__}: {exc})")
+        return None
+
+    def check_tree(self, root: FunctionRef) -> None:
+        """Walk the target and everything it calls that lint can read, then run every rule."""
+        queue: list[tuple[FunctionRef, dict, tuple[str, ...]]] = [(root, root_params(root, is_target=True), (root.qualname,))]
+        tree: list[FunctionFacts] = []
+        chains: dict[int, tuple[str, ...]] = {}
+        in_tree: set[tuple] = set()
+        while queue:
+            ref, params, chain = queue.pop(0)
+            key = (id(ref.node), tuple(sorted((name, val.kind, val.origin) for name, val in params.items())))
+            if key in in_tree:
+                continue
+            in_tree.add(key)
+            if key not in self.walked:
+                if self.contexts.get(id(ref.node), 0) >= MAX_CONTEXTS:
+                    continue
+                self.contexts[id(ref.node)] = self.contexts.get(id(ref.node), 0) + 1
+                self.walked[key] = self.walk(ref, params, follow=True)
+            facts = self.walked[key]
+            if facts is None:
+                continue
+            tree.append(facts)
+            chains.setdefault(id(facts), chain)
+            queue.extend((callee, callee_params(callee, bound), (*chain, callee.qualname)) for callee, bound in facts.callees)
+        whole = Tree(root, tuple(tree))
+        for facts in tree:
+            self.run_rules(facts, whole, chains[id(facts)])
+            self.note_unresolved(facts)
+
+    def check_alone(self, ref: FunctionRef) -> list[FunctionRef]:
+        """``--all``: one function on its own; returns the functions defined inside it."""
+        facts = self.walk(ref, root_params(ref, is_target=ref.is_target), follow=False)
+        if facts is None:
+            return []
+        self.run_rules(facts, Tree(ref, (facts,)), (ref.qualname,))
+        return facts.nested
+
+    def run_rules(self, facts: FunctionFacts, tree: Tree, chain: tuple[str, ...]) -> None:
+        for rule in RULES:
+            for finding in rule(facts, tree):
+                self.add(facts, finding, chain)
+
+    def note_unresolved(self, facts: FunctionFacts) -> None:
+        """Calls lint could not follow: listed in the footer, warnings under ``--strict``."""
+        source = facts.ref.module.source
+        for node, why in facts.unresolved:
+            where = f"{relative_to_root(os.path.abspath(source.path), self.root)}:{node.lineno}"  # type: ignore[attr-defined]
+            entry = f"{where} `{text(node, 40)}` ({why})"
+            if entry in self.unresolved:
+                continue
+            self.unresolved.append(entry)
+            if self.strict:
+                message = f"`{text(node, 60)}` is not followed: {why}; a hazard behind it would be missed"
+                self.add(facts, Finding(UNRESOLVED_KIND, node.lineno, message), ())  # type: ignore[attr-defined]
+
+    def add(self, facts: FunctionFacts, finding: Finding, chain: tuple[str, ...]) -> None:
+        source = facts.ref.module.source
+        key = (source.path, finding.line, finding.kind, finding.message)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        line = source.line(finding.line)
+        if is_suppressed(line, finding.kind):
+            self.suppressed += 1
+            return
+        kind = KINDS[finding.kind]
+        details = {"function": facts.ref.qualname, "code": line.strip()}
+        message = finding.message
+        if len(chain) > 1:
+            details["call_chain"] = " → ".join([*chain, f"{os.path.basename(source.path)}:{finding.line}"])
+            message = f"{message} (reached from the target: {details['call_chain']})"
+        self.hazards.append(
+            Hazard(
+                kind=kind.id,
+                severity=kind.severity,
+                message=message,
+                file=relative_to_root(os.path.abspath(source.path), self.root),
+                line=finding.line,
+                hint=f"{kind.hint} {finding.hint}".strip(),
+                source="static",
+                details=details,
+            )
+        )

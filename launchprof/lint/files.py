@@ -1,0 +1,141 @@
+"""The files lint reads: which ones a path names, how each is parsed, its module name.
+
+A folder is walked for ``*.py`` files in a stable order, skipping caches, hidden
+folders and virtual environments, so reports do not reorder between runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import os
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from launchprof.errors import UsageError
+
+# Folders that hold no user code: caches and installed packages (and any folder with a pyvenv.cfg).
+SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "dist-packages", "venv"})
+
+
+@dataclass(frozen=True, eq=False)
+class SourceFile:
+    """One parsed file. ``path`` is as the user gave it (or joined under a given folder)."""
+
+    path: str
+    module: str
+    is_package: bool
+    tree: ast.Module
+    data: bytes
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return self.data.decode("utf-8", errors="replace").splitlines()
+
+    def line(self, number: int) -> str:
+        lines = self.lines
+        return lines[number - 1] if 0 < number <= len(lines) else ""
+
+
+class Unreadable(Exception):
+    """A file lint could not read or parse: a note in the report, not a stop (its text says why)."""
+
+
+def collect_files(paths: tuple[Path, ...] | list[Path], root: Path, exclude: tuple[str, ...] = ()) -> list[str]:
+    """Every file to lint: given files as they are, folders walked for ``*.py``.
+
+    Hidden folders, caches, virtual environments and ``exclude`` globs (matched against
+    the path relative to ``root`` and against each name) are skipped in folders; a file
+    named on the command line is always linted. The order is stable (sorted per
+    folder) so that reports do not reorder between runs. A dangling symlink is kept:
+    reading it fails later, as a note.
+    """
+    files: list[str] = []
+    seen: set[str] = set()
+    for given in paths:
+        p = Path(given)
+        if p.is_dir():
+            candidates = list(_walk_py(str(p), root.resolve(), exclude))
+        elif p.is_file() or p.is_symlink():
+            candidates = [str(p)]
+        else:
+            raise UsageError(f"no such file or folder: {p}")
+        for f in candidates:
+            key = os.path.realpath(f)
+            if key not in seen:
+                seen.add(key)
+                files.append(f)
+    return files
+
+
+def is_excluded(path: str, root: Path, exclude: tuple[str, ...]) -> bool:
+    """``path`` matches an exclude glob, by its path under ``root`` or by its own name."""
+    if not exclude:
+        return False
+    name = os.path.basename(path)
+    try:
+        rel = Path(os.path.abspath(path)).relative_to(root).as_posix()
+    except ValueError:
+        rel = Path(path).as_posix()
+    return any(fnmatch.fnmatch(rel, g) or fnmatch.fnmatch(name, g) or fnmatch.fnmatch(rel, g.rstrip("/") + "/*") for g in exclude)
+
+
+def _walk_py(top: str, root: Path, exclude: tuple[str, ...]) -> Iterator[str]:
+    for folder, dirs, names in os.walk(top):
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not d.startswith(".")
+            and d not in SKIP_DIRS
+            and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
+            and not is_excluded(os.path.join(folder, d), root, exclude)
+        )
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            if name.endswith(".py") and not is_excluded(path, root, exclude):
+                yield path
+
+
+def read_file(path: str) -> bytes:
+    """The file's bytes; :class:`Unreadable` (with the reason) when it cannot be read."""
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        reason = "a dangling symlink" if os.path.islink(path) and not os.path.exists(path) else exc.strerror or str(exc)
+        raise Unreadable(f"{path}: cannot read: {reason}") from None
+
+
+def parse_file(path: str, data: bytes | None = None) -> SourceFile:
+    """Read and parse one file; :class:`Unreadable` names the file (and line) when it cannot be."""
+    if data is None:
+        data = read_file(path)
+    try:
+        with warnings.catch_warnings():  # invalid escapes etc. are the user's business, not lint's output
+            warnings.simplefilter("ignore")
+            tree = ast.parse(data, filename=path)
+    except SyntaxError as exc:
+        where = f"{path}:{exc.lineno}" if exc.lineno else path
+        raise Unreadable(f"{where}: cannot parse: {exc.msg}") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise Unreadable(f"{path}: cannot parse: {exc}") from None
+    module, is_package = module_name(path)
+    return SourceFile(path, module, is_package, tree, data)
+
+
+def module_name(path: str) -> tuple[str, bool]:
+    """The dotted module name of ``path``: folders with ``__init__.py`` above it become packages."""
+    p = Path(path).resolve()
+    is_package = p.name == "__init__.py"
+    parts = [] if is_package else [p.stem]
+    folder = p.parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    if not parts:  # an __init__.py outside any package
+        parts = [p.parent.name]
+    return ".".join(parts), is_package
+
+

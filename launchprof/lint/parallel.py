@@ -1,0 +1,58 @@
+"""``--all`` over many files: chunks of files checked in worker processes, results in order.
+
+Under ``--all`` nothing is followed across files, so each file is checked on its own
+and the work splits cleanly. Parsing is most of the cost and holds the GIL, so
+processes (forked: no re-import, no pickled trees) are what use a second core. Small
+runs stay in one process, where starting workers would cost more than they save.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from launchprof.session import Hazard
+
+# Fewer files than this are checked in this process.
+PARALLEL_MIN_FILES = 64
+# Files per task: big enough to amortise the round trip, small enough to balance the cores.
+CHUNK_FILES = 16
+
+
+@dataclass(frozen=True)
+class ChunkResult:
+    """What checking one chunk of files gave (everything picklable, no syntax trees)."""
+
+    hazards: list[Hazard]
+    suppressed: int
+    skipped: list[str]
+    targets: list
+    lines: int
+    read: int
+    unreadable: list[str]
+    unknown_ignores: list[str]
+
+
+def workers_for(files: int) -> int:
+    """How many worker processes to use for ``files`` files: 0 means check them here."""
+    if files < PARALLEL_MIN_FILES or not hasattr(os, "fork"):
+        return 0
+    cores = usable_cores()
+    return min(cores, files // CHUNK_FILES) if cores > 1 else 0
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (a CI container often gets fewer than the host has)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def check_in_workers(files: list[str], root: Path, strict: bool, workers: int) -> list[ChunkResult]:
+    """Check ``files`` in ``workers`` forked processes; the results come back in file order."""
+    import multiprocessing  # only here: a small run does not pay for importing it
+
+    from launchprof.lint.engine import check_chunk
+
+    chunks = [(files[i : i + CHUNK_FILES], root, strict) for i in range(0, len(files), CHUNK_FILES)]
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        return pool.starmap(check_chunk, chunks, chunksize=1)

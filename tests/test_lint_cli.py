@@ -148,12 +148,8 @@ def test_sarif_locates_each_finding(tmp_path):
 def test_github_annotations(tmp_path):
     result = invoke(STEP, "--github", "-f", "json", "-o", tmp_path / "o.json")
     assert result.exit_code == 0
-<<<<<<< HEAD
     assert "::error file=" in result.stderr and ",line=57," in result.stderr  # annotations go to stderr
     assert "::warning file=" in result.stderr
-=======
-    assert "::error file=" in result.stdout and ",line=57," in result.stdout
-    assert "::warning file=" in result.stdout
 
 
 PROJECT = DATA / "project"
@@ -231,4 +227,3 @@ def test_paths_given_relative_to_the_working_folder_are_reported_relative_to_the
     assert "train.py:" in note and "lint/project/train.py" not in note
     report = json_report(tmp_path, Path("lint/project/train.py"), "--target", "helper")
     assert [h["file"] for h in report["hazards"]] == ["pkg/stats.py"]
->>>>>>> lint

@@ -17,28 +17,12 @@ import os
 import platform
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from launchprof.models import Machine
+
 SMI_TIMEOUT_S = 5.0  # nvidia-smi answers in well under a second; a hung driver must not hang the worker
-
-
-@dataclass(frozen=True)
-class MachineInfo:
-    """What the worker's ``machine`` event carries (docs/worker-events.md); all optional but python."""
-
-    gpu: str | None
-    driver: str | None
-    cuda: str | None
-    torch: str | None
-    python: str
-    cpu_model: str | None = None
-    cpu_cores: int | None = None
-    load_avg: float | None = None  # 1-minute load average at start
-    gpu_memory_bytes: int | None = None
-    gpu_clocks_mhz: dict[str, int] | None = None  # {"sm": ..., "mem": ...} at start
-    gpu_other_processes: bool | None = None  # other processes had a CUDA context on our GPU
 
 
 # --- host -------------------------------------------------------------------------------------
@@ -213,11 +197,11 @@ def torch_device() -> dict[str, Any]:
     return info
 
 
-def collect_machine() -> MachineInfo:
+def collect_machine() -> Machine:
     """Describe this machine and its state now; imports torch, so call it in the worker, not the CLI."""
     dev = torch_device()
     gpu = gpu_state(dev.get("uuid")) if dev.get("gpu") else {}
-    return MachineInfo(
+    return Machine(
         gpu=dev.get("gpu"),
         driver=gpu.get("driver"),
         cuda=dev.get("cuda"),

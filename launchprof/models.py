@@ -54,10 +54,10 @@ class Machine:
     python: str
     cpu_model: str | None = None
     cpu_cores: int | None = None
-    load_avg: list[float] | None = None  # 1, 5 and 15 minute load average at start
+    load_avg: float | None = None  # 1-minute load average at start
     gpu_memory_bytes: int | None = None
     gpu_clocks_mhz: dict[str, float] | None = None  # {"sm": ..., "mem": ...} at start, read only
-    gpu_other_processes: bool | int | list[Any] | None = None
+    gpu_other_processes: bool | None = None  # other processes had a CUDA context on our GPU
 
 
 @model

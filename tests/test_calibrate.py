@@ -16,7 +16,7 @@ from launchprof.session import Machine
 
 MACHINE_EVENT = {
     "gpu": "NVIDIA H200", "driver": "580.95.05", "cuda": "13.0", "torch": "2.11.0+cu130", "python": "3.12.3",
-    "cpu_model": "Xeon", "cpu_cores": 16, "load_avg": [0.1, 0.2, 0.3], "gpu_other_processes": False,
+    "cpu_model": "Xeon", "cpu_cores": 16, "load_avg": 0.1, "gpu_other_processes": False,
 }
 H200 = Machine(gpu="NVIDIA H200", driver="580.95.05", cuda="13.0", torch="2.11.0+cu130", python="3.12.3")
 

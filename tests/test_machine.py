@@ -130,7 +130,7 @@ def test_collect_machine_on_cpu_is_plain_json(monkeypatch: pytest.MonkeyPatch, n
     data = json.loads(json.dumps(dataclasses.asdict(info)))  # what the worker's machine event writes
     assert data["load_avg"] == 3.5 and data["cpu_cores"] >= 1 and data["python"]
     assert data["gpu"] is None and data["gpu_clocks_mhz"] is None and data["gpu_other_processes"] is None
-    assert set(data) == {f.name for f in dataclasses.fields(machine.MachineInfo)}
+    assert set(data) == {f.name for f in dataclasses.fields(machine.Machine)}
 
 
 def test_collect_machine_with_a_fake_gpu(monkeypatch: pytest.MonkeyPatch, no_nvml: None) -> None:

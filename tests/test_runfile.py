@@ -168,7 +168,8 @@ def test_analyze_end_to_end_with_a_fake_worker(tmp_path, monkeypatch, capsys):
 
     def fake_worker(config, rundir, timeout, show_output, on_events=None):
         (rundir / "trace.json").write_text(trace.read_text())
-        moved = [dict(e, path=str(rundir / "trace.json")) if e["type"] == "trace" else e for e in events]
+        # The worker names its traces relative to its run folder (docs/worker-events.md).
+        moved = [dict(e, path="trace.json") if e["type"] == "trace" else e for e in events]
         return WorkerResult(events=moved, returncode=0, timed_out=False, interrupted=False, wall_s=2.0, log_path=None)
 
     monkeypatch.setattr(analyze_cmd, "run_worker", fake_worker)
@@ -183,6 +184,7 @@ def test_analyze_end_to_end_with_a_fake_worker(tmp_path, monkeypatch, capsys):
     assert data["machine"]["cpu_cores"] == 16
     again = analyse(load_run(tmp_path / "r.lprun"))
     assert again.eager == Report.from_dict(data).eager
+    assert load_run(tmp_path / "r.lprun").trace("eager") == json.loads(trace.read_text())
 
 
 def _converter(*args: str):

@@ -130,7 +130,8 @@ def save_run(options: AnalyzeOptions, root: Path, result: WorkerResult, rundir: 
         worker=WorkerOutcome(result.returncode, result.timed_out, result.interrupted, round(result.wall_s, 3), options.timeout),
         repeat=options.repeat,
     )
-    traces = {what: Path(p) for what, p in evidence.traces.items() if Path(p).is_file()}
+    # Trace paths in events are relative to the worker's run folder (docs/worker-events.md).
+    traces = {what: rundir / p for what, p in evidence.traces.items() if p and (rundir / p).is_file()}
     path = default_run_path(options.script, list(options.outputs), options.run_out)
     write_run(header, result.events, traces, path)
     if options.run_out is None and not options.outputs:

@@ -315,16 +315,19 @@ class TargetRun:
         want_validation = self.validations < self.config.validations and (
             self.replay_calls in (1, max(2, self.in_loop_calls // 2)) or self.replays_timed >= self.in_loop_calls
         )
+        # A call the graph can serve is a burst argument set even when a Python number in it
+        # changed: a replay then computes with the captured value, but does the same work, so
+        # its time is what a fixed step would cost (the frozen-scalar finding says the rest).
+        if len(self.replay_sets) < BURST_SETS:
+            self.replay_sets.append((args, kwargs))
+            if len(self.replay_sets) == BURST_SETS:
+                self._bursts()
         if changed:
             if self.validations < self.config.validations + 2:
                 return self._validate(index, args, kwargs, state, changed_scalars=changed)
             return self._fallback(index, args, kwargs, reason="scalar", changed=changed)
         if want_validation:
             return self._validate(index, args, kwargs, state, changed_scalars=[])
-        if len(self.replay_sets) < BURST_SETS:
-            self.replay_sets.append((args, kwargs))
-            if len(self.replay_sets) == BURST_SETS:
-                self._bursts()
         if self.eager_interleaved < self.replays_timed and self.eager_interleaved < self.in_loop_calls:
             return self._timed_eager(index, args, kwargs)
         return self._timed_replay(index, args, kwargs)

@@ -92,8 +92,8 @@ def _block(k: Kind, per: int, time_cap_s: float) -> int:
     for i in range(per):
         fn, start, end = calls[(k.samples + i) % ncalls], starts[i], ends[i]
         sync()
+        start.record()  # before the host clock starts: its enqueue cost is launchprof's
         t0 = perf()
-        start.record()
         fn()
         end.record()
         sync()

@@ -39,6 +39,8 @@ class Evidence:
     traces: dict[str, str] = field(default_factory=dict)
     probe: dict[str, Any] | None = None
     capture: dict[str, Any] | None = None
+    anatomy: dict[str, Any] | None = None  # the captured graph's nodes and edges
+    race_check: dict[str, Any] | None = None  # the sanitizer pass (worker/race_check.py)
     memory: dict[str, Any] | None = None
     validations: list[dict[str, Any]] = field(default_factory=list)
     fallbacks: list[dict[str, Any]] = field(default_factory=list)
@@ -70,6 +72,8 @@ def _fields(e: dict[str, Any]) -> dict[str, Any]:
 _SINGLE = {
     "probe": "probe",
     "capture": "capture",
+    "anatomy": "anatomy",
+    "race-check": "race_check",
     "memory": "memory",
     "calibration": "calibration",
     "plan-end": "plan_end",

@@ -99,6 +99,38 @@ class EagerProfile:
 
 
 @model
+class GraphNode:
+    """One node of a captured graph, as drawn: its level is its depth from the roots."""
+
+    id: int
+    type: str
+    name: str | None = None
+    level: int = 0
+    us: float | None = None  # its duration in the profiled replay, where it could be joined
+
+
+@model
+class Anatomy:
+    """The captured graph's structure (launchprof.analysis.anatomy). ``nodes`` and
+    ``edge_list`` are kept for small graphs only, which the HTML report draws in full."""
+
+    nodes_by_type: dict[str, int]
+    edges: int | None  # None: the edges could not be read
+    roots: int | None
+    leaves: int | None
+    critical_path_nodes: int | None  # nodes on the longest dependency chain
+    critical_path_us: float | None  # its measured time in the profiled replay
+    max_width: int | None  # the widest level: nodes that could run at once
+    total_us: float | None = None  # every joined node's time: the chain if nothing overlapped
+    levels: list[int] = dataclasses.field(default_factory=list)  # nodes per level
+    critical_path: list[int] = dataclasses.field(default_factory=list)  # node ids
+    nodes: list[GraphNode] = dataclasses.field(default_factory=list)
+    edge_list: list[list[int]] = dataclasses.field(default_factory=list)
+    replay_streams: int | None = None  # streams the replay's kernels ran on
+    overlap_us: float | None = None  # kernel time that ran alongside other kernels in replay
+
+
+@model
 class ReplayProfile:
     step_us: Stats | None  # copy-in of changed inputs + replay, no clone
     graph_nodes: int | None
@@ -115,6 +147,7 @@ class ReplayProfile:
     launchprof_bytes: int | None = None  # launchprof's static input buffers + one output clone
     setup_us: float | None = None  # capture + warm-up + instantiate: what payback must recover
     warmup_us: float | None = None
+    anatomy: Anatomy | None = None  # nodes_by_type supersedes node_types (kept as the alias)
 
 
 @model

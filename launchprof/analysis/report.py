@@ -11,6 +11,8 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from launchprof import __version__
+from launchprof.analysis.anatomy import with_anatomy
+from launchprof.analysis.concurrency import concurrency_notes
 from launchprof.analysis.notes import extra_nodes, memory_for_no_gain
 from launchprof.analysis.prediction import predicted
 from launchprof.analysis.profiles import calibration_note, eager_profile, replay_profile, validation_of
@@ -75,6 +77,7 @@ def build_report(
     calls, eager_tl = eager_calls(traces)
     ev = ev.with_sequences([c.sequence for c in calls])
     eager, replay, validation = eager_profile(ev, calls), replay_profile(ev), validation_of(ev)
+    replay = with_anatomy(replay, ev.anatomy, traces("replay"))
     ratio = speedup(eager_samples(ev), replay_samples(ev)) if replay else None
     captured = None if ev.capture is None else bool(ev.capture.get("ok"))
     verdict = Verdict(decide(ev.target is not None, captured, validation, ratio))
@@ -95,6 +98,7 @@ def build_report(
     for note in (calibration_note(ev), memory_for_no_gain(replay, ratio), extra_nodes(eager, replay)):
         if note:
             notes.append(note)
+    notes += concurrency_notes(replay.anatomy if replay else None, ev.race_check, [k["dur_us"] for k in eager_tl])
     timeline = None
     if eager_tl:
         replay_trace = traces("replay")

@@ -22,6 +22,7 @@ from rich.text import Text
 
 from launchprof.render import figures
 from launchprof.render import format as fmt
+from launchprof.render.anatomy import anatomy_line
 from launchprof.render.base import Renderer
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
 from launchprof.session import Report
@@ -104,6 +105,9 @@ class ConsoleRenderer(Renderer):
             pool = f", shared pool about {fmt.size(b.pool_bytes_estimate)}" if b.pool_bytes_estimate else ""
             sizes = ", ".join(map(str, b.sizes))
             parts.append(Text(f"capture buckets for {b.argument} dim {b.dim}: {sizes} (padding waste {fmt.percent(b.padding_waste)}{pool})"))
+        graph = anatomy_line(report)
+        if graph:
+            parts.append(Text(graph))
         hz = hazards(report, root)
         if hz is not None:
             parts.append(hz)

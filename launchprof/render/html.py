@@ -18,6 +18,7 @@ from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
 from launchprof.render import figures
+from launchprof.render.anatomy import anatomy_line, anatomy_svg
 from launchprof.render import format as fmt
 from launchprof.render.base import Renderer
 from launchprof.render.figures import key_numbers, machine_line, verdict_sentence
@@ -211,6 +212,8 @@ class HtmlRenderer(Renderer):
             timeline=timeline_view(report),
             plot_width=PLOT_WIDTH,
             crossover=crossover_svg(report, self.options.device_profile),
+            graph_line=anatomy_line(report),
+            graph_svg=anatomy_svg(report),
             hazards=hazards,
             machine=machine_line(report),
             fmt_fraction=fmt_fraction,

@@ -13,6 +13,7 @@ from typing import Any
 
 from launchprof.render import figures
 from launchprof.render import format as fmt
+from launchprof.render.anatomy import anatomy_line
 from launchprof.render.base import Renderer
 from launchprof.render.figures import key_numbers, location, machine_line, sorted_hazards, verdict_sentence
 from launchprof.render.paths import relative, report_root
@@ -101,6 +102,7 @@ class MarkdownRenderer(Renderer):
             rows = [(label, md_text(value)) for label, value in key_numbers(report)]
             parts.append(md_table(("Measure", "Value"), rows))
             parts += [f"> {md_text(line)}" for line in figures.detail_lines(report)]
+            parts += [f"> {md_text(line)}" for line in [anatomy_line(report)] if line]
         parts += self._buckets(report) + [self._hazards(report, root)]
         parts += [f"- {md_text(note)}" for note in report.notes]
         parts.append(f"<sub>{md_text(machine_line(report))}</sub>")

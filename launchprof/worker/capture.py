@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from launchprof.worker.frames import traceback_site
-from launchprof.worker.graphinfo import graph_nodes
+from launchprof.worker.graphinfo import counts_of, graph_anatomy
 from launchprof.worker.memory import own_pool_bytes, peak_of, pool_segment_bytes, room_for_capture, split_pool
 
 
@@ -34,6 +34,7 @@ class Captured:
     workspace_bytes: int | None = None  # one-time library workspaces in the first pool
     warmup_us: float | None = None
     notes: list[str] = field(default_factory=list)
+    anatomy: dict[str, Any] | None = None  # nodes and edges (worker/graphinfo.py)
 
 
 class CaptureFailed(Exception):
@@ -90,10 +91,11 @@ def capture(
         raise CaptureFailed(info) from None
     capture_us = (time.perf_counter() - t0) * 1e6
     notes: list[str] = []
-    nodes, types, problem = (None, {}, None)
+    nodes, types, problem, anatomy = (None, {}, None, None)
     instantiate_us: float | None = None
     if kept:
-        nodes, types, problem = graph_nodes(graph.raw_cuda_graph())
+        anatomy, problem = graph_anatomy(graph.raw_cuda_graph())
+        nodes, types = counts_of(anatomy)
         if problem:
             notes.append(problem)
         torch.cuda.synchronize()
@@ -123,6 +125,7 @@ def capture(
         workspace_bytes=workspace,
         warmup_us=warmup_us,
         notes=notes,
+        anatomy=anatomy,
     )
 
 

@@ -31,6 +31,7 @@ from launchprof.worker.observe import bind_arguments, call_signature, describe_c
 from launchprof.worker.plan_bursts import run_plan_bursts
 from launchprof.worker.probe import probe_call
 from launchprof.worker.profiler_tables import write_table
+from launchprof.worker.race_check import check_streams
 from launchprof.worker.static_inputs import StaticInputs
 from launchprof.worker.timing import timed
 from launchprof.worker.trees import clone_tensors, copy_into, flat_tensors, tensor_leaves
@@ -288,6 +289,8 @@ class TargetRun:
             moved_args=sorted(self.inputs.moved_args),
             notes=cap.notes,
         )
+        if cap.anatomy:
+            self.events.write("anatomy", **cap.anatomy)
         self.captured_signature = call_signature(records)
         self.captured_scalars = scalar_values(records)
         self.inputs.plan(cap.static_args, cap.static_kwargs, args, kwargs)
@@ -448,6 +451,7 @@ class TargetRun:
                 self.events.write("note", text=f"profiler trace could not be written: {exc}")
         if bursts:
             self._bursts()
+            check_streams(self)  # last: the sanitizer's trace hooks stay on (worker/race_check.py)
         self.events.write(
             "plan-end",
             reason=reason,

@@ -166,7 +166,11 @@ def analyze(
     ] = False,
     save_trace: Annotated[
         Path | None,
-        typer.Option("--save-trace", help="Keep the eager torch.profiler trace (Chrome trace JSON) here.", show_default=False),
+        typer.Option(
+            "--save-trace",
+            help="Write the eager and replay profiler traces (Chrome trace JSON, for Perfetto) into this folder; a path ending in .json gets the eager trace.",
+            show_default=False,
+        ),
     ] = None,
     project_root: ProjectRootOpt = None,
     source_root: SourceRootAlias = None,
@@ -303,6 +307,10 @@ def report(
             show_default=False,
         ),
     ] = None,
+    save_trace: Annotated[
+        Path | None,
+        typer.Option("--save-trace", help="Write a run file's eager and replay profiler traces (Chrome trace JSON) into this folder.", show_default=False),
+    ] = None,
 ) -> int:
     """Re-analyse a saved run, or re-render a JSON report, in any format (no GPU needed)."""
     from launchprof.commands.report import ReportOptions, run
@@ -315,6 +323,7 @@ def report(
             project_root=project_root or source_root,
             github=github,
             profile=profile,
+            save_trace=save_trace,
         )
     )
 

@@ -33,6 +33,7 @@ from launchprof.render import RenderOptions
 from launchprof.run import default_run_path, load_run, prune, write_run
 from launchprof.runner import WorkerResult, run_worker
 from launchprof.targets import check_target_statically, parse_target
+from launchprof.trace_export import check_destination, export_traces
 from launchprof.worker.config import WORKER_ENV_EXIT, WorkerConfig
 
 NO_GPU_HELP = "lint, report and compare work without a GPU"
@@ -82,6 +83,8 @@ def check_usage(options: AnalyzeOptions) -> list[Output]:
     for flag, path in (("--save-trace", options.save_trace), ("--run-out", options.run_out)):
         if path is not None and not path.parent.is_dir():
             raise UsageError(f"folder for {flag} does not exist: {path.parent}")
+    if options.save_trace is not None:
+        check_destination(options.save_trace)
     if options.project_root is not None and not options.project_root.is_dir():
         raise UsageError(f"--project-root is not a folder: {options.project_root}")
     if options.profile is not None:
@@ -176,14 +179,14 @@ def run(options: AnalyzeOptions) -> int:
         check_environment(result, evidence)
         failed = script_failed(evidence, {"timed_out": result.timed_out})
         run_path = save_run(options, root, result, rundir, evidence)
-        trace = evidence.traces.get("eager") or evidence.traces.get("whole-script")
-        if options.save_trace is not None and trace and Path(trace).exists():
-            shutil.copyfile(trace, options.save_trace)
     finally:
         # The script's hidden output is kept (and named below) only when the script failed.
         if not (failed and result.log_path is not None and result.log_path.exists()):
             shutil.rmtree(rundir, ignore_errors=True)
     loaded = load_run(run_path)
+    if options.save_trace is not None:
+        for saved in export_traces(loaded, options.save_trace):
+            console.print(f"[dim]trace saved: {saved}[/]")
     profile = load_device_profile(options.profile, loaded.header.machine, console)
     report = analyse(loaded, profile)
     render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile else None)

@@ -24,6 +24,7 @@ class ReportOptions:
     project_root: Path | None
     github: bool
     profile: Path | None = None
+    save_trace: Path | None = None
 
 
 def run(options: ReportOptions) -> int:
@@ -31,6 +32,8 @@ def run(options: ReportOptions) -> int:
 
     A missing, truncated, malformed or newer-schema file raises UsageError (exit 2)."""
     outputs = plan_outputs(list(options.formats), list(options.outputs))
+    if options.save_trace is not None:
+        save_traces(options.session, options.save_trace)
     profile = None
     if options.profile is not None:
         from launchprof.crossover.profile import load_profile
@@ -41,3 +44,16 @@ def run(options: ReportOptions) -> int:
     render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile is not None else None)
     emit(report, outputs, render, github=options.github)
     return 0
+
+
+def save_traces(session: Path, dest: Path) -> None:
+    """``--save-trace``: only a run file holds profiler traces; a JSON report has none."""
+    from launchprof.analysis.load import is_run_file
+    from launchprof.errors import UsageError
+    from launchprof.run import load_run
+    from launchprof.trace_export import check_destination, export_traces
+
+    check_destination(dest)
+    if not session.is_file() or not is_run_file(session):
+        raise UsageError(f"--save-trace needs a run file (NAME.lprun); {session} is not one")
+    export_traces(load_run(session), dest)

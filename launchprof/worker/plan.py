@@ -203,7 +203,7 @@ class TargetRun:
             self.profiler = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
             torch.cuda.synchronize()
             self.profiler.__enter__()
-        with nvtx_range("eager"), record_function(f"launchprof/call{self.in_phase}"):
+        with nvtx_range("eager"), record_function("launchprof/eager"), record_function(f"launchprof/call{self.in_phase}"):
             out = self._user(*args, **kwargs)
             torch.cuda.synchronize()
         self.in_phase += 1
@@ -390,7 +390,7 @@ class TargetRun:
         snap = self._snapshot(args, kwargs, self._state_of(args, kwargs))
         torch.cuda.synchronize()
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            with record_function("launchprof/call0"):
+            with record_function("launchprof/replay"), record_function("launchprof/call0"):
                 self._run_graph(args, kwargs)
                 torch.cuda.synchronize()
         path = write_table(prof, self._run_dir(), "replay")

@@ -1,0 +1,221 @@
+"""``launchprof.analyze``: the worker's measurement, run on a live function in this process.
+
+A function object cannot be sent to a worker process, so the API drives the worker's own
+plan (:class:`launchprof.worker.plan.TargetRun`) here: it calls the plan as many times as
+the plan needs (``plan_size``), writing the same events into a temporary run folder, packs
+them into a run file and analyses that file exactly as ``launchprof analyze`` does. Only the
+process boundary differs, and with it one consequence: a sticky CUDA error (a device-side
+assert, an illegal address) inside the function poisons this process's CUDA context, so it
+ends the caller's process too, where the CLI would only lose its worker.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import inspect
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from launchprof import __version__
+from launchprof.errors import EnvironmentProblem, ScriptFailed
+from launchprof.models import RUN_FORMAT_VERSION, Report, RunHeader, WorkerOutcome
+from launchprof.project import find_project_root, relative_to_root
+from launchprof.worker.config import WorkerConfig, plan_size
+
+Call = tuple[tuple[Any, ...], dict[str, Any]]
+
+NO_CUDA = "launchprof.analyze needs a CUDA device: {problem} (lint, report and compare work without a GPU)"
+# The plan may ask for more calls than plan_size (fallbacks, extra validations when a
+# scalar changes); past this many times plan_size it is closed as it stands.
+EXTRA_CALLS_FACTOR = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanSettings:
+    """How much to measure: the CLI's defaults for ``analyze``, fewer timed calls for ``check``."""
+
+    repeat: int = 50
+    warmup: int = 3
+    profile_calls: int = 3
+    validations: int = 4
+    calibrate: bool = True
+
+
+def source_of(fn: Callable[..., Any]) -> tuple[str, int | None]:
+    """The file and first line of ``fn`` (unwrapping decorators and bound methods)."""
+    target = inspect.unwrap(getattr(fn, "__func__", fn))
+    code = getattr(target, "__code__", None) or getattr(getattr(target, "forward", None), "__code__", None)
+    if code is not None:
+        return code.co_filename, code.co_firstlineno
+    try:
+        return inspect.getfile(target), None
+    except TypeError:
+        return "<unknown>", None
+
+
+def require_cuda() -> None:
+    """Raise EnvironmentProblem (exit code 4) unless torch imports and a CUDA device starts."""
+    try:
+        import torch
+    except Exception as exc:
+        raise EnvironmentProblem(NO_CUDA.format(problem=f"torch cannot be imported ({type(exc).__name__}: {exc})")) from None
+    if not torch.cuda.is_available():
+        raise EnvironmentProblem(NO_CUDA.format(problem="no CUDA device is available (torch.cuda.is_available() is False)"))
+    try:
+        torch.cuda.init()
+    except Exception as exc:
+        raise EnvironmentProblem(NO_CUDA.format(problem=f"CUDA cannot be initialised ({exc})")) from None
+
+
+def observed_calls(args: tuple[Any, ...], kwargs: dict[str, Any], calls: Sequence[Call] | None) -> list[Call]:
+    """The calls to feed the plan, in order (cycled when the plan needs more)."""
+    if calls is None:
+        return [(tuple(args), dict(kwargs))]
+    out: list[Call] = []
+    for i, pair in enumerate(calls):
+        try:
+            call_args, call_kwargs = pair
+        except (TypeError, ValueError):
+            raise TypeError(f"calls[{i}] must be an (args, kwargs) pair, got {type(pair).__name__}") from None
+        out.append((tuple(call_args), dict(call_kwargs or {})))
+    if not out:
+        raise ValueError("calls is empty: give at least one (args, kwargs) pair")
+    return out
+
+
+def _exception_info(exc: BaseException) -> dict[str, Any]:
+    """The ``script-end`` exception record, pointing at the user's innermost frame."""
+    import traceback
+
+    from launchprof.worker.frames import traceback_site
+
+    site = traceback_site(exc.__traceback__)
+    return {
+        "type": type(exc).__name__,
+        "message": (str(exc).strip().splitlines() or [""])[0][:500],
+        **(site.as_dict() if site else {}),
+        "traceback": "".join(traceback.format_exception(exc))[-4000:],
+    }
+
+
+def drive(run: Any, calls: list[Call], needed: int) -> int:
+    """Call the plan until it is done (or the call cap is hit); returns the calls made.
+
+    The user's exceptions pass through unchanged, as they would from the function."""
+    from launchprof.worker.plan import Phase
+
+    made = 0
+    while run.phase is not Phase.DONE and made < needed * EXTRA_CALLS_FACTOR:
+        call_args, call_kwargs = calls[made % len(calls)]
+        made += 1
+        run(*call_args, **call_kwargs)
+    return made
+
+
+def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, rundir: Path, root: Path) -> tuple[BaseException | None, float]:
+    """Run the worker's steps in this process, writing events into ``rundir``."""
+    from launchprof.machine import collect_machine
+    from launchprof.worker import frames
+    from launchprof.worker.calibration import calibrate
+    from launchprof.worker.events import EventWriter
+    from launchprof.worker.hook import _describe
+    from launchprof.worker.plan import TargetRun
+
+    t0 = time.perf_counter()
+    file, _ = source_of(fn)
+    name = getattr(fn, "__qualname__", type(fn).__name__)
+    config = WorkerConfig(
+        script=file, script_args=[], target=name, events_path=str(rundir / "events.jsonl"),
+        trace_path=str(rundir / "trace.json"), repeat=settings.repeat, warmup=settings.warmup,
+        profile_calls=settings.profile_calls, validations=settings.validations, calibrate=settings.calibrate,
+    )
+    events = EventWriter(config.events_path)
+    machine = dataclasses.asdict(collect_machine())
+    events.write("machine", machine=machine, import_s=0.0, pid=os.getpid())
+    if settings.calibrate:
+        calibrate(machine, events)
+    events.write("target", **_describe(fn, name))
+    added_root = str(root) + os.sep
+    frames.SCRIPT_ROOT.append(added_root)
+    run = TargetRun(fn, name, config, events)
+    failure: BaseException | None = None
+    try:
+        drive(run, calls, plan_size(config))
+    except Exception as exc:
+        failure = exc
+    finally:
+        try:
+            run.finish(reason="the calls ended before the measurement plan completed")
+        except Exception as exc:
+            events.write("note", text=f"could not close the measurement: {exc}")
+        frames.SCRIPT_ROOT.remove(added_root)
+    if failure is None:
+        events.write("script-end", status="ok", exit_code=0, exception=None, calls=run.calls)
+    else:
+        events.write("script-end", status="exception", exit_code=1, exception=_exception_info(failure), calls=run.calls)
+    wall = time.perf_counter() - t0
+    events.write("worker-end", wall_s=wall)
+    events.close()
+    return failure, wall
+
+
+def pack(rundir: Path, fn: Callable[..., Any], root: Path, settings: PlanSettings, wall_s: float, out: Path) -> Path:
+    """The run folder -> a ``.lprun`` file, the same format the CLI saves."""
+    from launchprof.analysis.report import machine_of
+    from launchprof.run import write_run
+
+    events = [json.loads(line) for line in (rundir / "events.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    machine = next((e.get("machine") for e in events if e.get("type") == "machine"), None)
+    traces = {
+        str(e.get("what", "eager")): rundir / str(e["path"])
+        for e in events
+        if e.get("type") == "trace" and (rundir / str(e.get("path", ""))).is_file()
+    }
+    header = RunHeader(
+        format_version=RUN_FORMAT_VERSION,
+        launchprof_version=__version__,
+        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        script=relative_to_root(source_of(fn)[0], root),
+        target=getattr(fn, "__qualname__", None),
+        project_root=str(root),
+        machine=machine_of(machine) if machine else None,
+        worker=WorkerOutcome(returncode=0, wall_s=round(wall_s, 3)),
+        repeat=settings.repeat,
+    )
+    return write_run(header, events, traces, out)
+
+
+def measure(
+    fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, run_out: str | Path | None = None, profile: Any = None
+) -> Report:
+    """Measure, pack, analyse. The user's exception becomes ScriptFailed carrying the report."""
+    from launchprof.analysis import analyse
+    from launchprof.analysis.load import cached_profile
+    from launchprof.run import load_run
+
+    if not callable(fn):
+        raise TypeError(f"launchprof.analyze needs a function, got {type(fn).__name__}")
+    require_cuda()
+    root = find_project_root(source_of(fn)[0]) if Path(source_of(fn)[0]).exists() else Path.cwd()
+    rundir = Path(tempfile.mkdtemp(prefix="launchprof-api-"))
+    try:
+        failure, wall = _record(fn, calls, settings, rundir, root)
+        out = Path(run_out) if run_out is not None else rundir / "api.lprun"
+        run = load_run(pack(rundir, fn, root, settings, wall, out))
+        report = analyse(run, profile if profile is not None else cached_profile(run.header.machine))
+    finally:
+        shutil.rmtree(rundir, ignore_errors=True)
+    if run_out is None:
+        report = dataclasses.replace(report, run_file=None)
+    if failure is not None:
+        error = ScriptFailed(f"the function raised {type(failure).__name__}: {failure}; what was measured before is in .report")
+        error.report = report  # type: ignore[attr-defined]
+        raise error from failure
+    return report

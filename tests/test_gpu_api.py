@@ -1,0 +1,119 @@
+"""The Python API and the pytest plugin on a real GPU (skipped without CUDA).
+
+Each number is checked against the plainest independent measurement in this process:
+torch.profiler's own kernel count of the same call, and a timing loop of the same step."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+
+import launchprof
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def small_step(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    for _ in range(20):
+        x = torch.tanh(x @ w) + 0.5
+    return x
+
+
+def synced_step(x: torch.Tensor) -> torch.Tensor:
+    scale = x.abs().mean().item()
+    return x / (scale + 1.0)
+
+
+def profiler_kernels(fn, *args) -> int:
+    from torch.profiler import ProfilerActivity, profile
+
+    fn(*args)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn(*args)
+        torch.cuda.synchronize()
+    return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA and not e.name.startswith(("Memcpy", "Memset")))
+
+
+def loop_median_us(fn, *args, n: int = 200) -> float:
+    for _ in range(10):
+        fn(*args)
+    samples = []
+    for _ in range(n):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn(*args)
+        torch.cuda.synchronize()
+        samples.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(samples)
+
+
+def test_analyze_a_small_step() -> None:
+    x, w = torch.randn(64, 256, device="cuda"), torch.randn(256, 256, device="cuda") / 16
+    report = launchprof.analyze(small_step, x, w, calibrate=False)
+    assert report.verdict == "graphs-help"
+    assert report.eager.kernels_per_step == profiler_kernels(small_step, x, w)
+    direct = loop_median_us(small_step, x, w)
+    assert abs(report.eager.step_us.median - direct) <= 0.15 * direct, (report.eager.step_us.median, direct)
+    assert report.speedup is not None and report.speedup.median > 1.0
+    assert '"verdict": "graphs-help"' in report.to_json() or '"verdict":"graphs-help"' in report.to_json()
+
+
+def test_check_raises_on_item() -> None:
+    x = torch.randn(1024, device="cuda")
+    with pytest.raises(launchprof.CaptureHazardError) as info:
+        launchprof.check(synced_step, x)
+    text = str(info.value)
+    assert "hidden-sync (error) at tests/test_gpu_api.py:" in text
+    line = synced_step.__code__.co_firstlineno + 1  # the .item() line
+    assert f"test_gpu_api.py:{line}" in text
+
+
+def test_check_passes_a_safe_step() -> None:
+    x, w = torch.randn(64, 256, device="cuda"), torch.randn(256, 256, device="cuda") / 16
+    report = launchprof.check(small_step, x, w)
+    assert report.verdict != "not-capturable"
+
+
+def test_marker_on_sample_models(pytester: pytest.Pytester) -> None:
+    import importlib.metadata
+
+    installed = any(ep.value == "launchprof.pytest_plugin" for ep in importlib.metadata.entry_points(group="pytest11"))
+    pytester.syspathinsert(ROOT / "sample_models")
+    pytester.makepyfile(
+        """
+        import pytest
+        import torch
+        from hidden_sync import step as sync_step
+
+        def safe_step(x, w):
+            for _ in range(8):
+                x = torch.relu(x @ w)
+            return x
+
+        @pytest.mark.launchprof(target="safe_step", max_kernels=40)
+        def test_safe_ok():
+            return (torch.randn(64, 256, device="cuda"), torch.randn(256, 256, device="cuda") / 16)
+
+        @pytest.mark.launchprof(target="safe_step", max_kernels=4)
+        def test_safe_too_many_kernels():
+            return (torch.randn(64, 256, device="cuda"), torch.randn(256, 256, device="cuda") / 16)
+
+        @pytest.mark.launchprof(target="sync_step")
+        def test_sync_fails():
+            torch.manual_seed(0)
+            return (torch.randn(64, 512, device="cuda"), torch.randn(512, 512, device="cuda"))
+        """
+    )
+    plugin = [] if installed else ["-p", "launchprof.pytest_plugin"]
+    result = pytester.runpytest_subprocess(*plugin, "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(["*kernels per step grew: * > max_kernels=4*"])
+    result.stdout.fnmatch_lines(["*launchprof check failed:*", "*hidden-sync (error) at *hidden_sync.py:15*fix:*"])

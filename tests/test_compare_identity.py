@@ -70,11 +70,6 @@ def test_a_second_identical_line_is_a_new_hazard() -> None:
     assert [(k.kind, k.line) for k in added] == [(base.hazards[1].kind, (base.hazards[1].line or 0) + 30)]
 
 
-@dataclasses.dataclass(frozen=True)
-class FingerprintedHazard(Hazard):
-    fingerprint: str | None = None
-
-
 def test_the_reports_fingerprint_is_used_when_present() -> None:
     base = reports.graphs_help()
     h = base.hazards[1]  # dynamic-shape: no code, so without a fingerprint the line decides
@@ -83,7 +78,7 @@ def test_the_reports_fingerprint_is_used_when_present() -> None:
     fp = hazard_fingerprint(h.kind, "decode.py", "def step(tokens, cache, temperature):")
 
     def stamped(r: Report) -> Report:
-        return dataclasses.replace(r, hazards=[r.hazards[0], FingerprintedHazard(**dataclasses.asdict(r.hazards[1]), fingerprint=fp), r.hazards[2]])
+        return dataclasses.replace(r, hazards=[r.hazards[0], dataclasses.replace(r.hazards[1], fingerprint=fp), r.hazards[2]])
 
     assert compare(stamped(base), stamped(moved)).hazards_added == []
 
@@ -91,16 +86,8 @@ def test_the_reports_fingerprint_is_used_when_present() -> None:
 # --- runs of a different kind ----------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class FullMachine(Machine):
-    cpu_model: str | None = None
-    cpu_cores: int | None = None
-    load_avg: float | None = None
-    gpu_other_processes: bool | None = None
-
-
 def _on(report: Report, **machine: object) -> Report:
-    return dataclasses.replace(report, machine=FullMachine(**dataclasses.asdict(report.machine), **machine))  # type: ignore[arg-type]
+    return dataclasses.replace(report, machine=dataclasses.replace(report.machine, **machine))
 
 
 def test_loaded_host_other_gpu_processes_and_cpu_model() -> None:

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -142,20 +141,27 @@ def test_ascii_stdout_does_not_crash(fmt: str) -> None:
 
 
 def test_run_files_go_through_load_any(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    run_file = tmp_path / "a.lprun"
-    run_file.write_bytes(b"")
-    path = str(reports.DATA / "decode_loop.report.json")
-    monkeypatch.setitem(sys.modules, "launchprof.run", None)  # this launchprof has no run files
-    result = runner.invoke(app, ["compare", str(run_file), path])
-    assert result.exit_code == 2 and "cannot read .lprun run files" in result.stderr
-    # with a run-file reader, .lprun goes load_run -> analyse -> Report
-    fake = types.ModuleType("launchprof.run")
-    fake.load_run = lambda p: ("run", Path(p).name)  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "launchprof.run", fake)
-    import launchprof.analysis as analysis
+    """A recorded .lprun is re-analysed with the device profile cached for its own machine."""
+    from launchprof.commands.compare import load_any
+    from launchprof.crossover.profile import cache_path, load_profile
+    from launchprof.run import load_run
 
-    seen = []
-    monkeypatch.setattr(analysis, "analyse", lambda run, profile: seen.append(run) or _recorded("decode_loop.report.json"), raising=False)
-    result = runner.invoke(app, ["compare", str(run_file), path, "--fail-on", "new-hazards"])
+    run_file = reports.DATA / "runs" / "decode_loop.lprun"
+    recorded_profile = reports.DATA / "profile.json"
+    assert run_file.exists() and recorded_profile.exists(), "recorded run or profile is missing"
+    monkeypatch.setenv("LAUNCHPROF_CACHE_DIR", str(tmp_path / "cache"))
+    assert load_any(run_file).prediction is None  # nothing cached: no prediction invented
+    machine = load_run(run_file).header.machine
+    assert load_profile(recorded_profile).profile.machine == machine, "the recorded profile is for another machine"
+    cached = cache_path(machine)
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(recorded_profile.read_bytes())
+    prediction = load_any(run_file).prediction
+    assert prediction is not None and prediction.low is not None and prediction.high is not None
+    assert prediction.low <= prediction.median <= prediction.high and "device profile NVIDIA H200" in (prediction.basis or "")
+    result = runner.invoke(app, ["compare", str(run_file), str(run_file), "-f", "json", "--fail-on", "new-hazards"])
     assert result.exit_code == 0, result.output
-    assert seen == [("run", "a.lprun")]
+    bad = tmp_path / "broken.lprun"
+    bad.write_bytes(b"")
+    result = runner.invoke(app, ["compare", str(bad), str(run_file)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr

@@ -33,9 +33,8 @@ import pandas as pd
 from scipy import stats
 
 from launchprof.errors import UsageError
-from launchprof.hazards.identity import hazard_fingerprint
 from launchprof.project import relative_to_root
-from launchprof.session import Report, Stats
+from launchprof.session import Hazard, Report, Stats
 
 ALPHA = 0.05  # two-sided significance level of the Mann-Whitney U test
 MIN_SAMPLES = 5  # below this, neither test can tell anything from noise
@@ -193,17 +192,6 @@ class HazardKey:
         return f"{self.kind} at {where}"
 
 
-def _code_text(h: Any) -> str | None:
-    """The hazard line's code: ``details["code"]``, else that line of the snippet."""
-    details = getattr(h, "details", None) or {}
-    if details.get("code"):
-        return str(details["code"])
-    for entry in details.get("snippet") or []:
-        if isinstance(entry, (list, tuple)) and len(entry) == 2 and entry[0] == h.line:
-            return str(entry[1])
-    return None
-
-
 def _relative_file(file: str | None, report: Report) -> str | None:
     """Relative to the project root when the report names it; else to the script's folder."""
     if not file:
@@ -219,11 +207,9 @@ def _relative_file(file: str | None, report: Report) -> str | None:
         return Path(file).as_posix()
 
 
-def hazard_key(h: Any, report: Report) -> HazardKey:
+def hazard_key(h: Hazard, report: Report) -> HazardKey:
     file = _relative_file(h.file, report)
-    code = _code_text(h)
-    fingerprint = getattr(h, "fingerprint", None) or (hazard_fingerprint(str(h.kind), file, code) if code else None)
-    return HazardKey(str(h.kind), file, h.line, str(h.severity), h.message, fingerprint)
+    return HazardKey(str(h.kind), file, h.line, str(h.severity), h.message, h.identity(file))
 
 
 def _unmatched(keys: list[HazardKey], others: list[HazardKey]) -> list[HazardKey]:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic import BeforeValidator, ConfigDict, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
 from launchprof.enums import Severity, Verdict
@@ -43,6 +43,13 @@ class Stats:
     n: int
 
 
+def _one_minute_load(value: Any) -> Any:
+    """The worker records the 1-minute load average (a number); a [1, 5, 15] list reads as its first."""
+    if isinstance(value, (list, tuple)):
+        return value[0] if value else None
+    return value
+
+
 @model
 class Machine:
     """Where a run was measured. The one place for machine metadata (reports, profiles, runs)."""
@@ -54,7 +61,7 @@ class Machine:
     python: str
     cpu_model: str | None = None
     cpu_cores: int | None = None
-    load_avg: float | None = None  # 1-minute load average at start
+    load_avg: Annotated[float | None, BeforeValidator(_one_minute_load)] = None  # 1-minute load average at start
     gpu_memory_bytes: int | None = None
     gpu_clocks_mhz: dict[str, float] | None = None  # {"sm": ..., "mem": ...} at start, read only
     gpu_other_processes: bool | None = None  # other processes had a CUDA context on our GPU
@@ -70,16 +77,45 @@ class Hazard:
     hint: str
     source: str = "runtime"  # "runtime" (measured) or "static" (lint)
     details: dict[str, Any] = dataclasses.field(default_factory=dict)
-    # Derived, never trusted from input: kind + relative file + the code at the line, so an
-    # edit above the hazard (a new line number) keeps its identity.
+    # kind + relative file + the code at the line, so an edit above the hazard (a new line
+    # number) keeps its identity. Derived whenever the code is known; a fingerprint read from
+    # a report whose hazard carries no code is kept, since it cannot be derived again here.
     fingerprint: str = ""
 
     def __post_init__(self) -> None:
         # Imported here: launchprof.hazards' package imports this module.
         from launchprof.hazards.identity import hazard_fingerprint
 
-        code = self.details.get("code") or self.message
-        object.__setattr__(self, "fingerprint", hazard_fingerprint(self.kind, self.file, code))
+        code = self.code_text()
+        if code is None and self.fingerprint:
+            return
+        object.__setattr__(self, "fingerprint", hazard_fingerprint(self.kind, self.file, code or self.message))
+
+    def code_text(self) -> str | None:
+        """The code at the hazard's line: ``details["code"]``, else the snippet's entry for it."""
+        code = self.details.get("code")
+        if code:
+            return str(code)
+        for entry in self.details.get("snippet") or []:
+            if isinstance(entry, (list, tuple)) and len(entry) == 2 and entry[0] == self.line:
+                return str(entry[1])
+        return None
+
+    def identity(self, rel_file: str | None) -> str | None:
+        """The identity seen from a reader's own project root, or None when only the line can
+        identify the hazard.
+
+        With the code known it is derived from ``rel_file`` (so two checkouts agree even
+        when the report holds absolute paths); without it, the report's own fingerprint when
+        one was recorded (not the message fallback, which holds measured values)."""
+        from launchprof.hazards.identity import hazard_fingerprint
+
+        code = self.code_text()
+        if code is not None:
+            return hazard_fingerprint(self.kind, rel_file, code)
+        if self.fingerprint and self.fingerprint != hazard_fingerprint(self.kind, self.file, self.message):
+            return self.fingerprint
+        return None
 
 
 @model

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -70,11 +69,6 @@ def test_a_second_identical_line_is_a_new_hazard() -> None:
     assert [(k.kind, k.line) for k in added] == [(base.hazards[1].kind, (base.hazards[1].line or 0) + 30)]
 
 
-@dataclasses.dataclass(frozen=True)
-class FingerprintedHazard(Hazard):
-    fingerprint: str | None = None
-
-
 def test_the_reports_fingerprint_is_used_when_present() -> None:
     base = reports.graphs_help()
     h = base.hazards[1]  # dynamic-shape: no code, so without a fingerprint the line decides
@@ -83,7 +77,7 @@ def test_the_reports_fingerprint_is_used_when_present() -> None:
     fp = hazard_fingerprint(h.kind, "decode.py", "def step(tokens, cache, temperature):")
 
     def stamped(r: Report) -> Report:
-        return dataclasses.replace(r, hazards=[r.hazards[0], FingerprintedHazard(**dataclasses.asdict(r.hazards[1]), fingerprint=fp), r.hazards[2]])
+        return dataclasses.replace(r, hazards=[r.hazards[0], dataclasses.replace(r.hazards[1], fingerprint=fp), r.hazards[2]])
 
     assert compare(stamped(base), stamped(moved)).hazards_added == []
 
@@ -91,16 +85,8 @@ def test_the_reports_fingerprint_is_used_when_present() -> None:
 # --- runs of a different kind ----------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class FullMachine(Machine):
-    cpu_model: str | None = None
-    cpu_cores: int | None = None
-    load_avg: float | None = None
-    gpu_other_processes: bool | None = None
-
-
 def _on(report: Report, **machine: object) -> Report:
-    return dataclasses.replace(report, machine=FullMachine(**dataclasses.asdict(report.machine), **machine))  # type: ignore[arg-type]
+    return dataclasses.replace(report, machine=dataclasses.replace(report.machine, **machine))
 
 
 def test_loaded_host_other_gpu_processes_and_cpu_model() -> None:
@@ -155,20 +141,27 @@ def test_ascii_stdout_does_not_crash(fmt: str) -> None:
 
 
 def test_run_files_go_through_load_any(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    run_file = tmp_path / "a.lprun"
-    run_file.write_bytes(b"")
-    path = str(reports.DATA / "decode_loop.report.json")
-    monkeypatch.setitem(sys.modules, "launchprof.run", None)  # this launchprof has no run files
-    result = runner.invoke(app, ["compare", str(run_file), path])
-    assert result.exit_code == 2 and "cannot read .lprun run files" in result.stderr
-    # with a run-file reader, .lprun goes load_run -> analyse -> Report
-    fake = types.ModuleType("launchprof.run")
-    fake.load_run = lambda p: ("run", Path(p).name)  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "launchprof.run", fake)
-    import launchprof.analysis as analysis
+    """A recorded .lprun is re-analysed with the device profile cached for its own machine."""
+    from launchprof.commands.compare import load_any
+    from launchprof.crossover.profile import cache_path, load_profile
+    from launchprof.run import load_run
 
-    seen = []
-    monkeypatch.setattr(analysis, "analyse", lambda run, profile: seen.append(run) or _recorded("decode_loop.report.json"), raising=False)
-    result = runner.invoke(app, ["compare", str(run_file), path, "--fail-on", "new-hazards"])
+    run_file = reports.DATA / "runs" / "decode_loop.lprun"
+    recorded_profile = reports.DATA / "profile.json"
+    assert run_file.exists() and recorded_profile.exists(), "recorded run or profile is missing"
+    monkeypatch.setenv("LAUNCHPROF_CACHE_DIR", str(tmp_path / "cache"))
+    assert load_any(run_file).prediction is None  # nothing cached: no prediction invented
+    machine = load_run(run_file).header.machine
+    assert load_profile(recorded_profile).profile.machine == machine, "the recorded profile is for another machine"
+    cached = cache_path(machine)
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(recorded_profile.read_bytes())
+    prediction = load_any(run_file).prediction
+    assert prediction is not None and prediction.low is not None and prediction.high is not None
+    assert prediction.low <= prediction.median <= prediction.high and "device profile NVIDIA H200" in (prediction.basis or "")
+    result = runner.invoke(app, ["compare", str(run_file), str(run_file), "-f", "json", "--fail-on", "new-hazards"])
     assert result.exit_code == 0, result.output
-    assert seen == [("run", "a.lprun")]
+    bad = tmp_path / "broken.lprun"
+    bad.write_bytes(b"")
+    result = runner.invoke(app, ["compare", str(bad), str(run_file)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr

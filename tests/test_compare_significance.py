@@ -26,18 +26,6 @@ RUNS = reports.DATA / "runs"
 runner = CliRunner()
 
 
-@dataclasses.dataclass(frozen=True)
-class SampledEager(EagerProfile):
-    """The eager profile as the typed report will carry it: with every timed sample."""
-
-    samples_us: list[float] | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class SampledReplay(ReplayProfile):
-    samples_us: list[float] | None = None
-
-
 def recorded_samples(run: str) -> tuple[list[float], list[float]]:
     """(eager, replay) wall samples of one recorded run; fails when the recording is missing."""
     path = RUNS / f"{run}.lprun"
@@ -54,13 +42,9 @@ def _stats(samples: list[float]) -> Stats:
 
 
 def with_samples(report: Report, eager: list[float], replay: list[float] | None = None) -> Report:
-    fields = {f.name: getattr(report.eager, f.name) for f in dataclasses.fields(EagerProfile)}
-    fields["step_us"] = _stats(eager)
-    out = dataclasses.replace(report, eager=SampledEager(**fields, samples_us=list(eager)))
+    out = dataclasses.replace(report, eager=dataclasses.replace(report.eager, step_us=_stats(eager), samples_us=list(eager)))
     if replay is not None and report.replay is not None:
-        rfields = {f.name: getattr(report.replay, f.name) for f in dataclasses.fields(ReplayProfile)}
-        rfields["step_us"] = _stats(replay)
-        out = dataclasses.replace(out, replay=SampledReplay(**rfields, samples_us=list(replay)))
+        out = dataclasses.replace(out, replay=dataclasses.replace(report.replay, step_us=_stats(replay), samples_us=list(replay)))
     return out
 
 

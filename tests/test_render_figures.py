@@ -1,8 +1,8 @@
 """One definition per figure, the same in every format; the newer optional report fields.
 
-Reports from the typed models carry fields the dataclasses of ``launchprof.session`` do
-not (``prediction``, ``replay.setup_us``, ...). The renderers read them with getattr, so
-these tests build the same reports with those fields added, through subclasses.
+The typed report models carry fields older reports lack (``prediction``,
+``replay.setup_us``, ...); these tests set them on realistic reports and check that every
+format reads them the same way.
 """
 
 from __future__ import annotations
@@ -22,23 +22,11 @@ from launchprof.session import EagerProfile, Hazard, ReplayProfile, Report, Spee
 OPTIONS = RenderOptions(project_root=reports.ROOT, width=200)  # sentences stay on one line
 TEXT_FORMATS = ("text", "md", "html", "junit")
 
-ReplayPlus = dataclasses.make_dataclass(
-    "ReplayPlus",
-    [("setup_us", Any, None), ("workspace_bytes", Any, None), ("launchprof_bytes", Any, None), ("clone_us", Any, None), ("timing", Any, None)],
-    bases=(ReplayProfile,),
-    frozen=True,
-)
-EagerPlus = dataclasses.make_dataclass("EagerPlus", [("timing", Any, None)], bases=(EagerProfile,), frozen=True)
-SpeedupPlus = dataclasses.make_dataclass("SpeedupPlus", [("method", Any, None)], bases=(Speedup,), frozen=True)
-ReportPlus = dataclasses.make_dataclass("ReportPlus", [("prediction", Any, None), ("project_root", Any, None)], bases=(Report,), frozen=True)
-
-
-def newer(report: Report, replay: dict[str, Any] | None = None, **fields: Any) -> Any:
-    """``report`` as the typed models will write it: the same fields plus newer ones."""
-    base = {f.name: getattr(report, f.name) for f in dataclasses.fields(report)}
+def newer(report: Report, replay: dict[str, Any] | None = None, **fields: Any) -> Report:
+    """``report`` with the newer model fields set (``replay.setup_us``, ``prediction``, ...)."""
     if replay is not None and report.replay is not None:
-        base["replay"] = ReplayPlus(**{f.name: getattr(report.replay, f.name) for f in dataclasses.fields(report.replay)}, **replay)
-    return ReportPlus(**(base | fields))
+        fields["replay"] = dataclasses.replace(report.replay, **replay)
+    return dataclasses.replace(report, **fields)
 
 
 def render_all(report: Any) -> dict[str, str]:
@@ -121,8 +109,8 @@ def test_structured_prediction_with_interval_basis_and_explanation() -> None:
 
 def test_speedup_method_in_timing_labels_and_new_memory_rows() -> None:
     base = reports.graphs_help()
-    eager = EagerPlus(**{f.name: getattr(base.eager, f.name) for f in dataclasses.fields(base.eager)}, timing="in-loop")
-    speedup = SpeedupPlus(2.3156, 2.2741, 2.3522, method="ratio of medians, bootstrap interval")
+    eager = dataclasses.replace(base.eager, timing="in-loop")
+    speedup = Speedup(2.3156, 2.2741, 2.3522, method="ratio of medians, bootstrap interval")
     report = newer(base, replay={"clone_us": Stats(12.0, 11.0, 14.0, 50), "launchprof_bytes": 4 * 2**20}, eager=eager, speedup=speedup)
     rows = dict(figures.key_numbers(report))
     assert rows["Eager step (in-loop)"].startswith("1.84 ms")
@@ -141,12 +129,18 @@ def test_script_failed_renders_in_every_format() -> None:
 
 
 def test_junit_lint_kinds_come_from_lints_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    import launchprof.lint.rules as rules
+
     kinds = lint_kinds()
-    assert "data-dependent-control-flow" not in kinds and "hidden-sync" in kinds
+    assert kinds == frozenset(rules.KINDS_FOUND) and "hidden-sync" in kinds and "stream-race" not in kinds
     suite = ET.fromstring(JUnitRenderer(OPTIONS).render(reports.lint())).find("testsuite")
     cases = {c.get("name"): c for c in suite.findall("testcase")}
-    assert cases["data-dependent-control-flow"].find("skipped") is not None  # lint never looks for it
-    import launchprof.lint.rules as rules
+    assert cases["data-dependent-control-flow"].find("skipped") is None  # a lint rule looks for it
+    assert cases["stream-race"].find("skipped") is not None  # lint never looks for it
+    monkeypatch.setattr(rules, "KINDS_FOUND", tuple(k for k in rules.KINDS_FOUND if k != "data-dependent-control-flow"))
+    suite = ET.fromstring(JUnitRenderer(OPTIONS).render(reports.lint())).find("testsuite")
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert cases["data-dependent-control-flow"].find("skipped") is not None
 
     monkeypatch.setattr(rules, "KINDS_FOUND", ("hidden-sync", "data-dependent-control-flow"), raising=False)
     suite = ET.fromstring(JUnitRenderer(OPTIONS).render(reports.lint())).find("testsuite")
@@ -168,9 +162,9 @@ def test_sarif_paths_and_fingerprints_use_the_project_root_and_identity() -> Non
     run = json.loads(renderer_for("sarif", RenderOptions()).render(recorded))["runs"][0]
     assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": "train.py", "uriBaseId": "%SRCROOT%"}
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == reports.ROOT.as_uri() + "/"
-    HazardPlus = dataclasses.make_dataclass("HazardPlus", [("fingerprint", Any, None)], bases=(Hazard,), frozen=True)
+    # A fingerprint recorded for a hazard whose code is not in the report is the one used.
     h = report.hazards[0]
-    tagged = dataclasses.replace(report, hazards=[HazardPlus(**{f.name: getattr(h, f.name) for f in dataclasses.fields(h)}, fingerprint="abc123")])
+    tagged = dataclasses.replace(report, hazards=[dataclasses.replace(h, details={}, fingerprint="abc123")])
     run = json.loads(renderer_for("sarif", OPTIONS).render(tagged))["runs"][0]
     assert run["results"][0]["partialFingerprints"][FINGERPRINT_KEY] == "abc123"
 

@@ -99,7 +99,7 @@ def test_markdown_escapes_html_and_pipes_in_cells() -> None:
 def test_markdown_key_numbers_and_hazard_locations() -> None:
     text = MarkdownRenderer(OPTIONS).render(reports.graphs_help())
     rows = {c[0]: c[1] for c in map(_cells, text.splitlines()) if len(c) == 2}
-    assert rows["Speedup (eager / replay)"] == "2.32× (95% interval 2.27–2.35×)"
+    assert rows["Speedup (eager / replay)"] == "2.32× (95% interval 2.27–2.35×), ratio of medians"  # Speedup.method
     assert rows["Kernels per eager step"] == "212"
     assert rows["GPU idle (eager step)"] == "61.9%"
     assert rows["Graph nodes"] == "214 (212 kernels as in eager + 2 memcpys)"

@@ -14,14 +14,12 @@ from pathlib import Path
 
 from rich.console import Console
 
+from launchprof.analysis.load import report_from
 from launchprof.compare import Comparison, GateResult, compare, gate, parse_rule
 from launchprof.errors import UsageError
 from launchprof.outputs import plan_outputs, write_atomic
 from launchprof.render.compare import FORMATS, SafeStream, can_encode, print_text, render, to_ascii
-from launchprof.session import Report, load_report
-
-RUN_SUFFIX = ".lprun"
-
+from launchprof.session import Report
 
 @dataclass(frozen=True)
 class CompareOptions:
@@ -33,15 +31,10 @@ class CompareOptions:
 
 
 def load_any(path: Path) -> Report:
-    """A report from a JSON report or, where this launchprof has run files, a ``.lprun`` re-analysed."""
-    if Path(path).suffix == RUN_SUFFIX:
-        try:
-            from launchprof.analysis import analyse  # type: ignore[attr-defined]
-            from launchprof.run import load_run  # type: ignore[import-not-found]
-        except ImportError:
-            raise UsageError(f"{path}: this launchprof cannot read {RUN_SUFFIX} run files; compare JSON reports") from None
-        return analyse(load_run(path), None)
-    return load_report(path)
+    """A JSON report, or a run file re-analysed with the device profile cached for its own
+    machine (so its prediction is today's, with interval and basis); a missing or malformed
+    file is a UsageError (exit 2)."""
+    return report_from(Path(path))
 
 
 def run(options: CompareOptions) -> int:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import platform
 from collections.abc import Callable
 from time import perf_counter
 from typing import Any
@@ -67,7 +68,10 @@ def machine_from_dict(machine: dict[str, Any]) -> Any:
     from launchprof.session import Machine
 
     names = getattr(Machine, "model_fields", None) or {f.name for f in dataclasses.fields(Machine)}
-    return Machine(**{name: machine.get(name) for name in names})
+    fields = {name: machine.get(name) for name in names}
+    # A sparse event still names this interpreter: calibration runs in the worker's own Python.
+    fields["python"] = fields.get("python") or platform.python_version()
+    return Machine(**fields)
 
 
 def _result(status: str, path: Any, started: float, message: str) -> dict[str, Any]:

@@ -8,7 +8,6 @@ must mean the thing was looked at.
 
 from __future__ import annotations
 
-import importlib
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,20 +19,14 @@ from launchprof.render.base import Renderer
 from launchprof.render.paths import location, report_root, sorted_hazards
 from launchprof.session import Hazard, Report
 
-# The kinds lint's rules (launchprof/lint/rules.py) yield today, for a lint without KINDS_FOUND.
-_LINT_KINDS_FALLBACK = ("hidden-sync", "pageable-copy", "frozen-scalar", "unjoined-stream", "rng-state")
-
-
 def lint_kinds() -> frozenset[str]:
     """The kinds `launchprof lint` can find, as its own rules declare them; the others need a run.
 
     Imported when needed: the lint package is not loaded to render a measured report.
     """
-    try:
-        found = importlib.import_module("launchprof.lint.rules").KINDS_FOUND
-    except (ImportError, AttributeError):
-        found = _LINT_KINDS_FALLBACK
-    return frozenset(found)
+    from launchprof.lint import rules
+
+    return frozenset(rules.KINDS_FOUND)
 
 # Kinds found while capturing or validating (DESIGN.md "How analyze works"); the rest in the eager pass.
 CAPTURE_KINDS = frozenset({"unjoined-stream", "capture-allocation", "host-side-effect", "capture-failed"})

@@ -33,23 +33,10 @@ def level(severity: str) -> str:
         return "warning"
 
 
-def code_text(hazard: Hazard) -> str | None:
-    """The source line of the hazard as recorded at analysis time, stripped."""
-    code = hazard.details.get("code")
-    if isinstance(code, str) and code.strip():
-        return code.strip()
-    for entry in hazard.details.get("snippet") or []:
-        if isinstance(entry, (list, tuple)) and len(entry) == 2 and entry[0] == hazard.line:
-            return str(entry[1]).strip() or None
-    return None
-
-
 def fingerprint(hazard: Hazard, rel_file: str) -> str:
-    """The hazard's identity: recorded by the analysis when present, else computed the same way."""
-    recorded = getattr(hazard, "fingerprint", None)
-    if isinstance(recorded, str) and recorded:
-        return recorded
-    return hazard_fingerprint(hazard.kind, rel_file, code_text(hazard))
+    """The hazard's identity from this root (``Hazard.identity``: derived from the code when
+    known, else the one the analysis recorded), else kind and file alone."""
+    return hazard.identity(rel_file) or hazard_fingerprint(hazard.kind, rel_file, None)
 
 
 def _rule(kind: HazardKind) -> dict[str, Any]:

@@ -135,7 +135,7 @@ def test_ascii_stdout_does_not_crash(fmt: str) -> None:
     out = proc.stdout.decode("ascii")  # raises if anything but ASCII came out
     assert "Traceback" not in proc.stderr.decode("ascii")
     if fmt != "json":
-        assert " -> " in out and "5610.6 us" in out and "?" not in out.replace("(?", "")
+        assert " -> " in out and "5.61 ms" in out and "?" not in out.replace("(?", "")
     else:
         assert json.loads(out)["verdict"]["worse"] is True
 

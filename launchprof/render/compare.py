@@ -21,39 +21,13 @@ from rich.console import Console
 from rich.table import Table
 
 from launchprof.compare import METRICS, Comparison, GateResult, MetricDelta, p_text
+from launchprof.render import format as fmt
 from launchprof.render.markdown import md_code, md_table, md_text
 
 FORMATS = ("text", "json", "md")
-NA = "—"
+NA = fmt.NA
 
-# --- numbers (local until render/format.py lands; the lead swaps these for it) --------------
-
-
-def fmt_us(value: float | None) -> str:
-    """A duration in µs, in ms above 10 ms so long steps stay readable."""
-    if value is None:
-        return NA
-    return f"{value / 1000:.2f} ms" if abs(value) >= 10_000 else f"{value:.1f} µs"
-
-
-def fmt_pct(value: float | None, digits: int = 1, sign: bool = False) -> str:
-    """A fraction (0.619) as a percentage (61.9%)."""
-    if value is None:
-        return NA
-    return f"{value * 100:{'+' if sign else ''}.{digits}f}%"
-
-
-def _fmt_count(value: float | None) -> str:
-    if value is None:
-        return NA
-    return f"{value:,}" if isinstance(value, int) else f"{value:,.1f}"
-
-
-def _fmt_ratio(value: float | None) -> str:
-    return NA if value is None else f"{value:.2f}×"
-
-
-_FORMAT_VALUE = {"us": fmt_us, "count": _fmt_count, "fraction": fmt_pct, "ratio": _fmt_ratio}
+_FORMAT_VALUE = {"us": fmt.duration, "count": fmt.count, "fraction": fmt.percent, "ratio": fmt.ratio}
 
 
 def value_text(metric: str, value: float | None) -> str:
@@ -71,7 +45,7 @@ def change_text(d: MetricDelta) -> str:
     rel = d.relative
     if rel is None or math.isinf(rel):
         return f"{d.change:+g}"
-    return fmt_pct(rel, sign=True)
+    return fmt.percent(rel, sign=True)
 
 
 def significance_text(d: MetricDelta) -> str:
@@ -97,13 +71,8 @@ def untested_note(result: Comparison) -> str | None:
 
 # --- ASCII fallback --------------------------------------------------------------------------
 
-_ASCII = {"→": "->", "—": "-", "–": "-", "±": "+/-", "µ": "u", "×": "x", "❌": "[x]", "✅": "[ok]", "⚠️": "!", "⚠": "!", "…": "..."}
-
-
-def to_ascii(text: str) -> str:
-    for symbol, plain in _ASCII.items():
-        text = text.replace(symbol, plain)
-    return text
+_ASCII = fmt.ASCII
+to_ascii = fmt.to_ascii
 
 
 def can_encode(stream: TextIO, text: str = "".join(_ASCII)) -> bool:

@@ -84,9 +84,9 @@ def speedup(median: float | None, low: float | None = None, high: float | None =
     return ratio(median)
 
 
-def percent(fraction: float | None) -> str:
-    """A fraction as percent, one decimal: 0.619 -> "61.9%"."""
-    return f"{fraction * 100:.1f}%" if _finite(fraction) else NA
+def percent(fraction: float | None, digits: int = 1, sign: bool = False) -> str:
+    """A fraction as percent: 0.619 -> "61.9%"; with ``sign``, a change: "+4.2%"."""
+    return f"{fraction * 100:{'+' if sign else ''}.{digits}f}%" if _finite(fraction) else NA
 
 
 def size(n: int | float | None) -> str:

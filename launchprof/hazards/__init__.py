@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from launchprof.evidence import Evidence
-from launchprof.hazards import control_flow, inputs, rng, scalars, shapes, side_effects, streams, syncs, validation
+from launchprof.hazards import control_flow, inputs, outputs, rng, scalars, shapes, side_effects, streams, syncs, validation
 from launchprof.hazards.kinds import SEVERITY_RANK
 from launchprof.session import Hazard
 
@@ -26,6 +26,8 @@ RULES: tuple[Rule, ...] = (
     rng.foreign_rng,
     side_effects.host_side_effects,
     validation.replay_mismatch,
+    outputs.kept_outputs,
+    outputs.loop_back_state,
 )
 
 

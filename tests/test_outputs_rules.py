@@ -65,6 +65,14 @@ def test_kept_output_is_a_warning_on_the_storing_line_naming_the_holder():
     assert h.details["variable"] == "history" and h.details["calls"] == 4
 
 
+def test_a_kept_view_says_it_shares_the_outputs_memory():
+    base = load("decode_loop")
+    report = analyse(with_events("decode_loop", *cost_events(), kept_event(base, 3, view=True, holder="last", holder_kind="dict")))
+    h = next(h for h in report.hazards if h.kind == "kept-output")
+    assert "`last` (a dict in `__main__`) keeps every step's `logits` (a view of it, which shares its memory)" in h.message
+    assert "`logits.clone()` where `last` keeps it" in h.message
+
+
 def test_the_report_says_which_clones_the_users_graph_needs_and_their_cost():
     base = load("decode_loop")
     report = analyse(with_events("decode_loop", *cost_events(), kept_event(base, 2)))

@@ -113,6 +113,32 @@ def test_tuples_in_a_deque_and_an_attribute_are_found():
     assert e["where"]["line"] == line_of("cache.last.append(z)")
 
 
+def test_a_kept_view_of_an_output_is_kept():
+    step = Wrapped(logits_of)
+    last = {}
+    x = torch.arange(8.0).reshape(2, 4)
+    for i in range(10):
+        out = step(x)
+        last[i] = out[:, -1]  # a view: it aliases the output's memory
+    e = step.events.of("kept-output")[-1]
+    assert (e["holder"], e["holder_kind"], e["view"], e["output_name"]) == ("last", "dict", True, "out")
+    assert e["where"]["line"] == line_of("last[i] = out[:, -1]")
+
+
+def update_in_place(x: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    h.copy_(torch.tanh(h + x))
+    return h * 2, h
+
+
+def test_state_the_step_updates_in_place_is_neither_kept_nor_looped_back():
+    step = Wrapped(update_in_place)
+    h = torch.arange(4.0)
+    for _ in range(10):
+        y, h = step(torch.ones(4), h)
+    assert step.events.of("kept-output") == [] and step.events.of("loop-back") == []
+    assert step.watch.checked == 5
+
+
 def test_outputs_read_or_overwritten_before_the_next_call_are_not_kept():
     step = Wrapped(logits_of)
     total = torch.zeros(4)

@@ -77,6 +77,8 @@ def kept_outputs(ev: Evidence) -> list[Hazard]:
         where = f"`{holder}` ({'an attribute of' if kind == 'attribute' else 'a variable in' if kind == 'variable' else f'a {kind} in'} `{scope}`)"
         count = int(e.get("count") or 1)
         what = f"every step's `{name}`" if count > 1 else f"a step's `{name}`"
+        if e.get("view"):
+            what += " (a view of it, which shares its memory)"
         share = clone_share_us(ev, e.get("bytes"))
         cost = f"; about {share:.1f} µs per call (its share by bytes of the measured clone of all outputs)" if share is not None else ""
         msg = (

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
+import torch
+
 from launchprof.worker.frames import is_internal
 
 CONTAINERS = (list, dict, tuple, set, collections.deque)
@@ -146,6 +148,46 @@ def find_holder(tensor: Any, frames: list[FrameType]) -> Holder | None:
             found = _holder_of_container(ref, scopes, 1)
             if found is not None:
                 return found
+    return None
+
+
+MAX_SCAN = 4096  # items looked at per container when searching for views
+
+
+def _storage(t: torch.Tensor) -> int | None:
+    try:
+        return int(t.untyped_storage().data_ptr())
+    except (RuntimeError, AttributeError, TypeError):
+        return None
+
+
+def _holds_view(value: Any, tensor: torch.Tensor, ptr: int) -> bool:
+    if isinstance(value, torch.Tensor):
+        return value is not tensor and _storage(value) == ptr
+    if isinstance(value, dict):
+        value = value.values()
+    if isinstance(value, (list, tuple, set, collections.deque, type({}.values()))):
+        for i, item in enumerate(value):
+            if i >= MAX_SCAN:
+                break
+            if isinstance(item, torch.Tensor) and item is not tensor and _storage(item) == ptr:
+                return True
+    return False
+
+
+def find_view_holder(tensor: torch.Tensor, frames: list[FrameType]) -> Holder | None:
+    """A name that keeps a view of ``tensor`` (``history.append(logits[:, -1])``): the view
+    shares the output's storage, so under a graph it aliases the static buffer too. Only
+    asked while ``tensor`` is alive, so its storage cannot have been reused by another."""
+    ptr = _storage(tensor)
+    if not ptr:
+        return None
+    for scope in scopes_of(frames):
+        for name, value in list(scope.names.items()):
+            if name.startswith("__") or not _holds_view(value, tensor, ptr):
+                continue
+            kind = "variable" if isinstance(value, torch.Tensor) else type(value).__name__
+            return Holder(name, kind, scope.label, scope.file, scope.first, scope.last)
     return None
 
 

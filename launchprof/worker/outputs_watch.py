@@ -30,7 +30,7 @@ import torch
 from launchprof.worker.events import EventWriter
 from launchprof.worker.frames import frame_site, is_internal
 from launchprof.worker.observe import bind_arguments
-from launchprof.worker.outputs_holders import Holder, find_holder, keep_line, output_names
+from launchprof.worker.outputs_holders import Holder, find_holder, find_view_holder, keep_line, output_names
 from launchprof.worker.trees import leaves
 
 FIRST_CALL = 2  # call 0 and 1 are warm-up: lazy initialisation may keep things around
@@ -48,6 +48,9 @@ class Returned:
     ref: weakref.ref
     ident: int
     nbytes: int
+    # The call returned (a view of) one of its own arguments, updated in place: that is
+    # already the graph-friendly form, neither kept output nor looped-back copy.
+    is_input: bool = False
 
 
 @dataclass
@@ -60,12 +63,13 @@ class OutputsWatch:
     outputs_written: bool = False
     failed: bool = False
     checked: int = 0  # calls whose outputs were checked for keeping
+    input_storages: set[int] = field(default_factory=set)  # of the call in progress
 
     # ---------------------------------------------------------------- the two hook calls
     def before(self, index: int, args: tuple, kwargs: dict, caller: FrameType | None) -> None:
         """At the entry of call ``index``: outputs of call index-2 still held are kept past
         call index-1; arguments that are call index-1's outputs loop back."""
-        if self.failed or index < FIRST_CALL + 1 or index > LAST_CALL + 2:
+        if self.failed or index < FIRST_CALL or index > LAST_CALL + 2:
             return
         self._guard(self._before, index, args, kwargs, caller)
 
@@ -90,17 +94,19 @@ class OutputsWatch:
         for path, leaf in leaves(out):
             if isinstance(leaf, torch.Tensor):
                 nbytes = leaf.numel() * leaf.element_size()
-                found.append(Returned(path, names.get(path) or f"output{path}", weakref.ref(leaf), id(leaf), nbytes))
+                mine = _storage_of(leaf) in self.input_storages
+                found.append(Returned(path, names.get(path) or f"output{path}", weakref.ref(leaf), id(leaf), nbytes, mine))
         self.returned[index] = found
         if not self.outputs_written:
             self.outputs_written = True
             self.events.write("outputs", index=index, outputs=[{"path": r.path, "name": r.name, "bytes": r.nbytes} for r in found])
 
     def _before(self, index: int, args: tuple, kwargs: dict, caller: FrameType | None) -> None:
-        previous = self.returned.get(index - 1, [])
+        self.input_storages = {_storage_of(t) for _, t in leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
+        previous = [r for r in self.returned.get(index - 1, []) if not r.is_input]
         if previous:
             self._loop_back(index, previous, args, kwargs, caller)
-        older = self.returned.pop(index - 2, [])
+        older = [r for r in self.returned.pop(index - 2, []) if not r.is_input]
         if older:
             self._kept(index - 2, older, caller)
 
@@ -135,13 +141,15 @@ class OutputsWatch:
             tensor = r.ref()
             if tensor is None:
                 continue
-            holder = find_holder(tensor, frames)
+            holder, view = find_holder(tensor, frames), False
+            if holder is None:
+                holder, view = find_view_holder(tensor, frames), True
             del tensor
             if holder is None:
                 continue
             key = (holder.name, r.path)
             self.kept_seen[key] = self.kept_seen.get(key, 0) + 1
-            self.events.write("kept-output", **_kept_fields(index, r, holder, call_site, self.kept_seen[key]))
+            self.events.write("kept-output", **_kept_fields(index, r, holder, call_site, self.kept_seen[key]), view=view)
 
 
 def _kept_fields(index: int, r: Returned, holder: Holder, call_site: Any, count: int) -> dict[str, Any]:
@@ -174,6 +182,13 @@ def _same_state(arg: torch.Tensor, previous: list[Returned]) -> tuple[Returned, 
         if out.data_ptr() == arg.data_ptr() or (torch.equal(out, arg) and not _constant(arg)):
             return r, "equal-contents"
     return None
+
+
+def _storage_of(t: torch.Tensor) -> int:
+    try:
+        return int(t.untyped_storage().data_ptr())
+    except (RuntimeError, TypeError):
+        return id(t)
 
 
 def _constant(t: torch.Tensor) -> bool:

@@ -27,8 +27,8 @@ from launchprof.worker.frames import frame_site, snippet
 from launchprof.worker.hoststate import HostState
 from launchprof.worker.memory import memory_event, tensor_bytes
 from launchprof.worker.nvtx_ranges import nvtx_range
-from launchprof.worker.outputs_watch import OutputsWatch, caller_frame
 from launchprof.worker.observe import bind_arguments, call_signature, describe_call, module_state, referenced_state, scalar_values
+from launchprof.worker.outputs_watch import OutputsWatch, caller_frame
 from launchprof.worker.plan_bursts import run_plan_bursts
 from launchprof.worker.probe import probe_call
 from launchprof.worker.profiler_tables import write_table

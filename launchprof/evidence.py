@@ -45,6 +45,10 @@ class Evidence:
     validations: list[dict[str, Any]] = field(default_factory=list)
     fallbacks: list[dict[str, Any]] = field(default_factory=list)
     state_reallocs: list[dict[str, Any]] = field(default_factory=list)
+    # Outputs the user kept past the next call, and arguments that were the previous output.
+    kept_outputs: list[dict[str, Any]] = field(default_factory=list)
+    loop_backs: list[dict[str, Any]] = field(default_factory=list)
+    outputs: dict[str, Any] | None = None
     plan_end: dict[str, Any] | None = None
     script_end: dict[str, Any] | None = None
     worker_end: dict[str, Any] | None = None
@@ -79,6 +83,7 @@ _SINGLE = {
     "plan-end": "plan_end",
     "script-end": "script_end",
     "worker-end": "worker_end",
+    "outputs": "outputs",
 }
 # Events collected in order: type -> Evidence field.
 _LISTS = {
@@ -86,6 +91,8 @@ _LISTS = {
     "validation": "validations",
     "fallback": "fallbacks",
     "state-realloc": "state_reallocs",
+    "kept-output": "kept_outputs",
+    "loop-back": "loop_backs",
     "phase": "phases",
     "timing-end": "timing_ends",
 }

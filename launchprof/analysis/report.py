@@ -23,6 +23,7 @@ from launchprof.enums import Verdict
 from launchprof.errors import UsageError
 from launchprof.evidence import Evidence, parse_events
 from launchprof.hazards import find_hazards
+from launchprof.hazards.outputs import output_costs
 from launchprof.hazards.shapes import varying_shapes
 from launchprof.run.file import Run
 from launchprof.session import SCHEMA_VERSION, KernelSpan, Machine, Report, Timeline
@@ -124,6 +125,7 @@ def build_report(
         notes=notes,
         timeline=timeline,
         prediction=prediction,
+        outputs=output_costs(ev),
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from launchprof.evidence import Evidence
-from launchprof.hazards import control_flow, inputs, races, rng, scalars, shapes, side_effects, streams, syncs, validation
+from launchprof.hazards import control_flow, inputs, outputs, races, rng, scalars, shapes, side_effects, streams, syncs, validation
 from launchprof.hazards.kinds import SEVERITY_RANK
 from launchprof.session import Hazard
 
@@ -27,6 +27,8 @@ RULES: tuple[Rule, ...] = (
     side_effects.host_side_effects,
     validation.replay_mismatch,
     races.stream_races,
+    outputs.kept_outputs,
+    outputs.loop_back_state,
 )
 
 

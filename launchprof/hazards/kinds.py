@@ -104,6 +104,22 @@ KINDS: dict[str, HazardKind] = {
             "step run once, at capture. Move them outside the captured step or keep the state in device tensors.",
         ),
         HazardKind(
+            "kept-output",
+            "warning",
+            "Output kept past the next call",
+            "A graph's outputs live in its static buffers and the next replay overwrites them: every kept "
+            "entry would alias the same memory. Clone the outputs you keep (`history.append(logits.clone())`) "
+            "or copy them into a preallocated buffer (`out[i].copy_(logits)`).",
+        ),
+        HazardKind(
+            "loop-back",
+            "info",
+            "State that loops back into the next call",
+            "Keep the state in a static buffer the step updates in place: inside the captured step, "
+            "`h_static.copy_(h_new)`; pass `h_static` every call. No copy-in before each replay and no "
+            "clone after it.",
+        ),
+        HazardKind(
             "capture-failed",
             "error",
             "Capture failed",

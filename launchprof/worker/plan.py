@@ -28,6 +28,7 @@ from launchprof.worker.hoststate import HostState
 from launchprof.worker.memory import memory_event, tensor_bytes
 from launchprof.worker.nvtx_ranges import nvtx_range
 from launchprof.worker.observe import bind_arguments, call_signature, describe_call, module_state, referenced_state, scalar_values
+from launchprof.worker.outputs_watch import OutputsWatch, caller_frame
 from launchprof.worker.plan_bursts import run_plan_bursts
 from launchprof.worker.probe import probe_call
 from launchprof.worker.profiler_tables import write_table
@@ -86,6 +87,7 @@ class TargetRun:
         self.bursts_done = False
         self.pre_capture_calls = pre_capture_calls(config.repeat)
         self.in_loop_calls = in_loop_calls(config.repeat)
+        self.outputs = OutputsWatch(fn, events)  # kept outputs, looped-back state (issue 16)
 
     # ------------------------------------------------------------------ dispatch
     def _canon(self, args: tuple, kwargs: dict) -> Any:
@@ -96,7 +98,11 @@ class TargetRun:
             return self.fn(*args, **kwargs)
         self.busy = True
         try:
-            return self._guarded(args, kwargs)
+            # Outputs kept / state looped back (issue 16): outside every timed region.
+            self.outputs.before(self.calls, args, kwargs, caller_frame())
+            out = self._guarded(args, kwargs)
+            self.outputs.after(self.calls - 1, out, caller_frame())
+            return out
         finally:
             self.busy = False
 

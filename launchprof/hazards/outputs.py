@@ -1,0 +1,149 @@
+"""kept-output and loop-back: what the user's own graph code must do with the outputs.
+
+launchprof clones every replay output before handing it back, so the script stays correct
+under analyze; a hand-written graph does not. The worker watched a few calls
+(worker/outputs_watch.py): an output still held by the user's code after the next call is
+*kept* (under a graph every kept entry aliases the same static buffer: it needs a clone);
+an argument that is the previous call's output is state that *loops back* (the copy into
+the static input each call can go: the step can update a static buffer in place).
+
+Costs: ``replay.clone_us`` times cloning every output at once; an output's share of it is
+taken by bytes (the clone is a memory copy, so its cost follows the bytes), and said so.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from typing import Any
+
+from launchprof.evidence import Evidence
+from launchprof.hazards.common import hazard, target_site
+from launchprof.models import KeptOutput, LoopBack, OutputsAdvice
+from launchprof.session import Hazard
+
+SHARE_BASIS = "each kept output's share, by bytes, of the measured clone of all outputs (replay.clone_us)"
+
+
+def _clone_all_us(ev: Evidence) -> float | None:
+    samples = ev.burst_wall_us.get("clone") or []
+    return statistics.median(samples) if samples else None
+
+
+def _all_bytes(ev: Evidence) -> int | None:
+    clone = (ev.memory or {}).get("clone_bytes")
+    if isinstance(clone, int) and clone > 0:
+        return clone
+    total = sum(int(o.get("bytes") or 0) for o in (ev.outputs or {}).get("outputs", []))
+    return total or None
+
+
+def clone_share_us(ev: Evidence, nbytes: int | None) -> float | None:
+    """This many bytes' share of the measured clone of all outputs."""
+    whole, total = _clone_all_us(ev), _all_bytes(ev)
+    if whole is None or not total or nbytes is None:
+        return None
+    return whole * min(1.0, nbytes / total)
+
+
+def _kept(ev: Evidence) -> dict[tuple[str, str], dict[str, Any]]:
+    """One entry per (holder, output): the latest event, whose ``count`` is the highest."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for e in ev.kept_outputs:
+        key = (str(e.get("holder")), str(e.get("output")))
+        if key not in out or int(e.get("count") or 0) >= int(out[key].get("count") or 0):
+            out[key] = e
+    return out
+
+
+def _fix(e: dict[str, Any]) -> str:
+    """The storing line with the clone written in, when it is a plain ``holder.append(name)``."""
+    code = str((e.get("where") or {}).get("code") or "")
+    holder, name = re.escape(str(e.get("holder"))), str(e.get("output_name") or "")
+    m = re.search(rf"{holder}\s*\.\s*(append|appendleft|add|insert)\((.*)\)\s*$", code.split("#")[0].rstrip())
+    if m and m.group(2).strip():
+        parts = m.group(2).rsplit(",", 1) if m.group(1) == "insert" else [m.group(2)]
+        value = parts[-1].strip()
+        head = (parts[0] + ", ") if len(parts) == 2 else ""
+        return f"`{code[: m.start(2)].strip()}{head}{value}.clone())`"
+    return f"`{name}.clone()` where `{e.get('holder')}` keeps it"
+
+
+def kept_outputs(ev: Evidence) -> list[Hazard]:
+    out = []
+    for e in _kept(ev).values():
+        holder, kind, scope = e.get("holder"), e.get("holder_kind"), e.get("holder_scope")
+        name = e.get("output_name") or f"output{e.get('output')}"
+        where = f"`{holder}` ({'an attribute of' if kind == 'attribute' else 'a variable in' if kind == 'variable' else f'a {kind} in'} `{scope}`)"
+        count = int(e.get("count") or 1)
+        what = f"every step's `{name}`" if count > 1 else f"a step's `{name}`"
+        if e.get("view"):
+            what += " (a view of it, which shares its memory)"
+        share = clone_share_us(ev, e.get("bytes"))
+        cost = f"; about {share:.1f} µs per call (its share by bytes of the measured clone of all outputs)" if share is not None else ""
+        msg = (
+            f"{where} keeps {what} past the next call (seen on {count} watched call{'s' if count > 1 else ''}): under a CUDA "
+            f"graph every kept entry aliases the same static output buffer, which the next replay overwrites. "
+            f"Clone what you keep: {_fix(e)}{cost}"
+        )
+        site = e.get("where") or e.get("call_site") or ev.call_site or target_site(ev.target)
+        out.append(hazard("kept-output", msg, site, variable=holder, output=name, calls=count, bytes=e.get("bytes")))
+    return out
+
+
+def _loop_backs(ev: Evidence) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for e in ev.loop_backs:
+        out.setdefault(str(e.get("argument")), e)
+    return out
+
+
+def loop_back_state(ev: Evidence) -> list[Hazard]:
+    out = []
+    for arg, e in _loop_backs(ev).items():
+        name = e.get("output_name") or f"output{e.get('output')}"
+        same = "is the" if e.get("how") == "same-object" else "has the same contents as the"
+        copy = e.get("copy_us")
+        nbytes = e.get("bytes")
+        size = f"{nbytes:,} bytes" if isinstance(nbytes, int) else "its bytes"
+        saving = (
+            f"copying it into the static input costs about {copy:.1f} µs per call ({size}, measured alone)"
+            if isinstance(copy, (int, float))
+            else f"a graph copies it into the static input every call ({size})"
+        )
+        msg = (
+            f"`{arg}` of each call {same} `{name}` the previous call returned: the state loops back, and {saving}. "
+            f"Write the step for it: keep the state in a static buffer that the captured step updates in place "
+            f"(`{arg}_static.copy_({name}_new)` at its end) and pass `{arg}_static` every call: no copy-in, no clone"
+        )
+        site = e.get("site") or ev.call_site or target_site(ev.target)
+        out.append(hazard("loop-back", msg, site, argument=arg, output=name, copy_us=copy, bytes=nbytes))
+    return out
+
+
+def output_costs(ev: Evidence) -> OutputsAdvice | None:
+    """The clones the user's graph code needs (kept outputs only) and their cost per call;
+    None when the outputs were not watched (an older run, a script with too few calls)."""
+    if ev.outputs is None and not ev.kept_outputs and not ev.loop_backs:
+        return None
+    kept = [
+        KeptOutput(
+            output=str(e.get("output")),
+            name=str(e.get("output_name") or ""),
+            holder=str(e.get("holder")),
+            holder_kind=str(e.get("holder_kind")),
+            scope=e.get("holder_scope"),
+            bytes=e.get("bytes"),
+            clone_us=clone_share_us(ev, e.get("bytes")),
+            calls=int(e.get("count") or 1),
+        )
+        for e in _kept(ev).values()
+    ]
+    loops = [
+        LoopBack(argument=arg, output=str(e.get("output")), name=str(e.get("output_name") or ""), how=str(e.get("how")), bytes=e.get("bytes"), copy_us=e.get("copy_us"))
+        for arg, e in _loop_backs(ev).items()
+    ]
+    # One clone per kept output, however many holders keep it.
+    needed_bytes = sum({k.output: k.bytes or 0 for k in kept}.values())
+    needed = 0.0 if not kept else clone_share_us(ev, needed_bytes)
+    return OutputsAdvice(kept=kept, loop_back=loops, clone_needed_us=needed, clone_all_us=_clone_all_us(ev), basis=SHARE_BASIS)

@@ -6,10 +6,13 @@ GPU, so each one is tested on CPU against events recorded on the H200.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from launchprof.evidence import Evidence
 from launchprof.hazards import control_flow, inputs, rng, scalars, shapes, side_effects, streams, syncs, validation
+from launchprof.hazards.common import user_target
+from launchprof.hazards.fixes import with_fixes
 from launchprof.hazards.kinds import SEVERITY_RANK
 from launchprof.session import Hazard
 
@@ -33,6 +36,8 @@ def find_hazards(evidence: Evidence) -> list[Hazard]:
     """Run every rule; one finding per identity (``Hazard.fingerprint``: kind, project-relative
     file and the code at the line, launchprof.hazards.identity) and named argument; most
     severe first, then by place."""
+    functions = list((evidence.probe or {}).get("functions") or [])
+    evidence = dataclasses.replace(evidence, target=user_target(evidence.target, functions))
     found: dict[tuple[str, str | None], Hazard] = {}
     for rule in RULES:
         for hazard in rule(evidence):
@@ -41,4 +46,4 @@ def find_hazards(evidence: Evidence) -> list[Hazard]:
             key = (hazard.fingerprint, name)
             if key not in found or SEVERITY_RANK[hazard.severity] > SEVERITY_RANK[found[key].severity]:
                 found[key] = hazard
-    return sorted(found.values(), key=lambda h: (-SEVERITY_RANK[h.severity], h.file or "", h.line or 0, h.kind))
+    return with_fixes(sorted(found.values(), key=lambda h: (-SEVERITY_RANK[h.severity], h.file or "", h.line or 0, h.kind)), evidence)

@@ -1,0 +1,122 @@
+"""Fixes written for each hazard's own line (issue 13 items 1, 5, 7), on runs recorded on the H200.
+
+Each expectation is checked against the recorded source line the fix came from: the fix's
+``before`` is that line's code and ``after`` uses the names on it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from recorded import load_evidence, recorded, report_of
+
+from launchprof.hazards import find_hazards
+from launchprof.source import line_at, use_sources
+
+from recorded import load
+
+
+def _hazards(name: str, kind: str) -> list:
+    found = [h for h in report_of(name).hazards if h.kind == kind]
+    assert found, f"{name}: no {kind} hazard"
+    return found
+
+
+def _at(name: str, kind: str, line: int):
+    return next(h for h in _hazards(name, kind) if h.line == line)
+
+
+def _source(name: str, file: str, line: int) -> str:
+    with use_sources(load(name).sources):
+        return line_at(file, line)
+
+
+CASES = [
+    # run, kind, line, a piece of the source line, what the written line must say
+    ("hidden_sync", "hidden-sync", 15, "h.abs().mean().item()", "scale = h.abs().mean()"),
+    ("hidden_sync", "hidden-sync", 16, "h[h > 0]", "keep = torch.where(h > 0, h, torch.zeros_like(h))"),
+    ("hidden_sync", "hidden-sync", 19, ".cpu()", "top = probs.argmax(-1)"),
+    ("hidden_sync", "hidden-sync", 10, "if scores.max() > 10", "scores = torch.where(scores.max() > 10, scores / 10, scores)"),
+    ("frozen_scalar", "frozen-scalar", 17, "alpha=-lr", "param.add_(grad * -lr_t)"),
+    ("data_dependent", "data-dependent-control-flow", 14, "if use_residual % 2", "y = torch.where((use_residual % 2).bool(), y + torch.sigmoid(x) * 0.5, y)"),
+    ("pageable_copy", "pageable-copy", 12, ".cuda()", "bias = bias_dev.copy_(bias_pinned, non_blocking=True)"),
+    ("numpy_rng", "rng-state", 15, "np.random.normal", "noise = torch.randn(1024, device='cuda')"),
+    ("side_effects", "host-side-effect", 16, "calls += 1", "calls_t.add_(1)"),
+]
+
+
+@pytest.mark.parametrize(("run", "kind", "line", "piece", "written"), CASES, ids=[f"{c[0]}:{c[2]}" for c in CASES])
+def test_fix_is_written_for_the_line(run: str, kind: str, line: int, piece: str, written: str) -> None:
+    recorded([run])
+    h = _at(run, kind, line)
+    source = _source(run, h.file, line)
+    assert piece in source and piece in h.fix.before, (source, h.fix.before)
+    assert h.fix.before.splitlines()[0].strip() in source
+    assert written in [ln.split("  #")[0] for ln in h.fix.after.splitlines()], h.fix.after
+    assert h.fix.note
+
+
+def test_frozen_scalar_fills_a_device_tensor_before_replay() -> None:
+    fix = _at("frozen_scalar", "frozen-scalar", 17).fix
+    assert "lr_t.fill_(lr)" in fix.after and "alpha" not in fix.after
+
+
+def test_unjoined_fork_names_the_wait_stream_line_and_where() -> None:
+    h = _hazards("unjoined_stream", "unjoined-stream")[0]
+    source = _source("unjoined_stream", h.file, h.line)
+    assert "side.wait_stream" in source
+    fix = h.fix
+    assert fix.after.splitlines()[-1] == "torch.cuda.current_stream().wait_stream(side)"
+    # after the end of the `with torch.cuda.stream(side):` block, which is the line it names
+    assert "stats.copy_" in _source("unjoined_stream", h.file, fix.line)
+    assert f"after line {fix.line}" in fix.note
+
+
+def test_rebinding_names_the_line_and_writes_an_in_place_update() -> None:
+    h = _hazards("reallocated_global", "reallocated-input")[0]
+    at = h.details["rebound_at"]
+    assert "weights = torch.randn" in _source("reallocated_global", at["file"], at["line"])
+    assert f":{at['line']}" in h.message
+    assert h.fix.line == at["line"] and h.fix.after.startswith("weights.copy_(torch.randn(128, 128")
+
+
+def test_fix_that_cannot_be_written_says_so_with_the_rule() -> None:
+    h = _hazards("dynamic_shapes", "dynamic-shape")[0]
+    assert h.fix.after == ""
+    assert "cannot write the fix" in h.fix.note and "Bucket" in h.fix.note
+
+
+def test_every_error_and_warning_carries_a_fix() -> None:
+    for name in recorded(["hidden_sync", "frozen_scalar", "numpy_rng", "side_effects", "unjoined_stream", "reallocated_global"]):
+        for h in report_of(name).hazards:
+            assert h.fix is not None and h.fix.note, (name, h.kind)
+
+
+def test_mutated_argument_copied_into_a_static_buffer_is_a_warning() -> None:
+    """frozen_scalar's ``update`` changes ``param`` in place (the worker recorded ``[0][0]``);
+    marking that argument as moved must name ``param`` and say the caller's tensor stays put."""
+    ev = load_evidence("frozen_scalar")
+    assert ev.mutations["args"] == ["[0][0]"]
+    before = [h for h in find_hazards(ev) if h.details.get("mutated")]
+    assert before == []  # not moved: nothing to say
+    moved = dataclasses.replace(ev, capture={**(ev.capture or {}), "moved_args": ["[0][0]"]})
+    with use_sources(load("frozen_scalar").sources):
+        found = [h for h in find_hazards(moved) if h.details.get("mutated")]
+    assert len(found) == 1
+    h = found[0]
+    assert h.kind == "reallocated-input" and h.severity == "warning"
+    assert "`param`" in h.message and "no longer changes" in h.message
+    assert h.line == 17 and "param.add_" in (h.details.get("code") or "")
+    assert "same tensor every call" in h.fix.note and "param.copy_(static_param)" in h.fix.after
+
+
+def test_decorated_target_recorded_at_the_wrapper_points_at_the_user_file() -> None:
+    """decode_loop's ``@torch.no_grad()`` target was recorded at torch/utils/_contextlib.py;
+    the analysis takes the user's definition from the functions the probe ran."""
+    from launchprof.hazards.common import user_target
+
+    ev = load_evidence("decode_loop")
+    assert "_contextlib.py" in ev.target["file"]
+    fixed = user_target(ev.target, ev.probe["functions"])
+    assert fixed["file"] == "sample_models/decode_loop.py" and fixed["line"] == 62

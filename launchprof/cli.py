@@ -180,6 +180,9 @@ def analyze(
             show_default=False,
         ),
     ] = None,
+    snippet: Annotated[
+        bool, typer.Option("--snippet", help="Print the capture code to paste for a graphs-help target (Markdown and HTML always show it).")
+    ] = False,
 ) -> int:
     """Run SCRIPT eagerly and as a CUDA graph replay; report speedup, hazards and a verdict.
 
@@ -203,6 +206,7 @@ def analyze(
             project_root=project_root or source_root,
             github=github,
             run_out=run_out,
+            snippet=snippet,
         )
     )
 
@@ -303,6 +307,9 @@ def report(
             show_default=False,
         ),
     ] = None,
+    snippet: Annotated[
+        bool, typer.Option("--snippet", help="Print the capture code to paste for a graphs-help target (Markdown and HTML always show it).")
+    ] = False,
 ) -> int:
     """Re-analyse a saved run, or re-render a JSON report, in any format (no GPU needed)."""
     from launchprof.commands.report import ReportOptions, run
@@ -315,6 +322,7 @@ def report(
             project_root=project_root or source_root,
             github=github,
             profile=profile,
+            snippet=snippet,
         )
     )
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from launchprof.evidence import Evidence
 from launchprof.hazards import control_flow, inputs, rng, scalars, shapes, side_effects, streams, syncs, validation
-from launchprof.hazards.common import user_target
+from launchprof.hazards.common import is_library_file, user_target
 from launchprof.hazards.fixes import with_fixes
 from launchprof.hazards.kinds import SEVERITY_RANK
 from launchprof.session import Hazard
@@ -46,4 +46,13 @@ def find_hazards(evidence: Evidence) -> list[Hazard]:
             key = (hazard.fingerprint, name)
             if key not in found or SEVERITY_RANK[hazard.severity] > SEVERITY_RANK[found[key].severity]:
                 found[key] = hazard
-    return with_fixes(sorted(found.values(), key=lambda h: (-SEVERITY_RANK[h.severity], h.file or "", h.line or 0, h.kind)), evidence)
+    return with_fixes(sorted((_placed(h) for h in found.values()), key=lambda h: (-SEVERITY_RANK[h.severity], h.file or "", h.line or 0, h.kind)), evidence)
+
+
+def _placed(h: Hazard) -> Hazard:
+    """A hazard with no line in the user's code says why (issue 13 item 2)."""
+    if h.file and not is_library_file(h.file):
+        return h
+    where = f"it surfaced in library code ({h.file}{':' + str(h.line) if h.line else ''})" if h.file else "no frame of the user's code was on the stack"
+    return dataclasses.replace(h, message=f"{h.message} (no line in your code: {where})")
+

@@ -120,3 +120,59 @@ def test_decorated_target_recorded_at_the_wrapper_points_at_the_user_file() -> N
     assert "_contextlib.py" in ev.target["file"]
     fixed = user_target(ev.target, ev.probe["functions"])
     assert fixed["file"] == "sample_models/decode_loop.py" and fixed["line"] == 62
+
+
+def _line_of(path, piece: str) -> int:
+    return next(i for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if piece in line)
+
+
+def test_moe_router_fix_runs_every_expert_then_selects() -> None:
+    """The sample's own lines, read from disk: ``idx = (route == e).nonzero()...`` then
+    ``out[idx] = x[idx] @ experts[e]``."""
+    from recorded import SAMPLES
+
+    from launchprof.hazards.fixes import FixContext, write_fix
+    from launchprof.models import Hazard
+
+    path = SAMPLES / "moe_router.py"
+    line = _line_of(path, ".nonzero()")
+    h = Hazard(kind="hidden-sync", severity="error", message="nonzero", file=str(path), line=line, hint="", details={"op": "nonzero"})
+    fix = write_fix(h, FixContext())
+    assert fix.before.splitlines() == ["idx = (route == e).nonzero().squeeze(1)", "out[idx] = x[idx] @ experts[e]"]
+    assert fix.after == "out = torch.where((route == e).unsqueeze(-1), x @ experts[e], out)"
+    assert "every expert on all rows" in fix.note
+
+
+def test_decorated_branch_fix_uses_torch_where() -> None:
+    from recorded import SAMPLES
+
+    from launchprof.hazards.fixes import FixContext, write_fix
+    from launchprof.models import Hazard
+
+    path = SAMPLES / "decorated_branch.py"
+    line = _line_of(path, "if h.mean() > 0")
+    h = Hazard(kind="hidden-sync", severity="error", message="if", file=str(path), line=line, hint="", details={"op": "_local_scalar_dense"})
+    fix = write_fix(h, FixContext())
+    assert fix.after == "h = torch.where(h.mean() > 0, torch.relu(h), h)"
+
+
+def test_heavy_branches_point_to_torch_cond(tmp_path) -> None:
+    from launchprof.hazards.fixes import FixContext, write_fix
+    from launchprof.models import Hazard
+
+    path = tmp_path / "two_heavy.py"
+    path.write_text(
+        "import torch\n\ndef step(x, w):\n    if x.sum() > 0:\n        y = x @ w\n        y = torch.relu(y)\n"
+        "    else:\n        y = x @ w.t()\n        y = torch.tanh(y)\n    return y\n",
+        encoding="utf-8",
+    )
+    h = Hazard(kind="data-dependent-control-flow", severity="error", message="m", file=str(path), line=4, hint="")
+    fix = write_fix(h, FixContext())
+    assert "y = torch.cond(x.sum() > 0, _then, _else, (w, x, y))" in fix.after
+    import torch
+
+    ns: dict = {"torch": torch}
+    exec(fix.after.replace("y = torch.cond", "_unused = None  #"), ns)  # both branch functions are valid Python
+    x, w = torch.ones(2, 2), torch.eye(2)
+    assert torch.equal(ns["_then"](w, x, None), torch.relu(x @ w))
+    assert "conditional nodes" in fix.note

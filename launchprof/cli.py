@@ -120,6 +120,11 @@ GithubOpt = Annotated[
 ]
 
 
+SnippetOpt = Annotated[
+    bool, typer.Option("--snippet", help="Print the capture code to paste for a graphs-help target (Markdown and HTML always show it).")
+]
+
+
 @app.command(
     epilog="Exit codes: 0 ok; 1 a --fail-on condition was met; 2 usage error; 3 the script failed "
     "(what was measured before is still reported); 4 no usable CUDA device or torch; 130 interrupted.",
@@ -180,9 +185,7 @@ def analyze(
             show_default=False,
         ),
     ] = None,
-    snippet: Annotated[
-        bool, typer.Option("--snippet", help="Print the capture code to paste for a graphs-help target (Markdown and HTML always show it).")
-    ] = False,
+    snippet: SnippetOpt = False,
 ) -> int:
     """Run SCRIPT eagerly and as a CUDA graph replay; report speedup, hazards and a verdict.
 
@@ -307,9 +310,7 @@ def report(
             show_default=False,
         ),
     ] = None,
-    snippet: Annotated[
-        bool, typer.Option("--snippet", help="Print the capture code to paste for a graphs-help target (Markdown and HTML always show it).")
-    ] = False,
+    snippet: SnippetOpt = False,
 ) -> int:
     """Re-analyse a saved run, or re-render a JSON report, in any format (no GPU needed)."""
     from launchprof.commands.report import ReportOptions, run

@@ -26,16 +26,16 @@ _lp_out = None
 
 
 def _lp_leaves(tree):
-    """Every leaf of nested tuples/lists/dicts, in order (dicts by sorted key)."""
+    """Leaves of nested tuples/lists/dicts (dicts by sorted key)."""
     if isinstance(tree, (list, tuple)):
         return [leaf for item in tree for leaf in _lp_leaves(item)]
     if isinstance(tree, dict):
-        return [leaf for key in sorted(tree) for leaf in _lp_leaves(tree[key])]
+        return [x for key in sorted(tree) for x in _lp_leaves(tree[key])]
     return [tree]
 
 
 def _lp_clone(tree):
-    """The outputs, cloned: the graph overwrites its own on the next replay."""
+    """Clones: the next replay overwrites the graph's own outputs."""
     if isinstance(tree, torch.Tensor):
         return tree.clone()
     if isinstance(tree, (list, tuple)):
@@ -46,11 +46,11 @@ def _lp_clone(tree):
 
 
 def run(*args):
-    """Copy in the inputs that changed, replay, return clones of the outputs."""
+    """Copy in the inputs that changed, replay, clone the outputs."""
     global _lp_graph, _lp_out
     static, new = _lp_leaves(_lp_static), _lp_leaves(args)
     if len(static) != len(new):
-        raise TypeError(f"run() takes {{len(static)}} leaves, got {{len(new)}}")
+        raise TypeError(f"run() takes {{len(static)}} leaves, not {{len(new)}}")
     for s, n in zip(static, new):
         if isinstance(s, torch.Tensor) and s is not n:
             s.copy_(n)  # {scalars}
@@ -89,17 +89,21 @@ def _parse_path(path: str) -> tuple[str, list[Any]] | None:
 def _leaf_code(leaf: dict[str, Any]) -> str:
     if leaf.get("kind") == "tensor":
         shape = tuple(int(d) for d in leaf.get("shape") or ())
-        device = leaf.get("device") or "cuda"
+        device = str(leaf.get("device") or "cuda").replace("cuda:0", "cuda")
         return f"torch.empty({shape!r}, dtype=torch.{leaf.get('dtype', 'float32')}, device={device!r})"
     return repr(leaf.get("value"))
 
 
-def _render(node: Any) -> str:
+def _render(node: Any, depth: int = 1) -> str:
+    """A nested argument as Python, one leaf per line, so pasted lines stay short."""
     if isinstance(node, str):
         return node
+    pad, inner = "    " * depth, "    " * (depth + 1)
     if all(isinstance(k, int) for k in node):
-        return "[" + ", ".join(_render(node[k]) for k in sorted(node)) + "]"
-    return "{" + ", ".join(f"{k!r}: {_render(v)}" for k, v in node.items()) + "}"
+        items = [f"{inner}{_render(node[k], depth + 1)}," for k in sorted(node)]
+        return "[\n" + "\n".join(items) + f"\n{pad}]"
+    items = [f"{inner}{k!r}: {_render(v, depth + 1)}," for k, v in node.items()]
+    return "{\n" + "\n".join(items) + f"\n{pad}}}"
 
 
 def static_arguments(leaves: list[dict[str, Any]]) -> list[str] | None:

@@ -176,3 +176,12 @@ def test_heavy_branches_point_to_torch_cond(tmp_path) -> None:
     x, w = torch.ones(2, 2), torch.eye(2)
     assert torch.equal(ns["_then"](w, x, None), torch.relu(x @ w))
     assert "conditional nodes" in fix.note
+
+
+def test_canonical_argument_paths_read_in_both_forms() -> None:
+    from launchprof.hazards.inputs import argument_names
+
+    ev = load_evidence("dict_inputs")  # step(batch: dict, extras: list)
+    assert argument_names(ev, ["[1][2]", "[0]['features']"]) == {"[1][2]": "extras[2]", "[0]['features']": "batch['features']"}
+    old = load_evidence("unjoined_stream")  # recorded with the wrapped form: step(x, stats)
+    assert argument_names(old, old.mutations["args"]) == {"[0][1]": "stats"}

@@ -24,7 +24,7 @@ def test_static_inputs_have_the_recorded_shapes_and_dtypes() -> None:
     ev = load_evidence("dict_inputs")
     code = report_of("dict_inputs").capture_snippet
     ast.parse(code)
-    args = eval(f"({', '.join(static_arguments(ev.calls[0]['args']))},)".replace("'cuda:0'", "'cpu'"), {"torch": torch})
+    args = eval(f"({', '.join(static_arguments(ev.calls[0]['args']))},)".replace("'cuda'", "'cpu'"), {"torch": torch})
     for leaf in ev.calls[0]["args"]:
         root, _, rest = leaf["path"].partition("[")
         value = args[["batch", "extras"].index(root)]
@@ -52,7 +52,7 @@ def _fake_cuda() -> types.SimpleNamespace:
 
 
 def test_run_copies_inputs_in_and_returns_clones(monkeypatch) -> None:
-    code = report_of("dict_inputs").capture_snippet.replace("'cuda:0'", "'cpu'")
+    code = report_of("dict_inputs").capture_snippet.replace("'cuda'", "'cpu'")
     calls = []
 
     def step(batch, extras):
@@ -81,3 +81,24 @@ def test_no_snippet_when_arguments_cannot_be_rebuilt() -> None:
     target = {"name": "step", "qualname": "step"}
     assert capture_snippet(target, [{"args": [{"path": "cfg.lr", "kind": "scalar", "value": 0.1}]}]) is None
     assert capture_snippet({"name": "@launchprof.target <lambda>", "qualname": "<lambda>"}, [{"args": []}]) is None
+
+
+def test_report_prints_the_snippet_only_with_the_flag() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from recorded import RUNS
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root), "COLUMNS": "80"}
+    run = str(RUNS / "dict_inputs.lprun")
+    cmd = [sys.executable, "-m", "launchprof", "report", run]
+    shown = subprocess.run([*cmd, "--snippet"], capture_output=True, text=True, env=env, timeout=120)
+    hidden = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert shown.returncode == 0 == hidden.returncode, shown.stderr + hidden.stderr
+    assert "_lp_graph.replay()" in shown.stdout and "_lp_graph.replay()" not in hidden.stdout
+    # pasted code is never wrapped: every line of the snippet appears whole
+    for line in report_of("dict_inputs").capture_snippet.splitlines():
+        assert line.rstrip() in shown.stdout

@@ -15,7 +15,8 @@ from launchprof.hazards.common import around, code_text, first_use, function_at,
 from launchprof.hazards.fixes.state import rebinding_site
 from launchprof.session import Hazard
 
-_CANON = re.compile(r"^(?:\[0\])?\[(\d+)\](.*)$")
+_CURRENT = re.compile(r"^\[(\d+)\](.*)$")
+_WRAPPED = re.compile(r"^\[0\]\[(\d+)\](.*)$")
 
 
 def reallocated_arguments(ev: Evidence) -> dict[str, int]:
@@ -75,17 +76,25 @@ def _rebound_at(ev: Evidence, name: str) -> dict | None:
 
 
 def argument_names(ev: Evidence, paths: list[str]) -> dict[str, str]:
-    """The worker's canonical argument paths (``[0][1]``) as the caller's names (``stats``)."""
+    """The worker's canonical argument paths as the caller's names (``[1]`` -> ``stats``).
+
+    Canonical paths index the arguments in parameter order (``[i]...``); runs recorded by
+    an earlier worker wrapped them once more (``[0][i]...``). The reading kept is the one
+    that names a tensor the first call actually passed, the current form first."""
+    leaves = ev.calls[0].get("args", []) if ev.calls else []
     order: list[str] = []
-    for leaf in (ev.calls[0].get("args", []) if ev.calls else []):
+    for leaf in leaves:
         top = re.split(r"[\[.]", str(leaf.get("path", "")), maxsplit=1)[0]
         if top and top not in order:
             order.append(top)
+    tensors = {str(leaf.get("path")) for leaf in leaves if leaf.get("kind") == "tensor"}
     named = {}
     for p in paths:
-        m = _CANON.match(p)
-        if m and int(m.group(1)) < len(order):
-            named[p] = order[int(m.group(1))] + m.group(2)
+        for form in (_CURRENT, _WRAPPED):
+            m = form.match(p)
+            if m and int(m.group(1)) < len(order) and order[int(m.group(1))] + m.group(2) in tensors:
+                named[p] = order[int(m.group(1))] + m.group(2)
+                break
     return named
 
 

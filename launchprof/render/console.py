@@ -148,8 +148,8 @@ class ConsoleRenderer(Renderer):
             parts.append(Text("No hazards found.", style="green"))
         if self.options_snippet() and report.capture_snippet:
             parts.append(Text("Capture snippet (paste after the script's definitions)", style="bold"))
-            # Code to paste: never wrapped (a wrapped line would not run), never cut.
-            parts.append(Text(report.capture_snippet.rstrip(), no_wrap=True, overflow="ignore"))
+            # Code to paste: its lines are written short; one longer than the console folds, never cut.
+            parts.append(Text(report.capture_snippet.rstrip(), overflow="fold"))
         for note in report.notes:
             parts.append(Text(f"note: {note}", style="dim"))
         parts.append(Text(_machine(report), style="dim"))

@@ -185,3 +185,8 @@ def test_canonical_argument_paths_read_in_both_forms() -> None:
     assert argument_names(ev, ["[1][2]", "[0]['features']"]) == {"[1][2]": "extras[2]", "[0]['features']": "batch['features']"}
     old = load_evidence("unjoined_stream")  # recorded with the wrapped form: step(x, stats)
     assert argument_names(old, old.mutations["args"]) == {"[0][1]": "stats"}
+
+
+def test_replay_mismatch_names_the_frozen_state_behind_it() -> None:
+    h = _hazards("frozen_scalar", "replay-mismatch")[0]
+    assert h.fix.after == "" and "frozen-scalar at line 17" in h.fix.note

@@ -59,3 +59,22 @@ def test_definition_of_a_bound_method_and_a_builtin() -> None:
     file, _ = definition_of(M().forward)
     assert file == __file__
     assert definition_of(len) == (None, None)
+
+
+def test_error_inside_a_no_grad_target_is_placed_on_the_users_line() -> None:
+    """A RuntimeError raised by torch under ``@torch.no_grad()``: the traceback runs through
+    torch/utils/_contextlib.py; the site is the line of the target that raised."""
+    import sys
+
+    from launchprof.worker.frames import traceback_site
+
+    @torch.no_grad()
+    def bad_step(x: torch.Tensor) -> torch.Tensor:
+        return x @ torch.zeros(3)  # shapes do not match
+
+    try:
+        bad_step(torch.zeros(2))
+    except RuntimeError:
+        site = traceback_site(sys.exc_info()[2])
+    assert site is not None and site.file == __file__
+    assert "x @ torch.zeros(3)" in site.code and site.function == "bad_step"

@@ -139,9 +139,11 @@ class MarkdownRenderer(Renderer):
             fix = figures.fix_of(h)
             if fix is None or i in repeats:
                 continue
-            where = figures.fix_where(h, root) or location(h, root) or h.kind
-            also = [location(o, root) for j, o in enumerate(ordered) if repeats.get(j) == (location(h, root) or h.kind)]
-            head = f"**Fix for {md_code(where)}** ({md_code(h.kind)}{', also ' + ', '.join(md_code(a) for a in also if a) if also else ''})"
+            own = location(h, root) or h.kind
+            moved = figures.fix_where(h, root)
+            also = [location(o, root) for j, o in enumerate(ordered) if repeats.get(j) == own]
+            place = f"**Fix at {md_code(moved)}** for {md_code(own)}" if moved else f"**Fix for {md_code(own)}**"
+            head = f"{place} ({md_code(h.kind)}{', also ' + ', '.join(md_code(a) for a in also if a) if also else ''})"
             if fix.after:
                 diff = "\n".join([*(f"- {ln}" for ln in fix.before.splitlines()), *(f"+ {ln}" for ln in fix.after.splitlines())])
                 out.append(f"{head}\n\n```diff\n{diff}\n```\n\n{md_text(fix.note)}")

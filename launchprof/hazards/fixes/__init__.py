@@ -66,4 +66,20 @@ def with_fixes(hazards: list[Hazard], ev: Evidence) -> list[Hazard]:
         except (SyntaxError, ValueError, TypeError, AttributeError, IndexError, RecursionError) as exc:
             fix = cannot(source_line(h.file, h.line, h.details.get("code")), h.kind, f"{type(exc).__name__} while reading it")
         out.append(dataclasses.replace(h, fix=fix))
-    return out
+    return [_point_to_causes(h, out) for h in out]
+
+
+def _point_to_causes(h: Hazard, hazards: list[Hazard]) -> Hazard:
+    """A replay mismatch is the symptom; when the frozen state behind it has its own written
+    fix, the mismatch's note names those lines instead of only the general rule."""
+    if h.kind != "replay-mismatch" or h.fix is None or h.fix.after:
+        return h
+    causes = [o for o in hazards if o is not h and o.fix is not None and o.fix.after and o.kind in _CAUSES]
+    if not causes:
+        return h
+    where = ", ".join(f"{o.kind} at line {o.line}" for o in causes)
+    note = f"launchprof cannot write one fix for the mismatch itself; it follows from the frozen state found here ({where}): apply those fixes first."
+    return dataclasses.replace(h, fix=dataclasses.replace(h.fix, note=note))
+
+
+_CAUSES = ("frozen-scalar", "reallocated-input", "data-dependent-control-flow", "host-side-effect", "rng-state")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 
+from launchprof.hazards.common import code_text
 from launchprof.hazards.fixes.lines import SourceLine
 from launchprof.hazards.kinds import KINDS
 from launchprof.models import Fix
@@ -38,7 +39,11 @@ def cannot(src: SourceLine, kind: str, why: str = "") -> Fix:
 def statement_text(src: SourceLine, first: int, last: int) -> str:
     """Lines ``first``..``last`` of the file, dedented, without trailing blank space."""
     lines = lines_of(src.file or "")[first - 1 : last]
-    return textwrap.dedent("".join(lines)).rstrip()
+    kept = []
+    for raw in lines:  # each line without its comment, indentation kept
+        body = code_text({"code": raw})
+        kept.append(raw[: len(raw) - len(raw.lstrip())] + body + "\n" if body else "\n")
+    return textwrap.dedent("".join(kept)).rstrip()
 
 
 def indent_of(src: SourceLine, line: int) -> str:

@@ -190,3 +190,26 @@ def test_canonical_argument_paths_read_in_both_forms() -> None:
 def test_replay_mismatch_names_the_frozen_state_behind_it() -> None:
     h = _hazards("frozen_scalar", "replay-mismatch")[0]
     assert h.fix.after == "" and "frozen-scalar at line 17" in h.fix.note
+
+
+def _fix_for(tmp_path, body: str, line: int, kind: str = "hidden-sync", **details):
+    from launchprof.hazards.fixes import FixContext, write_fix
+    from launchprof.models import Hazard
+
+    path = tmp_path / "user_step.py"
+    path.write_text("import torch\n\n\ndef step(x, peak, s, side):\n" + body, encoding="utf-8")
+    h = Hazard(kind=kind, severity="error", message="m", file=str(path), line=line, hint="", details=details)
+    return write_fix(h, FixContext())
+
+
+def test_host_reads_in_arithmetic_stay_on_the_device(tmp_path) -> None:
+    body = "    y = x / peak.item()\n    z = x / max(1e-6, float(s))\n    v = y.sum().tolist()\n    return y, z, v\n"
+    assert _fix_for(tmp_path, body, 5, op="_local_scalar_dense").after == "y = x / peak"
+    assert _fix_for(tmp_path, body, 6, op="_local_scalar_dense").after == "z = x / s.clamp_min(1e-06)"
+    tolist = _fix_for(tmp_path, body, 7, op="_to_copy")
+    assert tolist.after == "v = y.sum()" and "after the replay" in tolist.note
+
+
+def test_a_line_launchprof_cannot_rewrite_says_so(tmp_path) -> None:
+    fix = _fix_for(tmp_path, "    return torch.unique(x)\n", 5, op="unique")
+    assert fix.after == "" and "cannot write the fix" in fix.note and "Keep the value on the device" in fix.note

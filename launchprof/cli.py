@@ -120,6 +120,11 @@ GithubOpt = Annotated[
 ]
 
 
+SnippetOpt = Annotated[
+    bool, typer.Option("--snippet", help="Print the capture code to paste for a graphs-help target (Markdown and HTML always show it).")
+]
+
+
 @app.command(
     epilog="Exit codes: 0 ok; 1 a --fail-on condition was met; 2 usage error; 3 the script failed "
     "(what was measured before is still reported); 4 no usable CUDA device or torch; 130 interrupted.",
@@ -184,6 +189,7 @@ def analyze(
             show_default=False,
         ),
     ] = None,
+    snippet: SnippetOpt = False,
 ) -> int:
     """Run SCRIPT eagerly and as a CUDA graph replay; report speedup, hazards and a verdict.
 
@@ -207,6 +213,7 @@ def analyze(
             project_root=project_root or source_root,
             github=github,
             run_out=run_out,
+            snippet=snippet,
         )
     )
 
@@ -311,6 +318,7 @@ def report(
         Path | None,
         typer.Option("--save-trace", help="Write a run file's eager and replay profiler traces (Chrome trace JSON) into this folder.", show_default=False),
     ] = None,
+    snippet: SnippetOpt = False,
 ) -> int:
     """Re-analyse a saved run, or re-render a JSON report, in any format (no GPU needed)."""
     from launchprof.commands.report import ReportOptions, run
@@ -324,6 +332,7 @@ def report(
             github=github,
             profile=profile,
             save_trace=save_trace,
+            snippet=snippet,
         )
     )
 

@@ -68,6 +68,22 @@ class Machine:
 
 
 @model
+class Fix:
+    """A fix written for one line: what is there, what to write instead, and why.
+
+    ``after`` is empty when launchprof could not write the fix for this line; ``note`` then
+    says so and gives the general rule. ``file``/``line`` name the line ``before`` is taken
+    from when it is not the hazard's own (the line that rebinds a captured global)."""
+
+    before: str
+    after: str
+    note: str
+    file: str | None = None
+    line: int | None = None
+    indent: str = ""  # the indentation of ``line`` in the file: ``after`` is written without it
+
+
+@model
 class Hazard:
     kind: str
     severity: Severity
@@ -77,6 +93,7 @@ class Hazard:
     hint: str
     source: str = "runtime"  # "runtime" (measured) or "static" (lint)
     details: dict[str, Any] = dataclasses.field(default_factory=dict)
+    fix: Fix | None = None  # written for this hazard's line (launchprof.hazards.fixes)
     # kind + relative file + the code at the line, so an edit above the hazard (a new line
     # number) keeps its identity. Derived whenever the code is known; a fingerprint read from
     # a report whose hazard carries no code is kept, since it cannot be derived again here.
@@ -312,6 +329,7 @@ class Report:
     project_root: str | None = None
     run_file: str | None = None
     outputs: OutputsAdvice | None = None  # kept outputs and looped-back state (issue 16)
+    capture_snippet: str | None = None  # graphs-help only: capture code to paste (launchprof.snippet)
 
     def to_dict(self) -> dict[str, Any]:
         return REPORT_ADAPTER.dump_python(self, mode="json")

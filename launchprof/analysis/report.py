@@ -27,6 +27,7 @@ from launchprof.hazards.outputs import output_costs
 from launchprof.hazards.shapes import varying_shapes
 from launchprof.run.file import Run
 from launchprof.session import SCHEMA_VERSION, KernelSpan, Machine, Report, Timeline
+from launchprof.snippet import capture_snippet
 from launchprof.source import use_sources
 from launchprof.trace import CallProfile, gpu_table, launch_api_table, per_call, timeline_of
 from launchprof.verdict import decide
@@ -126,6 +127,7 @@ def build_report(
         timeline=timeline,
         prediction=prediction,
         outputs=output_costs(ev),
+        capture_snippet=capture_snippet(ev.target, ev.calls) if verdict == "graphs-help" else None,
     )
 
 

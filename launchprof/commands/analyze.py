@@ -55,6 +55,7 @@ class AnalyzeOptions:
     project_root: Path | None = None
     github: bool = False
     run_out: Path | None = None
+    snippet: bool = False  # --snippet: the capture snippet in the terminal
 
 
 def check_script(path: Path) -> str:
@@ -189,7 +190,7 @@ def run(options: AnalyzeOptions) -> int:
             console.print(f"[dim]trace saved: {saved}[/]")
     profile = load_device_profile(options.profile, loaded.header.machine, console)
     report = analyse(loaded, profile)
-    render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile else None)
+    render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile else None, snippet=options.snippet)
     emit(report, outputs, render, github=options.github)
     console.print(f"[dim]run saved: {run_path}[/]")
     return exit_code(report, evidence, result, options, console)

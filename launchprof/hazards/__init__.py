@@ -6,10 +6,13 @@ GPU, so each one is tested on CPU against events recorded on the H200.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from launchprof.evidence import Evidence
 from launchprof.hazards import control_flow, inputs, outputs, races, rng, scalars, shapes, side_effects, streams, syncs, validation
+from launchprof.hazards.common import is_library_file, user_target
+from launchprof.hazards.fixes import with_fixes
 from launchprof.hazards.kinds import SEVERITY_RANK
 from launchprof.session import Hazard
 
@@ -36,6 +39,8 @@ def find_hazards(evidence: Evidence) -> list[Hazard]:
     """Run every rule; one finding per identity (``Hazard.fingerprint``: kind, project-relative
     file and the code at the line, launchprof.hazards.identity) and named argument; most
     severe first, then by place."""
+    functions = list((evidence.probe or {}).get("functions") or [])
+    evidence = dataclasses.replace(evidence, target=user_target(evidence.target, functions))
     found: dict[tuple[str, str | None], Hazard] = {}
     for rule in RULES:
         for hazard in rule(evidence):
@@ -44,4 +49,13 @@ def find_hazards(evidence: Evidence) -> list[Hazard]:
             key = (hazard.fingerprint, name)
             if key not in found or SEVERITY_RANK[hazard.severity] > SEVERITY_RANK[found[key].severity]:
                 found[key] = hazard
-    return sorted(found.values(), key=lambda h: (-SEVERITY_RANK[h.severity], h.file or "", h.line or 0, h.kind))
+    return with_fixes(sorted((_placed(h) for h in found.values()), key=lambda h: (-SEVERITY_RANK[h.severity], h.file or "", h.line or 0, h.kind)), evidence)
+
+
+def _placed(h: Hazard) -> Hazard:
+    """A hazard with no line in the user's code says why (issue 13 item 2)."""
+    if h.file and not is_library_file(h.file):
+        return h
+    where = f"it surfaced in library code ({h.file}{':' + str(h.line) if h.line else ''})" if h.file else "no frame of the user's code was on the stack"
+    return dataclasses.replace(h, message=f"{h.message} (no line in your code: {where})")
+

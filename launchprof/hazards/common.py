@@ -62,6 +62,31 @@ def first_use(target: dict[str, Any] | None, name: str) -> dict[str, Any] | None
     return None
 
 
+_LIBRARY_MARKS = ("site-packages", "dist-packages", "/torch/", "\\torch\\")
+
+
+def is_library_file(file: str | None) -> bool:
+    """A file that is not the user's: a wrapper's (``torch/utils/_contextlib.py`` from
+    ``@torch.no_grad()``), a package's, or a synthetic one (``<string>``)."""
+    return bool(file) and (str(file).startswith("<") or any(m in str(file) for m in _LIBRARY_MARKS))
+
+
+def user_target(target: dict[str, Any] | None, functions: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The target's definition in the user's code.
+
+    Runs recorded before the worker unwrapped decorators name the decorator's wrapper as the
+    target's file; the probe call's list of user functions that ran names the real one (the
+    same qualified name, else the first user function, which is the outermost one called)."""
+    if not target or not is_library_file(target.get("file")):
+        return target
+    users = [f for f in functions if f.get("file") and not is_library_file(f.get("file"))]
+    qual = target.get("qualname")
+    match = next((f for f in users if f.get("function") == qual), users[0] if users else None)
+    if match is None:
+        return target
+    return {**target, "file": match["file"], "line": match.get("line")}
+
+
 def target_site(target: dict[str, Any] | None) -> dict[str, Any] | None:
     if not target or not target.get("file"):
         return None

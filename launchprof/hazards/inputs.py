@@ -7,9 +7,16 @@ rebinds, the graph silently keeps reading the old memory: error.
 
 from __future__ import annotations
 
+import ast
+import re
+
 from launchprof.evidence import Evidence
-from launchprof.hazards.common import first_use, hazard, target_site
+from launchprof.hazards.common import around, code_text, first_use, function_at, hazard, line_at, target_site
+from launchprof.hazards.fixes.state import rebinding_site
 from launchprof.session import Hazard
+
+_CURRENT = re.compile(r"^\[(\d+)\](.*)$")
+_WRAPPED = re.compile(r"^\[0\]\[(\d+)\](.*)$")
 
 
 def reallocated_arguments(ev: Evidence) -> dict[str, int]:
@@ -47,5 +54,84 @@ def reallocated_inputs(ev: Evidence) -> list[Hazard]:
         if failed:
             msg += "; validation confirms replay differs from eager"
         site = first_use(ev.target, name) or target_site(ev.target)
-        out.append(hazard("reallocated-input", msg, site, severity="error", variable=name))
+        rebound = _rebound_at(ev, name)
+        if rebound:
+            msg += f"; it is rebound at {rebound['file']}:{rebound['line']} (`{rebound['code']}`)"
+        out.append(hazard("reallocated-input", msg, site, severity="error", variable=name, rebound_at=rebound))
+    return out + mutated_arguments(ev)
+
+
+def _rebound_at(ev: Evidence, name: str) -> dict | None:
+    """Where ``name`` is bound to a new tensor: the target's file first, then the files of
+    the functions the probe call ran, then the file of the call site."""
+    files: list[str] = []
+    for f in [ev.target or {}, *((ev.probe or {}).get("functions") or []), ev.call_site or {}]:
+        if f.get("file") and f["file"] not in files:
+            files.append(str(f["file"]))
+    found = rebinding_site(files, name.split(".")[-1])
+    if found is None:
+        return None
+    file, line = found
+    return {"file": file, "line": line, "code": code_text({"code": line_at(file, line)})}
+
+
+def argument_names(ev: Evidence, paths: list[str]) -> dict[str, str]:
+    """The worker's canonical argument paths as the caller's names (``[1]`` -> ``stats``).
+
+    Canonical paths index the arguments in parameter order (``[i]...``); runs recorded by
+    an earlier worker wrapped them once more (``[0][i]...``). The reading kept is the one
+    that names a tensor the first call actually passed, the current form first."""
+    leaves = ev.calls[0].get("args", []) if ev.calls else []
+    order: list[str] = []
+    for leaf in leaves:
+        top = re.split(r"[\[.]", str(leaf.get("path", "")), maxsplit=1)[0]
+        if top and top not in order:
+            order.append(top)
+    tensors = {str(leaf.get("path")) for leaf in leaves if leaf.get("kind") == "tensor"}
+    named = {}
+    for p in paths:
+        for form in (_CURRENT, _WRAPPED):
+            m = form.match(p)
+            if m and int(m.group(1)) < len(order) and order[int(m.group(1))] + m.group(2) in tensors:
+                named[p] = order[int(m.group(1))] + m.group(2)
+                break
+    return named
+
+
+def mutated_arguments(ev: Evidence) -> list[Hazard]:
+    """Issue 13 item 5: an argument the target changes in place that is also a new tensor each
+    call. Under a graph the static copy changes and the caller's tensor does not."""
+    moved = set(str(p) for p in (ev.capture or {}).get("moved_args") or [])
+    both = sorted(moved & set(ev.mutations.get("args") or []))
+    out = []
+    for path, name in argument_names(ev, both).items():
+        msg = (
+            f"the target changes `{name}` in place, but `{name}` is a new tensor each call and is copied into a "
+            f"static buffer: under a hand-written graph the caller's `{name}` no longer changes"
+        )
+        site = _mutation_site(ev, name) or first_use(ev.target, name) or target_site(ev.target)
+        out.append(hazard("reallocated-input", msg, site, severity="warning", argument=name, mutated=True, path=path))
     return out
+
+
+def _mutation_site(ev: Evidence, name: str) -> dict | None:
+    """The first line of the target that writes ``name`` in place (``name.op_(``, ``name[...] =``)."""
+    if not ev.target or not ev.target.get("file"):
+        return None
+    file = ev.target["file"]
+    node = function_at(file, int(ev.target.get("line") or 0))
+    if node is None:
+        return None
+    for sub in sorted(ast.walk(node), key=lambda n: getattr(n, "lineno", 0)):
+        hit = (
+            isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr.endswith("_")
+            and not sub.func.attr.startswith("_") and isinstance(sub.func.value, ast.Name) and sub.func.value.id == name
+        ) or (
+            isinstance(sub, (ast.Assign, ast.AugAssign)) and any(
+                isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name
+                for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target])
+            )
+        )
+        if hit:
+            return {"file": file, "line": sub.lineno, "code": line_at(file, sub.lineno).strip(), "snippet": around(file, sub.lineno)}
+    return None

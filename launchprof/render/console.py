@@ -71,14 +71,48 @@ def hazards(report: Report, root: Path) -> Table | None:
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, title="Hazards (fix from the top)", title_justify="left")
     table.add_column("severity", overflow="fold")
     table.add_column("where, what, and how to fix it", ratio=1, overflow="fold")
-    for h in sorted_hazards(report.hazards):
+    ordered = sorted_hazards(report.hazards)
+    repeats = figures.same_fix_as(ordered, root)
+    for i, h in enumerate(ordered):
         body = Text()
         body.append(f"{location(h, root) or fmt.NA}  {h.kind}\n", style="bold")
         body.append(figures.hazard_message(h, report))
-        body.append(f"\nfix: {h.hint}", style="dim")
+        fix_text(body, h, root, repeats.get(i))
         sev = figures.severity(h.severity)
         table.add_row(Text(h.severity, style=sev.style if sev else ""), body)
     return table
+
+
+def fix_text(body: Text, h: Any, root: Path, same_as: str | None) -> None:
+    """The written fix as before/after lines; a repeated fix points at its first print."""
+    fix = figures.fix_of(h)
+    if same_as:
+        body.append(f"\nfix: the same as for {same_as}", style="dim")
+        return
+    if fix is None:
+        return
+    where = figures.fix_where(h, root)
+    if fix.after:
+        body.append(f"\nfix{' at ' + where if where else ''}:", style="bold")
+        for line in fix.before.splitlines():
+            body.append(f"\n  - {line}", style="red")
+        for line in fix.after.splitlines():
+            body.append(f"\n  + {line}", style="green")
+    body.append(f"\n{fix.note}", style="dim")
+
+
+def hints(report: Report, root: Path) -> Text | None:
+    """Each kind's general rule once, with all the lines it applies to (issue 13 item 6)."""
+    groups = figures.shared_hints(sorted_hazards(report.hazards), root)
+    if not groups:
+        return None
+    text = Text("How to fix, by kind", style="bold")
+    for kind, locs, hint in groups:
+        text.append(f"\n{kind}", style="bold")
+        if locs:
+            text.append(f" ({', '.join(locs)})", style="dim")
+        text.append(f": {hint}")
+    return text
 
 
 def _machine(report: Report) -> str:
@@ -111,12 +145,23 @@ class ConsoleRenderer(Renderer):
         hz = hazards(report, root)
         if hz is not None:
             parts.append(hz)
+            rules = hints(report, root)
+            if rules is not None:
+                parts.append(rules)
         elif report.mode == "analyze" and report.verdict != "eager-only":
             parts.append(Text("No hazards found.", style="green"))
+        if self.options_snippet() and report.capture_snippet:
+            parts.append(Text("Capture snippet (paste after the script's definitions)", style="bold"))
+            # Code to paste: its lines are written short; one longer than the console folds, never cut.
+            parts.append(Text(report.capture_snippet.rstrip(), overflow="fold"))
         for note in report.notes:
             parts.append(Text(f"note: {note}", style="dim"))
         parts.append(Text(_machine(report), style="dim"))
         return Group(*parts)
+
+    def options_snippet(self) -> bool:
+        """``--snippet``: the capture snippet in the terminal (Markdown and HTML always show it)."""
+        return self.options.snippet
 
     def print(self, report: Report, console: Console) -> None:
         console.print(self.renderables(report))

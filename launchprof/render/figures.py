@@ -299,3 +299,48 @@ def machine_line(report: Any) -> str:
     if get(m, "gpu_other_processes"):
         parts.append("other processes on the GPU")
     return ", ".join(p for p in parts if p) + f" · launchprof {report.launchprof_version} · {report.created}"
+
+
+# --- fixes (issue 13 items 1, 6, 7): one text for every format ----------------------------
+
+
+def fix_of(hazard: Any) -> Any:
+    return getattr(hazard, "fix", None)
+
+
+def fix_where(hazard: Any, root: Any) -> str | None:
+    """``file:line`` of the fix's line when it is not the hazard's own (a rebinding line)."""
+    fix = fix_of(hazard)
+    if fix is None or not fix.line or (fix.file == hazard.file and fix.line == hazard.line):
+        return None
+    from launchprof.render.paths import relative
+
+    return f"{relative(fix.file, root) if fix.file else '?'}:{fix.line}"
+
+
+def same_fix_as(hazards: list[Any], root: Any) -> dict[int, str]:
+    """Hazards whose written fix repeats an earlier one's: index -> that hazard's location, so
+    the fix is printed once (two findings on one line share it)."""
+    first: dict[tuple[str, str, str], str] = {}
+    out: dict[int, str] = {}
+    for i, h in enumerate(hazards):
+        fix = fix_of(h)
+        if fix is None or not fix.after:
+            continue
+        key = (fix.before, fix.after, fix.note)
+        if key in first:
+            out[i] = first[key]
+        else:
+            first[key] = location(h, root) or h.kind
+    return out
+
+
+def shared_hints(hazards: list[Any], root: Any) -> list[tuple[str, list[str], str]]:
+    """Each kind's general rule once, with every location it applies to: (kind, locations, hint)."""
+    groups: dict[str, tuple[list[str], str]] = {}
+    for h in hazards:
+        locs, _ = groups.setdefault(h.hint, ([], h.kind))
+        loc = location(h, root)
+        if loc and loc not in locs:
+            locs.append(loc)
+    return [(kind, locs, hint) for hint, (locs, kind) in groups.items()]

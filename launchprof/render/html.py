@@ -198,9 +198,14 @@ class HtmlRenderer(Renderer):
     def render(self, report: Report) -> str:
         env = Environment(loader=PackageLoader("launchprof.render", "templates"), autoescape=True, trim_blocks=True, lstrip_blocks=True)
         root = report_root(report, self.options)
+        ordered = sorted_hazards(report.hazards)
+        repeats = figures.same_fix_as(ordered, root)
         hazards = [
-            {"h": h, "location": location(h, root), "snippet": snippet(h, root), "message": figures.hazard_message(h, report)}
-            for h in sorted_hazards(report.hazards)
+            {
+                "h": h, "location": location(h, root), "snippet": snippet(h, root), "message": figures.hazard_message(h, report),
+                "fix": figures.fix_of(h), "fix_where": figures.fix_where(h, root), "same_as": repeats.get(i),
+            }
+            for i, h in enumerate(ordered)
         ]
         return env.get_template("report.html.j2").render(
             report=report,
@@ -215,6 +220,7 @@ class HtmlRenderer(Renderer):
             graph_line=anatomy_line(report),
             graph_svg=anatomy_svg(report),
             hazards=hazards,
+            hints=figures.shared_hints(ordered, root),
             machine=machine_line(report),
             fmt_fraction=fmt_fraction,
         )

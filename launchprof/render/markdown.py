@@ -104,6 +104,9 @@ class MarkdownRenderer(Renderer):
             parts += [f"> {md_text(line)}" for line in figures.detail_lines(report)]
             parts += [f"> {md_text(line)}" for line in [anatomy_line(report)] if line]
         parts += self._buckets(report) + [self._hazards(report, root)]
+        parts += self._fixes(report, root)
+        if report.capture_snippet:
+            parts.append("### Capture snippet\n\nPaste after the script's definitions; `run(*args)` returns what the target returns.\n\n```python\n" + report.capture_snippet.rstrip() + "\n```")
         parts += [f"- {md_text(note)}" for note in report.notes]
         parts.append(f"<sub>{md_text(machine_line(report))}</sub>")
         return "\n\n".join(parts) + "\n"
@@ -118,8 +121,37 @@ class MarkdownRenderer(Renderer):
             sev = figures.severity(h.severity)
             severity = f"{_SEVERITY_DOT.get(sev, '')} {md_text(h.severity)}".strip()
             message = md_text(figures.hazard_message(h, report))
-            rows.append((md_code(loc) if loc else NA, severity, md_code(h.kind), message, md_text(h.hint)))
-        return f"### Hazards ({len(report.hazards)})\n\n" + md_table(("Location", "Severity", "Kind", "Message", "Fix"), rows)
+            fix = figures.fix_of(h)
+            pointer = md_text(h.hint) if fix is None else "written below, under Fixes" if fix.after else "general rule below"
+            rows.append((md_code(loc) if loc else NA, severity, md_code(h.kind), message, pointer))
+        table = f"### Hazards ({len(report.hazards)})\n\n" + md_table(("Location", "Severity", "Kind", "Message", "Fix"), rows)
+        rules = "\n".join(
+            f"- {md_code(kind)}{' (' + ', '.join(md_code(x) for x in locs) + ')' if locs else ''}: {md_text(hint)}"
+            for kind, locs, hint in figures.shared_hints(sorted_hazards(report.hazards), root)
+        )
+        return table + "\n\n**How to fix, by kind**\n\n" + rules
+
+    @staticmethod
+    def _fixes(report: Report, root: Any) -> list[str]:
+        """Each written fix as a diff block under its location; a repeated fix is named once."""
+        ordered = sorted_hazards(report.hazards)
+        repeats = figures.same_fix_as(ordered, root)
+        out = []
+        for i, h in enumerate(ordered):
+            fix = figures.fix_of(h)
+            if fix is None or i in repeats:
+                continue
+            own = location(h, root) or h.kind
+            moved = figures.fix_where(h, root)
+            also = [location(o, root) for j, o in enumerate(ordered) if repeats.get(j) == own]
+            place = f"**Fix at {md_code(moved)}** for {md_code(own)}" if moved else f"**Fix for {md_code(own)}**"
+            head = f"{place} ({md_code(h.kind)}{', also ' + ', '.join(md_code(a) for a in also if a) if also else ''})"
+            if fix.after:
+                diff = "\n".join([*(f"- {ln}" for ln in fix.before.splitlines()), *(f"+ {ln}" for ln in fix.after.splitlines())])
+                out.append(f"{head}\n\n```diff\n{diff}\n```\n\n{md_text(fix.note)}")
+            else:
+                out.append(f"{head}: {md_text(fix.note)}")
+        return ["### Fixes\n\n" + "\n\n".join(out)] if out else []
 
     @staticmethod
     def _buckets(report: Report) -> list[str]:

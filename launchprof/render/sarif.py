@@ -104,6 +104,9 @@ class SarifRenderer(Renderer):
         if hazard.file and hazard.line and hazard.line > 0:
             physical["region"] = {"startLine": hazard.line}
         result["locations"] = [{"physicalLocation": physical}]
+        change = fix_change(hazard, root)
+        if change is not None:
+            result["fixes"] = [change]
         return result
 
     @staticmethod
@@ -112,3 +115,24 @@ class SarifRenderer(Renderer):
         if report.run is not None and report.run.cause:
             invocation["toolExecutionNotifications"] = [{"level": "error", "message": {"text": report.run.cause}}]
         return invocation
+
+
+def fix_change(hazard: Hazard, root: Path) -> dict[str, Any] | None:
+    """SARIF ``fixes``: the written fix as a replacement of the lines it was written from."""
+    fix = getattr(hazard, "fix", None)
+    if fix is None or not fix.after or not fix.line or not (fix.file or hazard.file):
+        return None
+    count = max(1, len(fix.before.splitlines()))
+    # The deleted region ends at its last line's end, before the newline: no trailing newline here.
+    text = "\n".join(f"{fix.indent}{line}" if line else "" for line in fix.after.splitlines())
+    return {
+        "description": {"text": fix.note},
+        "artifactChanges": [
+            {
+                "artifactLocation": _artifact(fix.file or hazard.file, root),
+                "replacements": [
+                    {"deletedRegion": {"startLine": fix.line, "endLine": fix.line + count - 1}, "insertedContent": {"text": text}}
+                ],
+            }
+        ],
+    }

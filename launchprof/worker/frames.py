@@ -67,6 +67,22 @@ def user_site(frames: list[tuple[str, int, str]]) -> Site | None:
     return Site(file=os.path.realpath(file), line=line, code=linecache.getline(file, line).strip(), function=function)
 
 
+def definition_of(fn: object) -> tuple[str | None, int | None]:
+    """Where the user wrote ``fn``: through ``functools.wraps`` wrappers (``__wrapped__``,
+    which ``@torch.no_grad()`` and most decorators set) to the innermost function, so a
+    target is never located at ``torch/utils/_contextlib.py``."""
+    import inspect
+
+    target = getattr(fn, "__func__", fn)
+    try:
+        target = inspect.unwrap(target)  # type: ignore[arg-type]
+    except ValueError:  # a __wrapped__ cycle
+        pass
+    target = getattr(target, "__func__", target)
+    code = getattr(target, "__code__", None)
+    return (code.co_filename, code.co_firstlineno) if code else (None, None)
+
+
 def stack_site(skip: int = 1) -> Site | None:
     """The user's frame in the current Python stack."""
     frames = [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_stack(sys._getframe(skip))]

@@ -10,6 +10,7 @@ import torch
 
 import launchprof
 from launchprof.targets import TargetSpec
+from launchprof.worker.frames import definition_of
 
 
 class Hook:
@@ -106,10 +107,5 @@ class Hook:
 
 def _describe(fn: Any, name: str) -> dict[str, Any]:
     target = getattr(fn, "__func__", fn)
-    code = getattr(target, "__code__", None)
-    return {
-        "name": name,
-        "qualname": getattr(target, "__qualname__", type(fn).__name__),
-        "file": code.co_filename if code else None,
-        "line": code.co_firstlineno if code else None,
-    }
+    file, line = definition_of(fn)
+    return {"name": name, "qualname": getattr(target, "__qualname__", type(fn).__name__), "file": file, "line": line}

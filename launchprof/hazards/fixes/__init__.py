@@ -1,0 +1,85 @@
+"""Fixes written for each hazard's own line, with the names on it (issue 13, item 1).
+
+One writer per kind reads the line with ``ast`` and writes the change as a small
+before/after. Where launchprof cannot write it, the fix says so and gives the kind's
+general rule (item 7): never a guessed name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from launchprof.evidence import Evidence
+from launchprof.hazards.fixes.base import FixContext, cannot
+from launchprof.hazards.fixes.branches import branch_fix
+from launchprof.hazards.fixes.copies import pageable_fix
+from launchprof.hazards.fixes.lines import source_line
+from launchprof.hazards.fixes.scalars import scalar_fix
+from launchprof.hazards.fixes.state import effect_fix, mutation_fix, rebinding_fix, rng_fix
+from launchprof.hazards.fixes.streams import join_fix
+from launchprof.hazards.fixes.syncs import sync_fix
+from launchprof.models import Fix, Hazard
+
+__all__ = ["context_of", "write_fix", "with_fixes"]
+
+
+def context_of(ev: Evidence) -> FixContext:
+    scalars = {leaf["path"].split("[")[0] for call in ev.calls for leaf in call.get("args", []) if leaf.get("kind") == "scalar"}
+    return FixContext(scalar_args=frozenset(scalars), functions=tuple((ev.probe or {}).get("functions") or ()))
+
+
+def write_fix(h: Hazard, ctx: FixContext) -> Fix:
+    """The fix for ``h``'s line; a Fix with an empty ``after`` and a note when none can be written."""
+    src = source_line(h.file, h.line, h.details.get("code"))
+    d = h.details
+    if h.kind == "hidden-sync":
+        return sync_fix(src, ctx, d.get("op"), str(d.get("what") or h.message))
+    if h.kind == "data-dependent-control-flow":
+        return branch_fix(src, ctx, h.kind)
+    if h.kind == "frozen-scalar":
+        return scalar_fix(src, ctx, d.get("argument"))
+    if h.kind == "pageable-copy":
+        return pageable_fix(src)
+    if h.kind == "unjoined-stream":
+        return join_fix(src)
+    if h.kind == "reallocated-input" and d.get("rebound_at"):
+        at = d["rebound_at"]
+        return rebinding_fix(at["file"], int(at["line"]), str(d.get("variable")))
+    if h.kind == "reallocated-input" and d.get("mutated"):
+        return mutation_fix(src, str(d.get("argument")))
+    if h.kind == "host-side-effect":
+        return effect_fix(src)
+    if h.kind == "rng-state":
+        return rng_fix(src)
+    if not h.line:
+        return cannot(src, h.kind, "no line in the user's code to rewrite")
+    return cannot(src, h.kind)
+
+
+def with_fixes(hazards: list[Hazard], ev: Evidence) -> list[Hazard]:
+    """Each hazard with its fix; a writer that fails on odd code falls back to the general rule."""
+    ctx = context_of(ev)
+    out = []
+    for h in hazards:
+        try:
+            fix = write_fix(h, ctx)
+        except (SyntaxError, ValueError, TypeError, AttributeError, IndexError, RecursionError) as exc:
+            fix = cannot(source_line(h.file, h.line, h.details.get("code")), h.kind, f"{type(exc).__name__} while reading it")
+        out.append(dataclasses.replace(h, fix=fix))
+    return [_point_to_causes(h, out) for h in out]
+
+
+def _point_to_causes(h: Hazard, hazards: list[Hazard]) -> Hazard:
+    """A replay mismatch is the symptom; when the frozen state behind it has its own written
+    fix, the mismatch's note names those lines instead of only the general rule."""
+    if h.kind != "replay-mismatch" or h.fix is None or h.fix.after:
+        return h
+    causes = [o for o in hazards if o is not h and o.fix is not None and o.fix.after and o.kind in _CAUSES]
+    if not causes:
+        return h
+    where = ", ".join(f"{o.kind} at line {o.line}" for o in causes)
+    note = f"launchprof cannot write one fix for the mismatch itself; it follows from the frozen state found here ({where}): apply those fixes first."
+    return dataclasses.replace(h, fix=dataclasses.replace(h.fix, note=note))
+
+
+_CAUSES = ("frozen-scalar", "reallocated-input", "data-dependent-control-flow", "host-side-effect", "rng-state")

@@ -1,0 +1,52 @@
+"""What every fix writer shares: the context it reads and how it says "I cannot"."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+
+from launchprof.hazards.common import code_text
+from launchprof.hazards.fixes.lines import SourceLine
+from launchprof.hazards.kinds import KINDS
+from launchprof.models import Fix
+from launchprof.source import lines_of
+
+
+@dataclass(frozen=True)
+class FixContext:
+    """Facts about the run a writer may need beyond the line itself."""
+
+    scalar_args: frozenset[str] = frozenset()  # target arguments that are Python numbers
+    functions: tuple[dict, ...] = ()  # user functions the probe call ran (file, line, function)
+    extra: dict = field(default_factory=dict)
+
+
+def make(src: SourceLine, after: str, note: str, before: str | None = None, line: int | None = None, indent: str | None = None) -> Fix:
+    """A written fix for ``src`` (or for ``line`` of the same file)."""
+    return Fix(
+        before=before if before is not None else src.code, after=after, note=note, file=src.file, line=line or src.line,
+        indent=src.indent if indent is None else indent,
+    )
+
+
+def cannot(src: SourceLine, kind: str, why: str = "") -> Fix:
+    """Item 7 of issue 13: say plainly that this line's fix was not written, and give the rule."""
+    reason = f" ({why})" if why else ""
+    note = f"launchprof cannot write the fix for this line{reason}. The general rule: {KINDS[kind].hint}" if kind in KINDS else f"launchprof cannot write the fix for this line{reason}."
+    return Fix(before=src.code, after="", note=note, file=src.file, line=src.line, indent=src.indent)
+
+
+def statement_text(src: SourceLine, first: int, last: int) -> str:
+    """Lines ``first``..``last`` of the file, dedented, without trailing blank space."""
+    lines = lines_of(src.file or "")[first - 1 : last]
+    kept = []
+    for raw in lines:  # each line without its comment, indentation kept
+        body = code_text({"code": raw})
+        kept.append(raw[: len(raw) - len(raw.lstrip())] + body + "\n" if body else "\n")
+    return textwrap.dedent("".join(kept)).rstrip()
+
+
+def indent_of(src: SourceLine, line: int) -> str:
+    lines = lines_of(src.file or "")
+    raw = lines[line - 1] if 0 < line <= len(lines) else ""
+    return raw[: len(raw) - len(raw.lstrip())]

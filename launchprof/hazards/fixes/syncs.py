@@ -1,0 +1,86 @@
+"""Host reads of device values inside the step, written out of the line.
+
+- ``x / peak.item()``, ``float(t)``: keep the value on the device (drop the read; Python
+  ``max``/``min`` against a number becomes ``clamp_min``/``clamp_max``);
+- ``.cpu()``/``.tolist()``/``.numpy()``: keep the device tensor in the step and read it after
+  the replay, outside the target;
+- ``torch.cuda.synchronize()``: out of the target, after the replay;
+- ``if tensor``: :mod:`launchprof.hazards.fixes.branches`;
+- ``nonzero``/boolean masks: :mod:`launchprof.hazards.fixes.masks`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from launchprof.hazards.fixes.base import FixContext, cannot, make
+from launchprof.hazards.fixes.branches import branch_fix
+from launchprof.hazards.fixes.lines import SourceLine, call_name, dotted, unparse
+from launchprof.hazards.fixes.masks import mask_fix
+from launchprof.models import Fix
+
+_READS = {"item"}
+_CASTS = {"float", "int", "bool"}
+_TO_HOST = {"cpu", "tolist", "numpy"}
+_SYNC_CALLS = {"torch.cuda.synchronize", "torch.cuda.current_stream().synchronize", "torch.cuda.current_device().synchronize"}
+
+
+class _KeepOnDevice(ast.NodeTransformer):
+    """Drops host reads (``.item()``, ``float(...)``) and device-to-host copies from an expression."""
+
+    def __init__(self, drop: set[str]) -> None:
+        self.drop = drop
+        self.changed: list[str] = []
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        name = call_name(node)
+        if isinstance(node.func, ast.Attribute) and name in self.drop and not node.args and not node.keywords:
+            self.changed.append(f".{name}()")
+            return node.func.value
+        if isinstance(node.func, ast.Name) and name in _CASTS and len(node.args) == 1 and not node.keywords:
+            self.changed.append(f"{name}()")
+            return node.args[0]
+        if isinstance(node.func, ast.Name) and name in ("max", "min") and len(node.args) == 2 and not node.keywords:
+            return _clamp(node, name) or node
+        return node
+
+
+def _clamp(node: ast.Call, name: str) -> ast.AST | None:
+    """``max(1e-6, t)`` -> ``t.clamp_min(1e-6)``: a Python bound against a device value."""
+    a, b = node.args
+    number = next((x for x in (a, b) if isinstance(x, ast.Constant) and isinstance(x.value, (int, float))), None)
+    if number is None:
+        return None
+    other = b if number is a else a
+    meth = "clamp_min" if name == "max" else "clamp_max"
+    return ast.Call(func=ast.Attribute(value=other, attr=meth, ctx=ast.Load()), args=[number], keywords=[])
+
+
+def sync_fix(src: SourceLine, ctx: FixContext, op: str | None, what: str) -> Fix:
+    stmt = src.stmt
+    if stmt is None:
+        return cannot(src, "hidden-sync", "the line is part of a longer statement")
+    if isinstance(stmt, (ast.If, ast.While)) or (op == "_local_scalar_dense" and isinstance(stmt, ast.Assert)):
+        return branch_fix(src, ctx, "hidden-sync")
+    if op in ("nonzero", "index", "masked_select") or "mask" in what or "nonzero" in src.code:
+        return mask_fix(src, ctx)
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and dotted(stmt.value.func) in _SYNC_CALLS:
+        after = f"# (nothing here) call {src.code} in the caller, after the replay"
+        return make(src, after, "A graph cannot wait on the GPU inside itself. Synchronise outside the target, after graph.replay() (or not at all: reading a result synchronises).")
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and call_name(stmt.value) == "print":
+        return make(src, "# (moved) print it in the caller, after the replay", "Printing a tensor copies it to the host. Return the value and print it outside the target after the replay.")
+    to_host = _TO_HOST & {n.func.attr for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    drop = set(_READS) | to_host
+    walker = _KeepOnDevice(drop)
+    tree = walker.visit(ast.parse(unparse(stmt)))
+    changed = sorted(set(walker.changed))
+    if not changed:
+        return cannot(src, "hidden-sync", "no .item()/.cpu()/.tolist()/float() on it that launchprof can rewrite")
+    after = unparse(tree)
+    reads = ", ".join(changed)
+    if to_host:
+        note = f"Keep the tensor on the device inside the target (drop {reads}); copy it to the host after the replay, outside the target, where the wait costs nothing extra."
+    else:
+        note = f"Keep the value on the device (drop {reads}): a 0-d tensor works in the same arithmetic, and the graph reads it at replay."
+    return make(src, after, note)

@@ -122,7 +122,7 @@ class MarkdownRenderer(Renderer):
             severity = f"{_SEVERITY_DOT.get(sev, '')} {md_text(h.severity)}".strip()
             message = md_text(figures.hazard_message(h, report))
             fix = figures.fix_of(h)
-            pointer = md_text(h.hint) if fix is None else "written below, under Fixes" if fix.after else "general rule below"
+            pointer = "written below, under Fixes" if fix is not None and fix.after else "general rule below"  # each rule printed once
             rows.append((md_code(loc) if loc else NA, severity, md_code(h.kind), message, pointer))
         table = f"### Hazards ({len(report.hazards)})\n\n" + md_table(("Location", "Severity", "Kind", "Message", "Fix"), rows)
         rules = "\n".join(

@@ -8,7 +8,6 @@ The report always comes from the saved run file (``load_run -> analyse``), the s
 
 from __future__ import annotations
 
-import ast
 import datetime as _dt
 import shutil
 import tempfile
@@ -21,6 +20,7 @@ from rich.console import Console
 from launchprof import __version__
 from launchprof.analysis import analyse
 from launchprof.analysis.runinfo import script_failed
+from launchprof.commands.checks import check_output_creatable, check_script, check_target_defined
 from launchprof.commands.emit import emit
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
 from launchprof.evidence import Evidence, parse_events
@@ -56,29 +56,18 @@ class AnalyzeOptions:
     run_out: Path | None = None
 
 
-def check_script(path: Path) -> str:
-    if not path.exists():
-        raise UsageError(f"script not found: {path}")
-    if path.is_dir():
-        raise UsageError(f"{path} is a folder: give the Python script to run")
-    try:
-        source = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
-    try:
-        ast.parse(source, filename=str(path))
-    except SyntaxError as exc:
-        raise UsageError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
-    return source
-
-
 def check_usage(options: AnalyzeOptions) -> list[Output]:
     """Every usage error (exit 2), before anything runs or the environment is looked at."""
     source = check_script(options.script)
     if options.target:
-        check_target_statically(parse_target(options.target), options.script, source)
+        spec = parse_target(options.target)
+        check_target_statically(spec, options.script, source)
+        check_target_defined(spec, options.script, source)
     check_choice(options.fail_on)
     outputs = plan_outputs(list(options.formats), list(options.outputs))
+    for out in outputs:
+        if out.path is not None:
+            check_output_creatable(out.path)
     for flag, path in (("--save-trace", options.save_trace), ("--run-out", options.run_out)):
         if path is not None and not path.parent.is_dir():
             raise UsageError(f"folder for {flag} does not exist: {path.parent}")

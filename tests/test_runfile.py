@@ -166,7 +166,7 @@ def test_analyze_end_to_end_with_a_fake_worker(tmp_path, monkeypatch, capsys):
 
     root, events, trace = _project(tmp_path)
 
-    def fake_worker(config, rundir, timeout, show_output, on_events=None):
+    def fake_worker(config, rundir, timeout, show_output, on_events=None, **kwargs):
         (rundir / "trace.json").write_text(trace.read_text())
         moved = [dict(e, path=str(rundir / "trace.json")) if e["type"] == "trace" else e for e in events]
         return WorkerResult(events=moved, returncode=0, timed_out=False, interrupted=False, wall_s=2.0, log_path=None)

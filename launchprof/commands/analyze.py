@@ -49,7 +49,8 @@ class AnalyzeOptions:
     repeat: int = 50
     timeout: float | None = None
     profile: Path | None = None
-    show_output: bool = False
+    show_output: bool = True
+    quiet: bool = False
     save_trace: Path | None = None
     project_root: Path | None = None
     github: bool = False
@@ -127,7 +128,7 @@ def save_run(options: AnalyzeOptions, root: Path, result: WorkerResult, rundir: 
     return path
 
 
-def measure(options: AnalyzeOptions, console: Console) -> tuple[WorkerResult, Path]:
+def measure(options: AnalyzeOptions, console: Console, report_on_stdout: bool = False) -> tuple[WorkerResult, Path]:
     rundir = Path(tempfile.mkdtemp(prefix="launchprof-"))
     config = WorkerConfig(
         script=str(options.script.resolve()),
@@ -138,7 +139,10 @@ def measure(options: AnalyzeOptions, console: Console) -> tuple[WorkerResult, Pa
         repeat=options.repeat,
     )
     with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
-        return run_worker(config, rundir, options.timeout, options.show_output, progress.update), rundir
+        result = run_worker(
+            config, rundir, options.timeout, options.show_output, progress.update, output_to_stderr=report_on_stdout
+        )
+    return result, rundir
 
 
 def check_environment(result: WorkerResult, evidence: Evidence) -> None:
@@ -154,7 +158,7 @@ def run(options: AnalyzeOptions) -> int:
     console = Console(stderr=True)
     outputs = check_usage(options)
     root = find_project_root(options.script, options.project_root)
-    result, rundir = measure(options, console)
+    result, rundir = measure(options, console, any(o.path is None and o.format != "text" for o in outputs))
     failed = False
     try:
         try:

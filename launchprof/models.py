@@ -186,6 +186,18 @@ class RunInfo:
 
 
 @model
+class Candidate:
+    """Whole-script mode: a user function worth analysing as a target (most kernels per call)."""
+
+    name: str  # as --target takes it: `step`, `Decoder.forward`
+    file: str | None
+    line: int | None  # the def line
+    calls: int
+    kernels_per_call: float
+    command: str  # the command line that analyses it
+
+
+@model
 class Report:
     schema_version: int
     launchprof_version: str
@@ -209,6 +221,7 @@ class Report:
     prediction: Prediction | None = None
     project_root: str | None = None
     run_file: str | None = None
+    candidates: list[Candidate] = dataclasses.field(default_factory=list)  # whole-script mode only
 
     def to_dict(self) -> dict[str, Any]:
         return REPORT_ADAPTER.dump_python(self, mode="json")

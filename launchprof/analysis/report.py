@@ -15,6 +15,7 @@ from launchprof.analysis.notes import extra_nodes, memory_for_no_gain
 from launchprof.analysis.prediction import predicted
 from launchprof.analysis.profiles import calibration_note, eager_profile, replay_profile, validation_of
 from launchprof.analysis.runinfo import run_info, script_failed
+from launchprof.analysis.whole import whole_script
 from launchprof.analysis.timing import breakeven, eager_samples, replay_samples, speedup, stopped_early_notes
 from launchprof.buckets import recommend
 from launchprof.enums import Verdict
@@ -136,6 +137,7 @@ def analyse(run: Run, profile: Any = None) -> Report:
     with use_sources(run.sources):
         report = build_report(ev, h.script, h.target, dataclasses.asdict(h.worker), h.repeat, profile, run.trace)
     created = h.created or report.created
+    report = whole_script(report, run.events, h.project_root)
     return dataclasses.replace(
         report, created=created, project_root=h.project_root, run_file=str(run.path) if run.path else None
     )

@@ -37,7 +37,7 @@ def headline(report: Report) -> Text:
         f"speedup {figures.speedup_text(report)}" if report.speedup else None,
         figures.payback_text(report),
         figures.prediction_text(report),
-        f"{report.eager.kernels_per_step} kernels per eager step" if report.eager and report.eager.kernels_per_step is not None else None,
+        _kernels_line(report),
         figures.gpu_idle_text(report),
         figures.memory_for_no_gain(report),
     ]
@@ -45,6 +45,30 @@ def headline(report: Report) -> Text:
         if line:
             text.append(f"\n{line}")
     return text
+
+
+def _kernels_line(report: Report) -> str | None:
+    """Kernels per step, or in the whole run when there is no step (whole-script mode)."""
+    if not report.eager or report.eager.kernels_per_step is None:
+        return None
+    if report.mode == "analyze" and report.target is None:
+        return f"{report.eager.kernels_per_step} kernels in the whole run (no target: no step to count per)"
+    return f"{report.eager.kernels_per_step} kernels per eager step"
+
+
+def candidates(report: Report, root: Path) -> Table | None:
+    """Whole-script mode: the functions to analyse next, with the command for each."""
+    if not report.candidates:
+        return None
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, title="Candidate targets (most kernels per call)", title_justify="left")
+    table.add_column("function", overflow="fold")
+    table.add_column("calls", justify="right")
+    table.add_column("kernels/call", justify="right")
+    table.add_column("analyse it with", ratio=1, overflow="fold")
+    for c in report.candidates:
+        where = f"{relative(c.file, root)}:{c.line}" if c.file else ""
+        table.add_row(f"{c.name}\n{where}" if where else c.name, str(c.calls), f"{c.kernels_per_call:g}", c.command)
+    return table
 
 
 def numbers(report: Report) -> Table | None:
@@ -104,6 +128,9 @@ class ConsoleRenderer(Renderer):
             pool = f", shared pool about {fmt.size(b.pool_bytes_estimate)}" if b.pool_bytes_estimate else ""
             sizes = ", ".join(map(str, b.sizes))
             parts.append(Text(f"capture buckets for {b.argument} dim {b.dim}: {sizes} (padding waste {fmt.percent(b.padding_waste)}{pool})"))
+        cand = candidates(report, root)
+        if cand is not None:
+            parts.append(cand)
         hz = hazards(report, root)
         if hz is not None:
             parts.append(hz)

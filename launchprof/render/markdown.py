@@ -101,10 +101,21 @@ class MarkdownRenderer(Renderer):
             rows = [(label, md_text(value)) for label, value in key_numbers(report)]
             parts.append(md_table(("Measure", "Value"), rows))
             parts += [f"> {md_text(line)}" for line in figures.detail_lines(report)]
-        parts += self._buckets(report) + [self._hazards(report, root)]
+        parts += self._buckets(report) + self._candidates(report, root) + [self._hazards(report, root)]
         parts += [f"- {md_text(note)}" for note in report.notes]
         parts.append(f"<sub>{md_text(machine_line(report))}</sub>")
         return "\n\n".join(parts) + "\n"
+
+    @staticmethod
+    def _candidates(report: Report, root: Any) -> list[str]:
+        """Whole-script mode: the functions to analyse next (launchprof.analysis.whole)."""
+        if not report.candidates:
+            return []
+        rows = [
+            (md_code(c.name), md_code(f"{relative(c.file, root)}:{c.line}") if c.file else "", str(c.calls), f"{c.kernels_per_call:g}", md_code(c.command))
+            for c in report.candidates
+        ]
+        return ["### Candidate targets (most kernels per call)\n\n" + md_table(("Function", "Where", "Calls", "Kernels/call", "Analyse it with"), rows)]
 
     @staticmethod
     def _hazards(report: Report, root: Any) -> str:

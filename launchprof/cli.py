@@ -197,6 +197,15 @@ def analyze(
             show_default=False,
         ),
     ] = None,
+    locate_async: Annotated[
+        bool,
+        typer.Option(
+            "--locate-async",
+            help="If the script dies of an asynchronous CUDA error (device-side assert, illegal address), re-run it "
+            "in a new worker with CUDA_LAUNCH_BLOCKING=1 to name the line that launched the faulting kernel. "
+            "The script's side effects run twice.",
+        ),
+    ] = False,
     quiet: QuietOpt = False,
 ) -> int:
     """Run SCRIPT eagerly and as a CUDA graph replay; report speedup, hazards and a verdict.
@@ -219,6 +228,7 @@ def analyze(
                 profile=profile,
                 show_output=(not quiet) if show_output is None else show_output,
                 quiet=quiet,
+                locate_async=locate_async,
                 save_trace=save_trace,
                 project_root=project_root or source_root,
                 github=github,

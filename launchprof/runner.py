@@ -94,6 +94,7 @@ def run_worker(
     show_output: bool,
     on_events: Callable[[list[dict[str, Any]]], None] | None = None,
     output_to_stderr: bool = False,
+    extra_env: dict[str, str] | None = None,
 ) -> WorkerResult:
     """Run the worker to its end, a timeout or Ctrl-C.
 
@@ -103,7 +104,7 @@ def run_worker(
     config_path = rundir / "config.json"
     config.to_file(config_path)
     log_path = None if show_output else rundir / "script-output.log"
-    env = {**os.environ, **SAFE_ENV, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, **(extra_env or {}), **SAFE_ENV, "PYTHONUNBUFFERED": "1"}
     # The worker imports launchprof from the same place as this CLI, whatever the cwd.
     package_root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")

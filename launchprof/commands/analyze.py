@@ -19,6 +19,7 @@ from rich.console import Console
 
 from launchprof import __version__
 from launchprof.analysis import analyse
+from launchprof.analysis.failure import is_async_cuda_error, located_note
 from launchprof.analysis.runinfo import script_failed
 from launchprof.commands.checks import check_output_creatable, check_script, check_target_defined
 from launchprof.commands.emit import emit
@@ -51,6 +52,7 @@ class AnalyzeOptions:
     profile: Path | None = None
     show_output: bool = True
     quiet: bool = False
+    locate_async: bool = False
     save_trace: Path | None = None
     project_root: Path | None = None
     github: bool = False
@@ -145,6 +147,34 @@ def measure(options: AnalyzeOptions, console: Console, report_on_stdout: bool = 
     return result, rundir
 
 
+def locate_async(options: AnalyzeOptions, root: Path, result: WorkerResult, evidence: Evidence, console: Console) -> None:
+    """``--locate-async``: re-run the script in a new worker with CUDA_LAUNCH_BLOCKING=1, where
+    an asynchronous CUDA error surfaces at the launching line, and add that line to the run."""
+    exception = (evidence.script_end or {}).get("exception") or {}
+    if (evidence.script_end or {}).get("status") != "exception" or not is_async_cuda_error(exception):
+        console.print("[dim]launchprof: --locate-async: the script raised no asynchronous CUDA error; nothing to locate[/]")
+        return
+    console.print("[yellow]launchprof: --locate-async: re-running the script with CUDA_LAUNCH_BLOCKING=1 (its side effects run twice)[/]")
+    rundir = Path(tempfile.mkdtemp(prefix="launchprof-locate-"))
+    try:
+        config = WorkerConfig(
+            script=str(options.script.resolve()),
+            script_args=list(options.script_args),
+            target=None,
+            events_path=str(rundir / "events.jsonl"),
+            trace_path=str(rundir / "trace.json"),
+            calibrate=False,
+        )
+        again = run_worker(config, rundir, options.timeout, options.show_output, extra_env={"CUDA_LAUNCH_BLOCKING": "1"})
+        end = next((e for e in reversed(again.events) if e.get("type") == "script-end"), {})
+    finally:
+        shutil.rmtree(rundir, ignore_errors=True)
+    found = dict(end.get("exception") or {}) if end.get("status") == "exception" else None
+    if found and found.get("file"):
+        found["file"] = relative_to_root(found["file"], root)
+    result.events.append({"type": "note", "t": (result.events[-1].get("t") if result.events else None), "text": located_note(found)})
+
+
 def check_environment(result: WorkerResult, evidence: Evidence) -> None:
     if evidence.environment_problem:
         raise EnvironmentProblem(f"{evidence.environment_problem}; {NO_GPU_HELP}")
@@ -167,6 +197,8 @@ def run(options: AnalyzeOptions) -> int:
             raise InternalError(f"the worker wrote a malformed event: {exc}") from None
         check_environment(result, evidence)
         failed = script_failed(evidence, {"timed_out": result.timed_out})
+        if options.locate_async:
+            locate_async(options, root, result, evidence, console)
         run_path = save_run(options, root, result, rundir, evidence)
         trace = evidence.traces.get("eager") or evidence.traces.get("whole-script")
         if options.save_trace is not None and trace and Path(trace).exists():

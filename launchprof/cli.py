@@ -117,6 +117,10 @@ ProjectRootOpt = Annotated[
 ]
 # The old name of --project-root, kept working but out of the help.
 SourceRootAlias = Annotated[Path | None, typer.Option("--source-root", hidden=True, show_default=False)]
+ExplainOpt = Annotated[
+    bool,
+    typer.Option("--explain", help="Add a short legend of terms (GPU span, launch gap, p10/p90, payback, pool vs workspace) to text and Markdown; HTML always has it."),
+]
 QuietOpt = Annotated[
     bool,
     typer.Option("--quiet", "-q", help="Print nothing but errors (a report sent to standard output with -f is still written)."),
@@ -206,6 +210,7 @@ def analyze(
             "The script's side effects run twice.",
         ),
     ] = False,
+    explain: ExplainOpt = False,
     quiet: QuietOpt = False,
 ) -> int:
     """Run SCRIPT eagerly and as a CUDA graph replay; report speedup, hazards and a verdict.
@@ -229,6 +234,7 @@ def analyze(
                 show_output=(not quiet) if show_output is None else show_output,
                 quiet=quiet,
                 locate_async=locate_async,
+                explain=explain,
                 save_trace=save_trace,
                 project_root=project_root or source_root,
                 github=github,
@@ -346,6 +352,7 @@ def report(
             show_default=False,
         ),
     ] = None,
+    explain: ExplainOpt = False,
     quiet: QuietOpt = False,
 ) -> int:
     """Re-analyse a saved run, or re-render a JSON report, in any format (no GPU needed)."""
@@ -360,6 +367,7 @@ def report(
                 project_root=project_root or source_root,
                 github=github,
                 profile=profile,
+                explain=explain,
             )
         )
 

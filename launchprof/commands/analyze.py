@@ -53,6 +53,7 @@ class AnalyzeOptions:
     show_output: bool = True
     quiet: bool = False
     locate_async: bool = False
+    explain: bool = False
     save_trace: Path | None = None
     project_root: Path | None = None
     github: bool = False
@@ -210,7 +211,7 @@ def run(options: AnalyzeOptions) -> int:
     loaded = load_run(run_path)
     profile = load_device_profile(options.profile, loaded.header.machine, console)
     report = analyse(loaded, profile)
-    render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile else None)
+    render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile else None, explain=options.explain)
     emit(report, outputs, render, github=options.github)
     console.print(f"[dim]run saved: {run_path}[/]")
     return exit_code(report, evidence, result, options, console)

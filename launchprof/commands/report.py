@@ -24,6 +24,7 @@ class ReportOptions:
     project_root: Path | None
     github: bool
     profile: Path | None = None
+    explain: bool = False
 
 
 def run(options: ReportOptions) -> int:
@@ -38,6 +39,6 @@ def run(options: ReportOptions) -> int:
         profile = load_profile(options.profile).profile
     report = report_from(options.session, profile)
     root = options.project_root or (Path(report.project_root) if report.project_root else None)
-    render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile is not None else None)
+    render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile is not None else None, explain=options.explain)
     emit(report, outputs, render, github=options.github)
     return 0

@@ -24,6 +24,7 @@ class RenderOptions:
     width: int = 100  # text: console width when not writing to a terminal
     device_profile: dict | None = None  # html: crossover curve to place the workload on
     ascii: bool = False  # text: the stream cannot encode Unicode; use ASCII symbols and boxes
+    explain: bool = False  # text, md: add the legend of terms (render/legend.py); html always has it
 
 
     @property

@@ -23,6 +23,7 @@ from rich.text import Text
 from launchprof.render import figures
 from launchprof.render import format as fmt
 from launchprof.render.base import Renderer
+from launchprof.render.legend import TERMS
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
 from launchprof.session import Report
 
@@ -104,6 +105,16 @@ def hazards(report: Report, root: Path) -> Table | None:
     return table
 
 
+def legend() -> Table:
+    """``--explain``: the terms the report uses, one line each (launchprof.render.legend)."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, show_header=False, title="Terms", title_justify="left")
+    table.add_column("term", style="bold", overflow="fold")
+    table.add_column("meaning", ratio=1, overflow="fold")
+    for term, meaning in TERMS:
+        table.add_row(term, meaning)
+    return table
+
+
 def _machine(report: Report) -> str:
     return figures.machine_line(report)
 
@@ -138,6 +149,8 @@ class ConsoleRenderer(Renderer):
             parts.append(Text("No hazards found.", style="green"))
         for note in report.notes:
             parts.append(Text(f"note: {note}", style="dim"))
+        if self.options.explain:
+            parts.append(legend())
         parts.append(Text(_machine(report), style="dim"))
         return Group(*parts)
 

@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from launchprof.render import figures
 from launchprof.render import format as fmt
+from launchprof.render.legend import TERMS
 from launchprof.render.base import Renderer
 from launchprof.render.figures import key_numbers, machine_line, verdict_sentence
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
@@ -214,4 +215,5 @@ class HtmlRenderer(Renderer):
             hazards=hazards,
             machine=machine_line(report),
             fmt_fraction=fmt_fraction,
+            terms=TERMS,
         )

@@ -13,6 +13,7 @@ from typing import Any
 
 from launchprof.render import figures
 from launchprof.render import format as fmt
+from launchprof.render.legend import TERMS
 from launchprof.render.base import Renderer
 from launchprof.render.figures import key_numbers, location, machine_line, sorted_hazards, verdict_sentence
 from launchprof.render.paths import relative, report_root
@@ -103,6 +104,8 @@ class MarkdownRenderer(Renderer):
             parts += [f"> {md_text(line)}" for line in figures.detail_lines(report)]
         parts += self._buckets(report) + self._candidates(report, root) + [self._hazards(report, root)]
         parts += [f"- {md_text(note)}" for note in report.notes]
+        if self.options.explain:
+            parts.append("### Terms\n\n" + "\n".join(f"- **{md_text(term)}**: {md_text(meaning)}" for term, meaning in TERMS))
         parts.append(f"<sub>{md_text(machine_line(report))}</sub>")
         return "\n\n".join(parts) + "\n"
 

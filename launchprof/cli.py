@@ -16,6 +16,8 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from launchprof import __version__
+from launchprof.commands.helptext import PlainCommand
+from launchprof.commands.quiet import quiet_streams, report_to_stdout
 from launchprof.errors import ExitCode, LaunchprofError
 
 app = typer.Typer(
@@ -28,7 +30,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
-    rich_markup_mode="rich",
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
 
@@ -90,6 +92,7 @@ FormatOpt = Annotated[
     typer.Option(
         "--format",
         "-f",
+        metavar="FORMAT",
         help="Output format: text, json, md, sarif, junit, html. Repeat with -o to write several; "
         "guessed from -o's extension when left out.",
         show_default=False,
@@ -114,6 +117,14 @@ ProjectRootOpt = Annotated[
 ]
 # The old name of --project-root, kept working but out of the help.
 SourceRootAlias = Annotated[Path | None, typer.Option("--source-root", hidden=True, show_default=False)]
+ExplainOpt = Annotated[
+    bool,
+    typer.Option("--explain", help="Add a short legend of terms (GPU span, launch gap, p10/p90, payback, pool vs workspace) to text and Markdown; HTML always has it."),
+]
+QuietOpt = Annotated[
+    bool,
+    typer.Option("--quiet", "-q", help="Print nothing but errors (a report sent to standard output with -f is still written)."),
+]
 GithubOpt = Annotated[
     bool,
     typer.Option("--github", help="Print ::error/::warning workflow commands for hazards (on by default when GITHUB_ACTIONS=true)."),
@@ -126,8 +137,10 @@ SnippetOpt = Annotated[
 
 
 @app.command(
+    cls=PlainCommand,
     epilog="Exit codes: 0 ok; 1 a --fail-on condition was met; 2 usage error; 3 the script failed "
-    "(what was measured before is still reported); 4 no usable CUDA device or torch; 130 interrupted.",
+    "(what was measured before is still reported); 4 no usable CUDA device or torch; 70 internal error "
+    "(a launchprof bug; the traceback is saved to a file); 130 interrupted.",
 )
 @handles_errors
 def analyze(
@@ -140,6 +153,7 @@ def analyze(
         typer.Option(
             "--target",
             "-t",
+            metavar="NAME",
             help="The function to measure and capture: `step`, `model.forward`, `Net.forward` or `pkg.mod:fn`. "
             "Left out: a function marked @launchprof.target, else an eager-only profile of the whole script.",
             show_default=False,
@@ -149,7 +163,7 @@ def analyze(
     outputs: OutputOpt = None,
     fail_on: Annotated[
         str,
-        typer.Option("--fail-on", help="Exit 1 when: never, error (any error hazard), warning (any warning or error), no-benefit (verdict is not graphs-help)."),
+        typer.Option("--fail-on", metavar="WHEN", help="Exit 1 when: never, error (any error hazard), warning (any warning or error), no-benefit (verdict is not graphs-help)."),
     ] = "never",
     repeat: Annotated[
         int,
@@ -167,8 +181,15 @@ def analyze(
         typer.Option("--profile", help="Device profile from `launchprof crossover` (default: the cached one for this GPU).", show_default=False),
     ] = None,
     show_output: Annotated[
-        bool, typer.Option("--show-output/--hide-output", help="Pass the script's stdout and stderr through (hidden output is kept in a log).")
-    ] = False,
+        bool | None,
+        typer.Option(
+            "--show-output/--hide-output",
+            help="Pass the script's output through as it runs, as `python SCRIPT` would (the default, but for "
+            "--quiet); hidden output is kept in a log and named when the script fails. When a report goes to "
+            "standard output, the script's output goes to standard error.",
+            show_default=False,
+        ),
+    ] = None,
     save_trace: Annotated[
         Path | None,
         typer.Option(
@@ -190,35 +211,53 @@ def analyze(
         ),
     ] = None,
     snippet: SnippetOpt = False,
+    locate_async: Annotated[
+        bool,
+        typer.Option(
+            "--locate-async",
+            help="If the script dies of an asynchronous CUDA error (device-side assert, illegal address), re-run it "
+            "in a new worker with CUDA_LAUNCH_BLOCKING=1 to name the line that launched the faulting kernel. "
+            "The script's side effects run twice.",
+        ),
+    ] = False,
+    explain: ExplainOpt = False,
+    quiet: QuietOpt = False,
 ) -> int:
     """Run SCRIPT eagerly and as a CUDA graph replay; report speedup, hazards and a verdict.
 
-    Example: [bold]launchprof analyze decode.py --target step -o report.json -- --batch 4[/]
+    Example: launchprof analyze decode.py --target step -o report.json -- --batch 4
     """
     from launchprof.commands.analyze import AnalyzeOptions, run
 
-    return run(
-        AnalyzeOptions(
-            script=script,
-            script_args=tuple(script_args or ()),
-            target=target,
-            formats=tuple(formats or ()),
-            outputs=tuple(outputs or ()),
-            fail_on=fail_on,
-            repeat=repeat,
-            timeout=timeout,
-            profile=profile,
-            show_output=show_output,
-            save_trace=save_trace,
-            project_root=project_root or source_root,
-            github=github,
-            run_out=run_out,
-            snippet=snippet,
+    with quiet_streams(quiet, report_to_stdout(formats or [], outputs or [])):
+        return run(
+            AnalyzeOptions(
+                script=script,
+                script_args=tuple(script_args or ()),
+                target=target,
+                formats=tuple(formats or ()),
+                outputs=tuple(outputs or ()),
+                fail_on=fail_on,
+                repeat=repeat,
+                timeout=timeout,
+                profile=profile,
+                show_output=(not quiet) if show_output is None else show_output,
+                quiet=quiet,
+                locate_async=locate_async,
+                explain=explain,
+                save_trace=save_trace,
+                project_root=project_root or source_root,
+                github=github,
+                run_out=run_out,
+                snippet=snippet,
+            )
         )
-    )
 
 
-@app.command()
+@app.command(
+    cls=PlainCommand,
+    epilog="Exit codes: 0 ok; 2 usage error; 4 no usable CUDA device or torch; 70 internal error; 130 interrupted.",
+)
 @handles_errors
 def crossover(
     quick: Annotated[bool, typer.Option("--quick", help="A short sweep (seconds, not a minute): fewer node counts, durations, repeats and host rounds.")] = False,
@@ -226,11 +265,12 @@ def crossover(
         Path | None,
         typer.Option("--output", "-o", help="Also write the device profile JSON here (it is always cached for analyze).", show_default=False),
     ] = None,
-    format: Annotated[str, typer.Option("--format", "-f", help="What to print: text or json.")] = "text",
+    format: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT", help="What to print: text or json.")] = "text",
     plot: Annotated[
         Path | None,
         typer.Option("--plot", help="Draw the crossover curves to this file (.png or .html).", show_default=False),
     ] = None,
+    quiet: QuietOpt = False,
 ) -> int:
     """Measure this GPU's eager-versus-replay crossover and write a device profile.
 
@@ -239,20 +279,25 @@ def crossover(
     """
     from launchprof.commands.crossover import CrossoverOptions, run
 
-    return run(CrossoverOptions(quick=quick, output=output, format=format, plot=plot))
+    with quiet_streams(quiet, keep_stdout=format != "text"):
+        return run(CrossoverOptions(quick=quick, output=output, format=format, plot=plot))
 
 
-@app.command()
+@app.command(
+    cls=PlainCommand,
+    epilog="Exit codes: 0 ok; 1 a --fail-on condition was met; 2 usage error (also: nothing chosen to check); "
+    "70 internal error; 130 interrupted.",
+)
 @handles_errors
 def lint(
     paths: Annotated[list[Path], typer.Argument(help="Python files or folders to check.", show_default=False)],
     target: Annotated[
-        str | None, typer.Option("--target", "-t", help="Check this function (and what it calls).", show_default=False)
+        str | None, typer.Option("--target", "-t", metavar="NAME", help="Check this function (and what it calls).", show_default=False)
     ] = None,
     all_functions: Annotated[bool, typer.Option("--all", help="Check every function, not only targets.")] = False,
     formats: FormatOpt = None,
     outputs: OutputOpt = None,
-    fail_on: Annotated[str, typer.Option("--fail-on", help="Exit 1 when: never, error, warning.")] = "never",
+    fail_on: Annotated[str, typer.Option("--fail-on", metavar="WHEN", help="Exit 1 when: never, error, warning.")] = "never",
     project_root: Annotated[
         Path | None,
         typer.Option(
@@ -265,37 +310,41 @@ def lint(
     ] = None,
     exclude: Annotated[
         list[str] | None,
-        typer.Option("--exclude", help="Skip files and folders matching this glob (repeatable; also [tool.launchprof] exclude).", show_default=False),
+        typer.Option("--exclude", metavar="GLOB", help="Skip files and folders matching this glob (repeatable; also [tool.launchprof] exclude).", show_default=False),
     ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Report calls lint cannot follow as warnings.")] = False,
     github: GithubOpt = False,
+    quiet: QuietOpt = False,
 ) -> int:
     """Find capture hazards statically, without a GPU (CI-friendly).
 
     Checks functions marked @launchprof.target, the --target function, or every function
     with --all, and the functions they call, also in other modules of the project.
-    Silence a finding with `# launchprof: ignore[kind]` on its line. Exit codes: 0 ok,
-    1 --fail-on tripped, 2 usage error (also: nothing chosen to check), 70 internal error.
+    Silence a finding with `# launchprof: ignore[kind]` on its line.
     """
     from launchprof.commands.lint import LintOptions, run
 
-    return run(
-        LintOptions(
-            paths=tuple(paths),
-            target=target,
-            all_functions=all_functions,
-            formats=tuple(formats or ()),
-            outputs=tuple(outputs or ()),
-            fail_on=fail_on,
-            source_root=project_root,
-            github=github,
-            exclude=tuple(exclude or ()),
-            strict=strict,
+    with quiet_streams(quiet, report_to_stdout(formats or [], outputs or [])):
+        return run(
+            LintOptions(
+                paths=tuple(paths),
+                target=target,
+                all_functions=all_functions,
+                formats=tuple(formats or ()),
+                outputs=tuple(outputs or ()),
+                fail_on=fail_on,
+                source_root=project_root,
+                github=github,
+                exclude=tuple(exclude or ()),
+                strict=strict,
+            )
         )
-    )
 
 
-@app.command()
+@app.command(
+    cls=PlainCommand,
+    epilog="Exit codes: 0 ok; 2 usage error (missing, malformed or newer file; bad format); 70 internal error; 130 interrupted.",
+)
 @handles_errors
 def report(
     session: Annotated[
@@ -319,25 +368,33 @@ def report(
         typer.Option("--save-trace", help="Write a run file's eager and replay profiler traces (Chrome trace JSON) into this folder.", show_default=False),
     ] = None,
     snippet: SnippetOpt = False,
+    explain: ExplainOpt = False,
+    quiet: QuietOpt = False,
 ) -> int:
     """Re-analyse a saved run, or re-render a JSON report, in any format (no GPU needed)."""
     from launchprof.commands.report import ReportOptions, run
 
-    return run(
-        ReportOptions(
-            session=session,
-            formats=tuple(formats or ()),
-            outputs=tuple(outputs or ()),
-            project_root=project_root or source_root,
-            github=github,
-            profile=profile,
-            save_trace=save_trace,
-            snippet=snippet,
+    with quiet_streams(quiet, report_to_stdout(formats or [], outputs or [])):
+        return run(
+            ReportOptions(
+                session=session,
+                formats=tuple(formats or ()),
+                outputs=tuple(outputs or ()),
+                project_root=project_root or source_root,
+                github=github,
+                profile=profile,
+                explain=explain,
+                save_trace=save_trace,
+                snippet=snippet,
+            )
         )
-    )
 
 
-@app.command()
+@app.command(
+    cls=PlainCommand,
+    epilog="Exit codes: 0 no rule tripped; 1 a --fail-on rule tripped; 2 usage error (bad rule, format or file); "
+    "70 internal error; 130 interrupted.",
+)
 @handles_errors
 def compare(
     base: Annotated[Path, typer.Argument(help="The baseline: a JSON report (or a .lprun run file).", show_default=False)],
@@ -346,6 +403,7 @@ def compare(
         list[str] | None,
         typer.Option(
             "--fail-on",
+            metavar="RULE",
             help="Rule that makes the exit code 1, repeatable: METRIC:+N% or METRIC:-N% (relative), METRIC:+X "
             "(absolute), `new-hazards`, `verdict` (got worse). Metrics: kernels_per_step, gpu_idle_fraction, "
             "eager_step_us, replay_step_us, speedup, graph_nodes, instantiate_us, launch_gap_us. "
@@ -360,28 +418,39 @@ def compare(
         typer.Option(
             "--format",
             "-f",
+            metavar="FORMAT",
             help="Output format: text, json, md. Repeat with -o to write several; guessed from -o's extension when left out.",
             show_default=False,
         ),
     ] = None,
     outputs: OutputOpt = None,
+    quiet: QuietOpt = False,
 ) -> int:
-    """Compare two reports: a regression gate for CI.
-
-    Exit codes: 0 no rule tripped, 1 a --fail-on rule tripped, 2 usage error (bad rule, format or file), 70 internal error, 130 interrupted.
-    """
+    """Compare two reports: a regression gate for CI."""
     from launchprof.commands.compare import CompareOptions, run
 
-    return run(CompareOptions(base=base, new=new, fail_on=tuple(fail_on or ()), formats=tuple(formats or ()), outputs=tuple(outputs or ())))
+    with quiet_streams(quiet, report_to_stdout(formats or [], outputs or [])):
+        return run(CompareOptions(base=base, new=new, fail_on=tuple(fail_on or ()), formats=tuple(formats or ()), outputs=tuple(outputs or ())))
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: a parser error is one ``launchprof: error:`` line, exit 2."""
     try:
-        app()
+        from typer._click.exceptions import ClickException
+    except ImportError:  # a typer that uses click itself
+        from click.exceptions import ClickException
+    try:
+        code = app(standalone_mode=False)
     except KeyboardInterrupt:
         error_line("interrupted")
         sys.exit(int(ExitCode.INTERRUPTED))
+    except ClickException as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            exc.show()
+        else:
+            error_line(exc.format_message().replace("\n", " "))
+        sys.exit(int(ExitCode.USAGE) if exc.exit_code == 2 or type(exc).__name__ == "NoArgsIsHelpError" else exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -305,6 +305,18 @@ class OutputsAdvice:
 
 
 @model
+class Candidate:
+    """Whole-script mode: a user function worth analysing as a target (most kernels per call)."""
+
+    name: str  # as --target takes it: `step`, `Decoder.forward`
+    file: str | None
+    line: int | None  # the def line
+    calls: int
+    kernels_per_call: float
+    command: str  # the command line that analyses it
+
+
+@model
 class Report:
     schema_version: int
     launchprof_version: str
@@ -330,6 +342,7 @@ class Report:
     run_file: str | None = None
     outputs: OutputsAdvice | None = None  # kept outputs and looped-back state (issue 16)
     capture_snippet: str | None = None  # graphs-help only: capture code to paste (launchprof.snippet)
+    candidates: list[Candidate] = dataclasses.field(default_factory=list)  # whole-script mode only
 
     def to_dict(self) -> dict[str, Any]:
         return REPORT_ADAPTER.dump_python(self, mode="json")

@@ -93,11 +93,18 @@ def run_worker(
     timeout: float | None,
     show_output: bool,
     on_events: Callable[[list[dict[str, Any]]], None] | None = None,
+    output_to_stderr: bool = False,
+    extra_env: dict[str, str] | None = None,
 ) -> WorkerResult:
+    """Run the worker to its end, a timeout or Ctrl-C.
+
+    Shown output goes where ``python SCRIPT`` would send it, except that with
+    ``output_to_stderr`` (a report is being written to standard output) the script's
+    stdout joins its stderr, so nothing the script prints can corrupt the report."""
     config_path = rundir / "config.json"
     config.to_file(config_path)
     log_path = None if show_output else rundir / "script-output.log"
-    env = {**os.environ, **SAFE_ENV, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, **(extra_env or {}), **SAFE_ENV, "PYTHONUNBUFFERED": "1"}
     # The worker imports launchprof from the same place as this CLI, whatever the cwd.
     package_root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -106,7 +113,7 @@ def run_worker(
     proc = subprocess.Popen(
         [sys.executable, "-m", "launchprof.worker", str(config_path)],
         stdin=subprocess.DEVNULL,
-        stdout=out if out else None,
+        stdout=out if out else (sys.stderr.fileno() if output_to_stderr else None),
         stderr=subprocess.STDOUT if out else None,
         env=env,
         start_new_session=True,

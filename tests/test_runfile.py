@@ -166,7 +166,7 @@ def test_analyze_end_to_end_with_a_fake_worker(tmp_path, monkeypatch, capsys):
 
     root, events, trace = _project(tmp_path)
 
-    def fake_worker(config, rundir, timeout, show_output, on_events=None):
+    def fake_worker(config, rundir, timeout, show_output, on_events=None, **kwargs):
         (rundir / "trace.json").write_text(trace.read_text())
         # The worker names its traces relative to its run folder (docs/worker-events.md).
         moved = [dict(e, path="trace.json") if e["type"] == "trace" else e for e in events]

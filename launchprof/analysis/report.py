@@ -17,6 +17,8 @@ from launchprof.analysis.notes import extra_nodes, memory_for_no_gain
 from launchprof.analysis.prediction import predicted
 from launchprof.analysis.profiles import calibration_note, eager_profile, replay_profile, validation_of
 from launchprof.analysis.runinfo import run_info, script_failed
+from launchprof.analysis.failure import with_failure_advice
+from launchprof.analysis.whole import whole_script
 from launchprof.analysis.timing import breakeven, eager_samples, replay_samples, speedup, stopped_early_notes
 from launchprof.buckets import recommend
 from launchprof.enums import Verdict
@@ -144,6 +146,8 @@ def analyse(run: Run, profile: Any = None) -> Report:
     with use_sources(run.sources):
         report = build_report(ev, h.script, h.target, dataclasses.asdict(h.worker), h.repeat, profile, run.trace)
     created = h.created or report.created
+    report = whole_script(report, run.events, h.project_root)
+    report = with_failure_advice(report, run.events, h.script, list(h.argv or []))
     return dataclasses.replace(
         report, created=created, project_root=h.project_root, run_file=str(run.path) if run.path else None
     )

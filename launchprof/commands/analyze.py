@@ -8,7 +8,6 @@ The report always comes from the saved run file (``load_run -> analyse``), the s
 
 from __future__ import annotations
 
-import ast
 import datetime as _dt
 import shutil
 import tempfile
@@ -20,7 +19,9 @@ from rich.console import Console
 
 from launchprof import __version__
 from launchprof.analysis import analyse
+from launchprof.analysis.failure import is_async_cuda_error, located_note
 from launchprof.analysis.runinfo import script_failed
+from launchprof.commands.checks import check_output_creatable, check_script, check_target_defined
 from launchprof.commands.emit import emit
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
 from launchprof.evidence import Evidence, parse_events
@@ -50,7 +51,10 @@ class AnalyzeOptions:
     repeat: int = 50
     timeout: float | None = None
     profile: Path | None = None
-    show_output: bool = False
+    show_output: bool = True
+    quiet: bool = False
+    locate_async: bool = False
+    explain: bool = False
     save_trace: Path | None = None
     project_root: Path | None = None
     github: bool = False
@@ -58,29 +62,18 @@ class AnalyzeOptions:
     snippet: bool = False  # --snippet: the capture snippet in the terminal
 
 
-def check_script(path: Path) -> str:
-    if not path.exists():
-        raise UsageError(f"script not found: {path}")
-    if path.is_dir():
-        raise UsageError(f"{path} is a folder: give the Python script to run")
-    try:
-        source = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
-    try:
-        ast.parse(source, filename=str(path))
-    except SyntaxError as exc:
-        raise UsageError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
-    return source
-
-
 def check_usage(options: AnalyzeOptions) -> list[Output]:
     """Every usage error (exit 2), before anything runs or the environment is looked at."""
     source = check_script(options.script)
     if options.target:
-        check_target_statically(parse_target(options.target), options.script, source)
+        spec = parse_target(options.target)
+        check_target_statically(spec, options.script, source)
+        check_target_defined(spec, options.script, source)
     check_choice(options.fail_on)
     outputs = plan_outputs(list(options.formats), list(options.outputs))
+    for out in outputs:
+        if out.path is not None:
+            check_output_creatable(out.path)
     for flag, path in (("--save-trace", options.save_trace), ("--run-out", options.run_out)):
         if path is not None and not path.parent.is_dir():
             raise UsageError(f"folder for {flag} does not exist: {path.parent}")
@@ -143,7 +136,7 @@ def save_run(options: AnalyzeOptions, root: Path, result: WorkerResult, rundir: 
     return path
 
 
-def measure(options: AnalyzeOptions, console: Console) -> tuple[WorkerResult, Path]:
+def measure(options: AnalyzeOptions, console: Console, report_on_stdout: bool = False) -> tuple[WorkerResult, Path]:
     rundir = Path(tempfile.mkdtemp(prefix="launchprof-"))
     config = WorkerConfig(
         script=str(options.script.resolve()),
@@ -154,7 +147,38 @@ def measure(options: AnalyzeOptions, console: Console) -> tuple[WorkerResult, Pa
         repeat=options.repeat,
     )
     with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
-        return run_worker(config, rundir, options.timeout, options.show_output, progress.update), rundir
+        result = run_worker(
+            config, rundir, options.timeout, options.show_output, progress.update, output_to_stderr=report_on_stdout
+        )
+    return result, rundir
+
+
+def locate_async(options: AnalyzeOptions, root: Path, result: WorkerResult, evidence: Evidence, console: Console) -> None:
+    """``--locate-async``: re-run the script in a new worker with CUDA_LAUNCH_BLOCKING=1, where
+    an asynchronous CUDA error surfaces at the launching line, and add that line to the run."""
+    exception = (evidence.script_end or {}).get("exception") or {}
+    if (evidence.script_end or {}).get("status") != "exception" or not is_async_cuda_error(exception):
+        console.print("[dim]launchprof: --locate-async: the script raised no asynchronous CUDA error; nothing to locate[/]")
+        return
+    console.print("[yellow]launchprof: --locate-async: re-running the script with CUDA_LAUNCH_BLOCKING=1 (its side effects run twice)[/]")
+    rundir = Path(tempfile.mkdtemp(prefix="launchprof-locate-"))
+    try:
+        config = WorkerConfig(
+            script=str(options.script.resolve()),
+            script_args=list(options.script_args),
+            target=None,
+            events_path=str(rundir / "events.jsonl"),
+            trace_path=str(rundir / "trace.json"),
+            calibrate=False,
+        )
+        again = run_worker(config, rundir, options.timeout, options.show_output, extra_env={"CUDA_LAUNCH_BLOCKING": "1"})
+        end = next((e for e in reversed(again.events) if e.get("type") == "script-end"), {})
+    finally:
+        shutil.rmtree(rundir, ignore_errors=True)
+    found = dict(end.get("exception") or {}) if end.get("status") == "exception" else None
+    if found and found.get("file"):
+        found["file"] = relative_to_root(found["file"], root)
+    result.events.append({"type": "note", "t": (result.events[-1].get("t") if result.events else None), "text": located_note(found)})
 
 
 def check_environment(result: WorkerResult, evidence: Evidence) -> None:
@@ -170,7 +194,7 @@ def run(options: AnalyzeOptions) -> int:
     console = Console(stderr=True)
     outputs = check_usage(options)
     root = find_project_root(options.script, options.project_root)
-    result, rundir = measure(options, console)
+    result, rundir = measure(options, console, any(o.path is None and o.format != "text" for o in outputs))
     failed = False
     try:
         try:
@@ -179,6 +203,8 @@ def run(options: AnalyzeOptions) -> int:
             raise InternalError(f"the worker wrote a malformed event: {exc}") from None
         check_environment(result, evidence)
         failed = script_failed(evidence, {"timed_out": result.timed_out})
+        if options.locate_async:
+            locate_async(options, root, result, evidence, console)
         run_path = save_run(options, root, result, rundir, evidence)
     finally:
         # The script's hidden output is kept (and named below) only when the script failed.
@@ -190,7 +216,7 @@ def run(options: AnalyzeOptions) -> int:
             console.print(f"[dim]trace saved: {saved}[/]")
     profile = load_device_profile(options.profile, loaded.header.machine, console)
     report = analyse(loaded, profile)
-    render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile else None, snippet=options.snippet)
+    render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile else None, explain=options.explain, snippet=options.snippet)
     emit(report, outputs, render, github=options.github)
     console.print(f"[dim]run saved: {run_path}[/]")
     return exit_code(report, evidence, result, options, console)

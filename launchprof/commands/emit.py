@@ -9,7 +9,9 @@ cannot encode UTF-8 gets the report in ASCII instead of a crash.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from rich.console import Console
@@ -19,8 +21,11 @@ from launchprof.outputs import Output, for_stream, stream_is_utf8, write_output
 from launchprof.render import RenderOptions, renderer_for
 from launchprof.render.console import AsciiStream
 from launchprof.render.github import annotations, github_enabled
-from launchprof.render.paths import report_root
+from launchprof.render.paths import report_root, sorted_hazards
 from launchprof.session import Report
+
+# With the report also in a file, the terminal lists this many findings and points there.
+TERMINAL_FINDINGS = 50
 
 
 def emit(
@@ -32,6 +37,7 @@ def emit(
 ) -> None:
     """Write each output; with none going to stdout, print the text report on the terminal."""
     to_stdout = [o for o in outputs if o.path is None]
+    files = [o.path for o in outputs if o.path is not None]
     for out in outputs:
         if out.path is None:
             continue
@@ -43,7 +49,7 @@ def emit(
     if to_stdout and to_stdout[0].format != "text":
         write_stream(sys.stdout, to_stdout[0].format, renderer_for(to_stdout[0].format, options).render(report))
     else:
-        print_text(report, options, console)
+        print_text(capped(report, files[0]) if files else report, options, console)
     if github_enabled(github):
         root = report_root(report, options)
         write_stream(sys.stderr, "text", "".join(line + "\n" for line in annotations(report.hazards, root)))
@@ -51,6 +57,19 @@ def emit(
     for out in outputs:
         if out.path is not None:
             err.print(f"[dim]wrote {out.format} report to {out.path}[/]", highlight=False)
+
+
+def capped(report: Report, full: Path) -> Report:
+    """The terminal's copy of a report that is also written to a file: at most
+    :data:`TERMINAL_FINDINGS` findings, most severe first, and where the rest are.
+
+    Printing twenty thousand findings took seconds of a lint run; the file has them all."""
+    total = len(report.hazards)
+    if total <= TERMINAL_FINDINGS:
+        return report
+    more = total - TERMINAL_FINDINGS
+    note = f"\u2026 {more} more finding(s) in {full} (the terminal shows the first {TERMINAL_FINDINGS} of {total}, most severe first)"
+    return dataclasses.replace(report, hazards=sorted_hazards(report.hazards)[:TERMINAL_FINDINGS], notes=[*report.notes, note])
 
 
 def write_stream(stream: TextIO, fmt: str, text: str) -> None:

@@ -26,6 +26,7 @@ class ReportOptions:
     profile: Path | None = None
     save_trace: Path | None = None
     snippet: bool = False  # --snippet: the capture snippet in the terminal
+    explain: bool = False
 
 
 def run(options: ReportOptions) -> int:
@@ -42,7 +43,7 @@ def run(options: ReportOptions) -> int:
         profile = load_profile(options.profile).profile
     report = report_from(options.session, profile)
     root = options.project_root or (Path(report.project_root) if report.project_root else None)
-    render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile is not None else None, snippet=options.snippet)
+    render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile is not None else None, explain=options.explain, snippet=options.snippet)
     emit(report, outputs, render, github=options.github)
     return 0
 

@@ -25,6 +25,7 @@ class RenderOptions:
     device_profile: dict | None = None  # html: crossover curve to place the workload on
     ascii: bool = False  # text: the stream cannot encode Unicode; use ASCII symbols and boxes
     snippet: bool = False  # text: show the capture snippet (--snippet); md and html always do
+    explain: bool = False  # text, md: add the legend of terms (render/legend.py); html always has it
 
 
     @property

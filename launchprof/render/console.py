@@ -24,6 +24,7 @@ from launchprof.render import figures
 from launchprof.render import format as fmt
 from launchprof.render.anatomy import anatomy_line
 from launchprof.render.base import Renderer
+from launchprof.render.legend import TERMS
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
 from launchprof.session import Report
 
@@ -38,7 +39,7 @@ def headline(report: Report) -> Text:
         f"speedup {figures.speedup_text(report)}" if report.speedup else None,
         figures.payback_text(report),
         figures.prediction_text(report),
-        f"{report.eager.kernels_per_step} kernels per eager step" if report.eager and report.eager.kernels_per_step is not None else None,
+        _kernels_line(report),
         figures.gpu_idle_text(report),
         figures.memory_for_no_gain(report),
     ]
@@ -46,6 +47,30 @@ def headline(report: Report) -> Text:
         if line:
             text.append(f"\n{line}")
     return text
+
+
+def _kernels_line(report: Report) -> str | None:
+    """Kernels per step, or in the whole run when there is no step (whole-script mode)."""
+    if not report.eager or report.eager.kernels_per_step is None:
+        return None
+    if report.mode == "analyze" and report.target is None:
+        return f"{report.eager.kernels_per_step} kernels in the whole run (no target: no step to count per)"
+    return f"{report.eager.kernels_per_step} kernels per eager step"
+
+
+def candidates(report: Report, root: Path) -> Table | None:
+    """Whole-script mode: the functions to analyse next, with the command for each."""
+    if not report.candidates:
+        return None
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, title="Candidate targets (most kernels per call)", title_justify="left")
+    table.add_column("function", overflow="fold")
+    table.add_column("calls", justify="right")
+    table.add_column("kernels/call", justify="right")
+    table.add_column("analyse it with", ratio=1, overflow="fold")
+    for c in report.candidates:
+        where = f"{relative(c.file, root)}:{c.line}" if c.file else ""
+        table.add_row(f"{c.name}\n{where}" if where else c.name, str(c.calls), f"{c.kernels_per_call:g}", c.command)
+    return table
 
 
 def numbers(report: Report) -> Table | None:
@@ -115,6 +140,16 @@ def hints(report: Report, root: Path) -> Text | None:
     return text
 
 
+def legend() -> Table:
+    """``--explain``: the terms the report uses, one line each (launchprof.render.legend)."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, show_header=False, title="Terms", title_justify="left")
+    table.add_column("term", style="bold", overflow="fold")
+    table.add_column("meaning", ratio=1, overflow="fold")
+    for term, meaning in TERMS:
+        table.add_row(term, meaning)
+    return table
+
+
 def _machine(report: Report) -> str:
     return figures.machine_line(report)
 
@@ -142,6 +177,9 @@ class ConsoleRenderer(Renderer):
         graph = anatomy_line(report)
         if graph:
             parts.append(Text(graph))
+        cand = candidates(report, root)
+        if cand is not None:
+            parts.append(cand)
         hz = hazards(report, root)
         if hz is not None:
             parts.append(hz)
@@ -156,6 +194,8 @@ class ConsoleRenderer(Renderer):
             parts.append(Text(report.capture_snippet.rstrip(), overflow="fold"))
         for note in report.notes:
             parts.append(Text(f"note: {note}", style="dim"))
+        if self.options.explain:
+            parts.append(legend())
         parts.append(Text(_machine(report), style="dim"))
         return Group(*parts)
 

@@ -20,6 +20,7 @@ from markupsafe import Markup
 from launchprof.render import figures
 from launchprof.render.anatomy import anatomy_line, anatomy_svg
 from launchprof.render import format as fmt
+from launchprof.render.legend import TERMS
 from launchprof.render.base import Renderer
 from launchprof.render.figures import key_numbers, machine_line, verdict_sentence
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
@@ -223,4 +224,5 @@ class HtmlRenderer(Renderer):
             hints=figures.shared_hints(ordered, root),
             machine=machine_line(report),
             fmt_fraction=fmt_fraction,
+            terms=TERMS,
         )

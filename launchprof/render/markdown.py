@@ -14,6 +14,7 @@ from typing import Any
 from launchprof.render import figures
 from launchprof.render import format as fmt
 from launchprof.render.anatomy import anatomy_line
+from launchprof.render.legend import TERMS
 from launchprof.render.base import Renderer
 from launchprof.render.figures import key_numbers, location, machine_line, sorted_hazards, verdict_sentence
 from launchprof.render.paths import relative, report_root
@@ -103,13 +104,26 @@ class MarkdownRenderer(Renderer):
             parts.append(md_table(("Measure", "Value"), rows))
             parts += [f"> {md_text(line)}" for line in figures.detail_lines(report)]
             parts += [f"> {md_text(line)}" for line in [anatomy_line(report)] if line]
-        parts += self._buckets(report) + [self._hazards(report, root)]
+        parts += self._buckets(report) + self._candidates(report, root) + [self._hazards(report, root)]
         parts += self._fixes(report, root)
         if report.capture_snippet:
             parts.append("### Capture snippet\n\nPaste after the script's definitions; `run(*args)` returns what the target returns.\n\n```python\n" + report.capture_snippet.rstrip() + "\n```")
         parts += [f"- {md_text(note)}" for note in report.notes]
+        if self.options.explain:
+            parts.append("### Terms\n\n" + "\n".join(f"- **{md_text(term)}**: {md_text(meaning)}" for term, meaning in TERMS))
         parts.append(f"<sub>{md_text(machine_line(report))}</sub>")
         return "\n\n".join(parts) + "\n"
+
+    @staticmethod
+    def _candidates(report: Report, root: Any) -> list[str]:
+        """Whole-script mode: the functions to analyse next (launchprof.analysis.whole)."""
+        if not report.candidates:
+            return []
+        rows = [
+            (md_code(c.name), md_code(f"{relative(c.file, root)}:{c.line}") if c.file else "", str(c.calls), f"{c.kernels_per_call:g}", md_code(c.command))
+            for c in report.candidates
+        ]
+        return ["### Candidate targets (most kernels per call)\n\n" + md_table(("Function", "Where", "Calls", "Kernels/call", "Analyse it with"), rows)]
 
     @staticmethod
     def _hazards(report: Report, root: Any) -> str:

@@ -96,7 +96,10 @@ def main(argv: list[str]) -> int:
         outcome = run_script(script, list(config.script_args), on_statement)
     finally:
         for w in whole:
-            w.stop(decorated=False)
+            try:  # after a sticky CUDA error the profiler may fail: keep the script's outcome
+                w.stop(decorated=False)
+            except Exception as exc:
+                events.write("note", text=f"the whole-script profile was lost: {type(exc).__name__}: {str(exc)[:200]}")
         _close_runs(runs, events)
     if hook.installed is not None and not announced[0]:
         events.write("target", **hook.installed)

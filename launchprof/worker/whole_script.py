@@ -45,7 +45,9 @@ class WholeScript:
         warnings.simplefilter("always")
         warnings.showwarning = on_warning
         torch.cuda.set_sync_debug_mode("warn")
-        self.prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+        # with_stack: Python calls become events, so kernels can be charged to user functions
+        # (launchprof.worker.candidates); it slows the host side of this overview run.
+        self.prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=True)
         self.prof.__enter__()
 
     def stop(self, decorated: bool) -> None:
@@ -81,3 +83,22 @@ class WholeScript:
             self.prof.__exit__(None, None, None)
             path = write_table(self.prof, Path(self.config.events_path).parent, "whole-script")
             self.events.write("trace", path=path, calls=1, what="whole-script")
+            self.write_candidates()
+
+    def write_candidates(self) -> None:
+        """The ``candidates`` event: user functions with the most kernels per call."""
+        import os
+
+        from launchprof.worker.candidates import candidates, tally, user_file_resolver
+
+        script = Path(self.config.script)
+        shown = os.path.relpath(script)
+        try:
+            rows = candidates(
+                tally(list(self.prof.events()), user_file_resolver(str(script.parent)), lambda e: len(getattr(e, "kernels", None) or [])),
+                shown if not shown.startswith("..") else str(script),
+            )
+        except Exception as exc:  # an overview extra: never lose the run over it
+            self.events.write("note", text=f"could not rank candidate targets: {type(exc).__name__}: {exc}")
+            return
+        self.events.write("candidates", functions=rows)

@@ -1,0 +1,68 @@
+"""Script failures: the verdict, and what to do about an asynchronous CUDA error.
+
+A device-side assert or an illegal address is raised at the next call that waits for the
+GPU (often a ``synchronize`` or ``.item()`` far from the culprit), not by the kernel that
+faulted. The report says where it surfaced, gives the exact command that re-runs the
+script with blocking launches (the error then surfaces at the launching line), and
+``analyze --locate-async`` runs it and records the answer as a note (LOCATED).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+from typing import Any
+
+from launchprof.models import Report
+
+# Lower-case fragments of CUDA's messages for errors that are reported asynchronously.
+ASYNC_MARKERS = (
+    "device-side assert",
+    "illegal memory access",
+    "illegal address",
+    "misaligned address",
+    "unspecified launch failure",
+    "kernel errors might be asynchronously reported",
+)
+LOCATED = "the faulting kernel was launched at "
+
+
+def is_async_cuda_error(exception: dict[str, Any] | None) -> bool:
+    text = " ".join(str((exception or {}).get(k) or "") for k in ("message", "traceback")).lower()
+    return any(m in text for m in ASYNC_MARKERS)
+
+
+def blocking_command(script: str, argv: list[str]) -> str:
+    """The command that re-runs the script with blocking launches, as the user would type it."""
+    return "CUDA_LAUNCH_BLOCKING=1 " + shlex.join(["python", script, *argv])
+
+
+def async_advice(exception: dict[str, Any], script: str, argv: list[str]) -> str:
+    where = f"{exception['file']}:{exception['line']}" if exception.get("file") and exception.get("line") else "an unknown line"
+    return (
+        f"asynchronous CUDA error ({exception.get('message')}): it surfaced at {where}, where the host waited for the GPU; "
+        f"the kernel that faulted was launched earlier. Find its launching line with `{blocking_command(script, argv)}` "
+        f"(from the project root), or `launchprof analyze {shlex.quote(script)} --locate-async`, which does that re-run "
+        "(the script's side effects then run twice)"
+    )
+
+
+def with_failure_advice(report: Report, events: list[dict[str, Any]], script: str, argv: list[str]) -> Report:
+    """Add the async-error advice to a report whose script died of one (unless already located)."""
+    end = next((e for e in reversed(events) if e.get("type") == "script-end"), None)
+    exception = (end or {}).get("exception") or {}
+    if (end or {}).get("status") != "exception" or not is_async_cuda_error(exception):
+        return report
+    if any(note.startswith(LOCATED) for note in report.notes):
+        return report
+    return dataclasses.replace(report, notes=[*report.notes, async_advice(exception, script, argv)])
+
+
+def located_note(exception: dict[str, Any] | None) -> str:
+    """The note a ``--locate-async`` re-run adds to the run: the launching line, or why not."""
+    if exception and exception.get("file") and exception.get("line"):
+        return (
+            f"{LOCATED}{exception['file']}:{exception['line']} (re-run with CUDA_LAUNCH_BLOCKING=1 by --locate-async; "
+            "the script's side effects ran twice)"
+        )
+    return "--locate-async: the re-run with CUDA_LAUNCH_BLOCKING=1 did not raise the error again, so the launching line is unknown"

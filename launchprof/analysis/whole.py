@@ -1,0 +1,47 @@
+"""Whole-script mode (analyze with no target): what the report may and may not claim.
+
+Nothing is captured in this mode, so a sync site is not an error: it would break capture
+only if it ran inside a target. Such findings become ``info`` (``--fail-on error`` stays
+quiet), and the report lists candidate targets from the worker's ``candidates`` event,
+each with the command that analyses it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from launchprof.enums import Severity
+from launchprof.models import Candidate, Hazard, Report
+from launchprof.project import relative_to_root
+
+WOULD_BREAK = "would break capture if this ran inside a target: "
+
+
+def as_info(hazard: Hazard) -> Hazard:
+    if hazard.severity is Severity.INFO:
+        return hazard
+    details = {**hazard.details, "whole_script_severity": str(hazard.severity)}
+    return dataclasses.replace(hazard, severity=Severity.INFO, message=WOULD_BREAK + hazard.message, details=details)
+
+
+def candidates_of(events: list[dict[str, Any]], root: str | None) -> list[Candidate]:
+    last = next((e for e in reversed(events) if e.get("type") == "candidates"), None)
+    out = []
+    for row in (last or {}).get("functions") or []:
+        try:
+            file = row.get("file")
+            if file and root:
+                file = relative_to_root(file, Path(root))
+            out.append(Candidate(**{**row, "file": file}))
+        except (TypeError, ValueError):
+            continue  # a malformed row is dropped, never the report
+    return out
+
+
+def whole_script(report: Report, events: list[dict[str, Any]], root: str | None) -> Report:
+    """The report as whole-script mode may state it; other reports are returned unchanged."""
+    if report.mode != "analyze" or report.target is not None:
+        return report
+    return dataclasses.replace(report, hazards=[as_info(h) for h in report.hazards], candidates=candidates_of(events, root))

@@ -1,0 +1,87 @@
+"""Plain ``--help`` pages and one-line parser errors, the way ``git`` or ``python`` print them.
+
+typer's default help shows Python annotations (``<bool>``, ``<list[Path]>``) and wraps
+required arguments in braces (``{script}``); its parser errors are framed boxes that
+break one-line log parsing. This command class writes the usage line with upper-case
+argument names, each option with its metavar (``--target NAME``) and no type column.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer.core
+
+# A value's placeholder when an option declares no metavar: by the option's bare type.
+_BY_TYPE = {"int": "N", "float": "SECONDS", "Path": "PATH", "str": "TEXT"}
+
+
+def _bare(param: Any) -> str:
+    try:
+        name = param.bare_type()
+    except Exception:
+        return "VALUE"
+    if name.startswith("list[") and name.endswith("]"):
+        name = name[5:-1]
+    return _BY_TYPE.get(name, "VALUE")
+
+
+def _argument_name(param: Any) -> str:
+    return (param.metavar or param.name or "ARG").upper()
+
+
+def _option_record(param: Any) -> tuple[str, str]:
+    names = ", ".join(sorted(param.opts, key=lambda o: (o.startswith("--"), o)))
+    if param.secondary_opts:
+        names += " / " + ", ".join(param.secondary_opts)
+    if not getattr(param, "is_flag", False):
+        names += f" {param.metavar or _bare(param)}"
+    extra = []
+    default = param.default
+    if param.show_default and default not in (None, False, (), []) and not callable(default):
+        extra.append(f"default: {default}")
+    if getattr(param, "min", None) is not None or getattr(param, "max", None) is not None:
+        low, high = getattr(param, "min", None), getattr(param, "max", None)
+        extra.append(f"{low} to {high}" if low is not None and high is not None else (f">= {low}" if low is not None else f"<= {high}"))
+    help_text = " ".join((param.help or "").split())
+    return names, help_text + (f" [{'; '.join(extra)}]" if extra else "")
+
+
+class PlainCommand(typer.core.TyperCommand):
+    """A typer command whose help has no Python type names (see the module docstring)."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = ["[OPTIONS]"]
+        for param in self.get_params(ctx):
+            if param.param_type_name != "argument":
+                continue
+            name = _argument_name(param)
+            if param.nargs != 1:
+                name += "..."
+            pieces.append(name if param.required else f"[{name}]")
+        return pieces
+
+    def format_usage(self, ctx: Any, formatter: Any) -> None:
+        formatter.write_usage(ctx.command_path, " ".join(self.collect_usage_pieces(ctx)))
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self.format_usage(ctx, formatter)
+        self.format_help_text(ctx, formatter)
+        self.format_options(ctx, formatter)
+        self.format_epilog(ctx, formatter)
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        args, opts = [], []
+        for param in self.get_params(ctx):
+            if getattr(param, "hidden", False):
+                continue
+            if param.param_type_name == "argument":
+                args.append((_argument_name(param), " ".join((param.help or "").split())))
+            else:
+                opts.append(_option_record(param))
+        if args:
+            with formatter.section("Arguments"):
+                formatter.write_dl(args)
+        if opts:
+            with formatter.section("Options"):
+                formatter.write_dl(opts)

@@ -1,0 +1,40 @@
+"""``--quiet``: nothing on the terminal but errors.
+
+Done once, around the whole command, rather than in every print: launchprof's progress,
+"wrote …" lines, warnings and the terminal report all go to ``sys.stdout``/``sys.stderr``
+(rich consoles look them up when they print), so pointing both at ``os.devnull`` silences
+every one of them, including any added later. A report the user sent to standard output
+(``-f json`` with no ``-o``) is data, not chatter: stdout is then left alone. Errors are
+raised as exceptions and printed by the CLI after the streams are restored, so they
+always show.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+
+
+def report_to_stdout(formats: tuple[str, ...] | list[str], outputs: tuple[object, ...] | list[object]) -> bool:
+    """True when a non-text format is left over for standard output (``-f json`` without ``-o``)."""
+    extra = list(formats)[len(outputs) :]
+    return bool(extra) and extra[0] != "text"
+
+
+@contextlib.contextmanager
+def quiet_streams(quiet: bool, keep_stdout: bool = False) -> Iterator[None]:
+    """While active, launchprof's own stdout (unless kept) and stderr go nowhere."""
+    if not quiet:
+        yield
+        return
+    saved = sys.stdout, sys.stderr
+    with open(os.devnull, "w", encoding="utf-8") as null:
+        if not keep_stdout:
+            sys.stdout = null
+        sys.stderr = null
+        try:
+            yield
+        finally:
+            sys.stdout, sys.stderr = saved

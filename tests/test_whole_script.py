@@ -1,0 +1,121 @@
+"""Whole-script mode (issue 13 item 3): sync sites are info, no "per step" claim, and
+candidate targets ranked by kernels per call, each with its command."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from launchprof.analysis import analyse
+from launchprof.failon import fail_reason
+from launchprof.models import RUN_FORMAT_VERSION, RunHeader
+from launchprof.render import RenderOptions, renderer_for
+from launchprof.run import load_run, write_run
+from launchprof.worker.candidates import candidates, qualname, tally, user_file_resolver
+from tests.recorded import RUNS
+
+SCRIPT = textwrap.dedent(
+    """
+    import torch
+
+    class Net:
+        def forward(self, x):
+            return (x * 2) * 3
+
+    def helper(x):
+        return x * 5
+
+    def step(net, x):
+        return net.forward(x) * helper(x)
+
+    def run():
+        net, x = Net(), torch.ones(4)
+        for _ in range(4):
+            step(net, x)
+        float(x.sum())
+
+    run()
+    """
+)
+
+
+def test_kernels_are_charged_to_the_innermost_user_function(tmp_path):
+    """A real CPU profile with stacks; ``aten::mul`` ops stand in for kernel launches."""
+    torch = pytest.importorskip("torch")
+    from torch.profiler import ProfilerActivity, profile
+
+    script = tmp_path / "s.py"
+    script.write_text(SCRIPT)
+    import sys
+
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with profile(activities=[ProfilerActivity.CPU], with_stack=True) as prof:
+            exec(compile(SCRIPT, str(script), "exec"), {"__name__": "__main__"})
+    finally:
+        sys.path.remove(str(tmp_path))
+    counts = tally(list(prof.events()), user_file_resolver(str(tmp_path)), lambda e: int(e.name == "aten::mul"))
+    by_name = {t.name: t for t in counts.values()}
+    assert by_name["forward"].calls == 4 and by_name["forward"].kernels == 8
+    assert by_name["helper"].calls == 4 and by_name["helper"].kernels == 4
+    assert by_name["step"].calls == 4 and by_name["step"].kernels == 4  # only its own multiply
+    rows = candidates(counts, "s.py")
+    assert [r["name"] for r in rows[:3]] == ["Net.forward", "helper", "step"]
+    assert rows[0]["kernels_per_call"] == 2.0 and rows[0]["command"] == "launchprof analyze s.py --target Net.forward"
+    assert torch.__version__
+
+
+def test_qualname_of_methods_and_nested_functions(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("class A:\n    @staticmethod\n    def f():\n        def g():\n            pass\n")
+    assert qualname(str(src), 2, "f") == "A.f"
+    assert qualname(str(src), 4, "g") is None
+
+
+def _whole_script_run(tmp_path: Path) -> Path:
+    recorded = load_run(RUNS / "hidden_sync.lprun")
+    probe = next(e for e in recorded.events if e["type"] == "probe")
+    assert probe["syncs"], "the recorded hidden_sync run has no sync sites"
+    machine = next(e for e in recorded.events if e["type"] == "machine")
+    root = Path(recorded.header.project_root or tmp_path)
+    events = [
+        machine,
+        {**probe, "index": None, "effects": [], "rng": [], "streams": [], "functions": []},
+        {"type": "candidates", "t": 1.0, "functions": [
+            {"name": "step", "file": "sample_models/hidden_sync.py", "line": 20, "calls": 30, "kernels_per_call": 12.0,
+             "command": "launchprof analyze sample_models/hidden_sync.py --target step"}]},
+        {"type": "script-end", "t": 2.0, "status": "ok", "exit_code": 0, "calls": 0},
+        {"type": "worker-end", "t": 2.1, "wall_s": 2.1},
+    ]
+    header = RunHeader(format_version=RUN_FORMAT_VERSION, launchprof_version="0", created="2026-01-01T00:00:00+00:00",
+                       script="sample_models/hidden_sync.py", target=None, project_root=str(root))
+    return write_run(header, events, {}, tmp_path / "whole.lprun", {k: v for k, v in []} or None)
+
+
+def test_whole_script_syncs_are_info_and_do_not_trip_fail_on(tmp_path):
+    report = analyse(load_run(_whole_script_run(tmp_path)))
+    assert report.target is None and report.hazards
+    assert all(h.severity == "info" for h in report.hazards)
+    assert all(h.message.startswith("would break capture if this ran inside a target") for h in report.hazards)
+    assert fail_reason(report, "error") is None and fail_reason(report, "warning") is None
+    assert report.verdict == "eager-only"
+
+
+def test_candidates_are_in_every_format(tmp_path):
+    report = analyse(load_run(_whole_script_run(tmp_path)))
+    assert [c.name for c in report.candidates] == ["step"]
+    command = "launchprof analyze sample_models/hidden_sync.py --target step"
+    data = json.loads(renderer_for("json", RenderOptions()).render(report))
+    assert data["candidates"][0]["command"] == command and data["candidates"][0]["kernels_per_call"] == 12.0
+    for fmt in ("text", "md", "html"):
+        text = " ".join(renderer_for(fmt, RenderOptions(width=200)).render(report).split())
+        assert "Candidate targets" in text and command in text, fmt
+
+
+def test_a_target_run_is_left_alone():
+    report = analyse(load_run(RUNS / "hidden_sync.lprun"))
+    assert report.target is not None and report.candidates == []
+    assert any(h.severity == "error" for h in report.hazards)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import jsonschema
+import pytest
 from recorded import recorded, report_of
 
 from launchprof.render.base import RenderOptions
@@ -66,6 +66,7 @@ def test_sarif_fixes_replace_the_line_and_validate() -> None:
     report = report_of("hidden_sync")
     doc = json.loads(SarifRenderer().render(report))
     schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    jsonschema = pytest.importorskip("jsonschema")  # a dev dependency; absent on the bare GPU image
     jsonschema.validators.validator_for(schema)(schema).validate(doc)
     results = doc["runs"][0]["results"]
     item = next(r for r in results if r["locations"][0]["physicalLocation"]["region"]["startLine"] == 15)

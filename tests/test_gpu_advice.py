@@ -96,21 +96,21 @@ def test_mutated_argument_copied_into_a_static_buffer(tmp_path):
 
 
 def test_snippet_replays_like_the_target(tmp_path):
-    path = SAMPLES / "dict_inputs.py"
+    # two_streams_ok is graphs-help on the H200 (3.8x; dict_inputs measured 0.99-1.03x,
+    # marginal, so it gets no snippet), and its `x` is a new tensor each call: the snippet
+    # must copy it in.
+    path = SAMPLES / "two_streams_ok.py"
     report = analyze(tmp_path, path)
     assert report["verdict"] == "graphs-help"
     snippet = report["capture_snippet"]
     namespace = runpy.run_path(str(path), run_name="launchprof_snippet_test")  # the definitions, not main()
     exec(compile(snippet, "<capture_snippet>", "exec"), namespace)
     torch.manual_seed(1)
-    w = torch.randn(128, 128, device="cuda")
+    w1, w2 = torch.randn(256, 256, device="cuda"), torch.randn(256, 256, device="cuda")
     for _ in range(3):  # new inputs each call: the copy-in must carry them into the graph
-        batch = {"features": torch.randn(16, 128, device="cuda"), "weights": w}
-        extras = [torch.randn(16, 128, device="cuda") for _ in range(3)]
-        got = namespace["run"](batch, extras)
-        want = namespace["step"](batch, extras)
+        x = torch.randn(128, 256, device="cuda")
+        got = namespace["run"](x, w1, w2)
+        want = namespace["step"](x, w1, w2)
         torch.cuda.synchronize()
-        assert set(got) == set(want)
-        for key in want:
-            torch.testing.assert_close(got[key], want[key])
+        torch.testing.assert_close(got, want)
     assert namespace["_lp_graph"] is not None

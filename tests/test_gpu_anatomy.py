@@ -27,7 +27,10 @@ def test_race_found_at_its_lines(tmp_path):
 
 def test_fixed_twin_clean(tmp_path):
     _, report = analyze(tmp_path, "stream_race_fixed")
-    assert report["hazards"] == []
+    # Clean: no warning or error. Its `x` is a new tensor each call (x = out / out.norm()),
+    # which is an info finding, not a hazard of the streams.
+    assert [h for h in report["hazards"] if h["severity"] != "info"] == []
+    assert not any(h["kind"] == "stream-race" for h in report["hazards"])
 
 
 @pytest.mark.parametrize("sample", ["decode_loop", "two_streams_ok"])

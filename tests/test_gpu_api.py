@@ -82,11 +82,14 @@ def test_check_passes_a_safe_step() -> None:
     assert report.verdict != "not-capturable"
 
 
-def test_marker_on_sample_models(pytester: pytest.Pytester) -> None:
+def test_marker_on_sample_models(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.metadata
+    import os
 
     installed = any(ep.value == "launchprof.pytest_plugin" for ep in importlib.metadata.entry_points(group="pytest11"))
-    pytester.syspathinsert(ROOT / "sample_models")
+    # runpytest_subprocess starts a new interpreter: sys.path edits here do not reach it.
+    paths = [str(ROOT / "sample_models"), str(ROOT), os.environ.get("PYTHONPATH", "")]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
     pytester.makepyfile(
         """
         import pytest

@@ -30,7 +30,7 @@ def analyze(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess[st
     out = tmp_path / "r.json"
     proc = subprocess.run(
         [sys.executable, "-m", "launchprof", "analyze", str(SAMPLE), "-o", str(out), *extra],
-        capture_output=True, text=True, timeout=300, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True, text=True, timeout=300, cwd=ROOT, env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)},
     )
     return proc, json.loads(out.read_text())
 

@@ -69,7 +69,7 @@ def test_candidates_match_the_profilers_own_count(tmp_path):
     expected_light = kernels_per_call(ns["light"], x)
     out = tmp_path / "r.json"
     proc = subprocess.run([sys.executable, "-m", "launchprof", "analyze", str(script), "-o", str(out)],
-                          capture_output=True, text=True, timeout=300, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path, env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)})
     assert proc.returncode == 0, proc.stderr
     report = json.loads(out.read_text())
     by_name = {c["name"]: c for c in report["candidates"]}

@@ -28,13 +28,14 @@ def reallocated_arguments(ev: Evidence) -> dict[str, int]:
     ``capture`` event's ``moved_args``, the inputs it copies into the static buffers. The
     analysis does not second-guess it from the recorded pointers. Runs recorded before the
     worker reported it have no moved arguments."""
-    moved = (ev.capture or {}).get("moved_args") or []
+    moved = [str(p) for p in (ev.capture or {}).get("moved_args") or []]
+    names = argument_names(ev, moved)  # the worker's canonical paths ([0]) as the caller's names (x)
     sizes: dict[str, int] = {}
     for call in ev.calls:
         for leaf in call.get("args", []):
             if leaf.get("kind") == "tensor":
                 sizes[leaf["path"]] = int(leaf.get("bytes") or 0)
-    return {str(p): sizes.get(str(p), 0) for p in moved}
+    return {names.get(p, p): sizes.get(names.get(p, p), 0) for p in moved}
 
 
 def reallocated_inputs(ev: Evidence) -> list[Hazard]:

@@ -147,6 +147,27 @@ def test_moved_arguments_are_the_workers_observation():
     assert reallocated_arguments(parse_events(events)) == {"x": 64}
 
 
+@pytest.mark.parametrize(
+    ("name", "moved"),
+    [("decode_loop", ["tokens"]), ("dict_inputs", ["batch['features']", "extras[0]", "extras[1]", "extras[2]"]), ("two_streams_ok", ["x"])],
+)
+def test_moved_arguments_are_named_and_sized_as_the_caller_passed_them(name, moved):
+    """The worker reports moved arguments by canonical path (``[0]``, ``[1][2]``); the report
+    names them as the call did and sizes them: together, launchprof's own static copies."""
+    from launchprof.hazards.inputs import reallocated_arguments
+    from tests.recorded import load_evidence
+
+    ev = load_evidence(recorded([name])[0])
+    assert all(p.startswith("[") for p in ev.capture["moved_args"])
+    sizes = reallocated_arguments(ev)
+    assert sorted(sizes) == sorted(moved) and all(sizes.values())
+    assert sum(sizes.values()) == ev.memory["static_bytes"]
+    [h] = [h for h in report_of(name).hazards if h.kind == "reallocated-input"]
+    assert h.severity == "info" and h.details["arguments"] == sorted(moved)
+    assert h.message.startswith(", ".join(f"`{m}`" for m in sorted(moved)))
+    assert f"({sum(sizes.values()):,} bytes)" in h.message
+
+
 def test_mismatch_hazard_and_validation_row_give_the_same_max_diff():
     r = report_of("frozen_scalar")
     [h] = [h for h in r.hazards if h.kind == "replay-mismatch"]

@@ -27,14 +27,23 @@ def reallocated_arguments(ev: Evidence) -> dict[str, int]:
     address (a fresh tensor can land at the same address). It reports that set as the
     ``capture`` event's ``moved_args``, the inputs it copies into the static buffers. The
     analysis does not second-guess it from the recorded pointers. Runs recorded before the
-    worker reported it have no moved arguments."""
-    moved = (ev.capture or {}).get("moved_args") or []
+    worker reported it have no moved arguments.
+
+    The worker reports canonical paths (``[0]``, ``[1][2]``); they are returned as the
+    caller's names (``tokens``, ``extras[2]``), the paths the ``call`` events record and
+    size. A path that names no recorded tensor is kept as it is."""
+    moved = [str(p) for p in (ev.capture or {}).get("moved_args") or []]
     sizes: dict[str, int] = {}
     for call in ev.calls:
         for leaf in call.get("args", []):
             if leaf.get("kind") == "tensor":
                 sizes[leaf["path"]] = int(leaf.get("bytes") or 0)
-    return {str(p): sizes.get(str(p), 0) for p in moved}
+    named = argument_names(ev, [p for p in moved if p not in sizes])
+    out: dict[str, int] = {}
+    for p in moved:
+        name = named.get(p, p)
+        out[name] = sizes.get(name, 0)
+    return out
 
 
 def reallocated_inputs(ev: Evidence) -> list[Hazard]:

@@ -15,7 +15,7 @@ def step(x: torch.Tensor) -> torch.Tensor:
     global calls
     calls += 1  # expect: host-side-effect
     y = torch.sin(x) * 2
-    history.append(y)  # expect: host-side-effect
+    history.append(y)  # expect: host-side-effect, kept-output
     if calls % 50 == 0:
         print("step", calls)  # expect: host-side-effect
     return y

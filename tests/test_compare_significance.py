@@ -1,7 +1,8 @@
 """Significance before "changed": step-time rules gate on the raw samples recorded on the H200.
 
-The samples are the ``wall_us`` of the eager- and replay-timing events of recorded runs
-(tests/data/runs); reports that carry them are built from the recorded JSON reports.
+The samples are the ``wall_us`` of the burst ``timing`` events of recorded runs
+(tests/data/runs): the samples a report of that run carries as ``samples_us``. Reports that
+carry them are built from the recorded JSON reports.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typer.testing import CliRunner
 import reports
 from launchprof.cli import app
 from launchprof.compare import ALPHA, compare, gate, parse_rule, significance_of
+from launchprof.analysis import analyse
 from launchprof.run import load_run
 from launchprof.session import EagerProfile, ReplayProfile, Report, Stats
 
@@ -27,13 +29,17 @@ runner = CliRunner()
 
 
 def recorded_samples(run: str) -> tuple[list[float], list[float]]:
-    """(eager, replay) wall samples of one recorded run; fails when the recording is missing."""
+    """(eager, replay) burst wall samples of one recorded run, in burst order; fails when the
+    recording is missing or its report would carry other samples."""
     path = RUNS / f"{run}.lprun"
     assert path.exists(), f"recorded run {path} is missing"
-    events = load_run(path).events
-    eager = [e["wall_us"] for e in events if e["type"] == "eager-timing" and e.get("phase") == "eager"]
-    replay = [e["wall_us"] for e in events if e["type"] == "replay-timing"]
+    run_ = load_run(path)
+    burst = [e for e in run_.events if e["type"] == "timing" and e.get("mode") == "burst"]
+    eager = [x for e in burst if e["kind"] == "eager" for x in e["wall_us"]]
+    replay = [x for e in burst if e["kind"] == "replay" for x in e["wall_us"]]
     assert len(eager) >= 10 and len(replay) >= 10, f"{run}: too few recorded samples"
+    report = analyse(run_)
+    assert (report.eager.samples_us, report.replay.samples_us) == (eager, replay)  # what compare reads
     return eager, replay
 
 
@@ -78,15 +84,15 @@ def test_a_ten_percent_slowdown_is_significant_and_trips(decode: tuple[Report, l
 
 
 def test_threshold_exceeded_within_noise_does_not_trip(decode: tuple[Report, list[float], list[float]]) -> None:
-    """Odd and even calls of one recorded run: medians 3.6% apart, the same distribution."""
+    """Odd and even calls of one recorded run: medians 2.3% apart, the same distribution."""
     report, eager, _ = decode
-    base, new = with_samples(report, eager[0::2]), with_samples(report, eager[1::2])
+    base, new = with_samples(report, eager[1::2]), with_samples(report, eager[0::2])
     result = compare(base, new)
     d = result.delta("eager_step_us")
     assert d.relative is not None and d.relative > 0.02  # the threshold alone would trip
     outcome = gate([parse_rule("eager_step_us:+2%")], result)
     assert outcome.tripped == []
-    assert len(outcome.within_noise) == 1 and "not significant (p = 0.59), not counted as a change" in outcome.within_noise[0]
+    assert len(outcome.within_noise) == 1 and "not significant (p = 0.27), not counted as a change" in outcome.within_noise[0]
 
 
 def test_without_samples_the_threshold_alone_decides() -> None:
@@ -111,7 +117,7 @@ def test_interval_is_reproducible(decode: tuple[Report, list[float], list[float]
 
 def test_every_format_says_not_significant(tmp_path: Path, decode: tuple[Report, list[float], list[float]], monkeypatch: pytest.MonkeyPatch) -> None:
     report, eager, _ = decode
-    base, new = with_samples(report, eager[0::2]), with_samples(report, eager[1::2])
+    base, new = with_samples(report, eager[1::2]), with_samples(report, eager[0::2])
     paths = []
     for name, r in (("base", base), ("new", new)):
         data = dataclasses.asdict(r)  # keeps samples_us, as the typed report will
@@ -127,9 +133,9 @@ def test_every_format_says_not_significant(tmp_path: Path, decode: tuple[Report,
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     sig = data["metrics"]["eager_step_us"]["significance"]
-    assert sig["tested"] is True and sig["significant"] is False and math.isclose(sig["p_value"], 0.589, abs_tol=0.001)
+    assert sig["tested"] is True and sig["significant"] is False and math.isclose(sig["p_value"], 0.271, abs_tol=0.001)
     assert data["tripped"] == [] and len(data["within_noise"]) == 1 and data["significance_note"] == (
         "significance of replay_step_us could not be tested (the reports keep no raw samples): judged by the threshold alone"
     )
     assert "within noise" in result.stderr
-    assert "| Eager step |" in md.read_text(encoding="utf-8") and "not significant (p = 0.59)" in md.read_text(encoding="utf-8")
+    assert "| Eager step |" in md.read_text(encoding="utf-8") and "not significant (p = 0.27)" in md.read_text(encoding="utf-8")

@@ -1,8 +1,11 @@
 """kept-output and loop-back findings, and the clone costs, from the worker's events.
 
-The recorded H200 runs predate the watch, so each test adds the events the watch writes
-(worker/outputs_watch.py, checked on CPU in test_outputs_watch.py) to a recorded run and
-analyses it through the product's one path, ``analyse``.
+The recorded H200 runs carry the watch's own events (``outputs``, ``kept-output``,
+``loop-back``) and the clone timings and ``memory`` the costs are taken from. Each test here
+takes a recorded run, strips those (:func:`without_watch`) and adds events written out in
+full (the watch itself, worker/outputs_watch.py, is checked on CPU in
+test_outputs_watch.py), so that every figure asserted is known; it analyses the result
+through the product's one path, ``analyse``.
 """
 
 from __future__ import annotations
@@ -23,8 +26,23 @@ CLONE_US = [12.0, 10.0, 11.0, 30.0, 9.0]
 CLONE_BYTES = 4 * 1024 * 4  # logits of a batch of 4, 1024 floats
 
 
+WATCH_EVENTS = ("outputs", "kept-output", "loop-back")
+
+
+def is_watch_or_cost(e: dict[str, Any]) -> bool:
+    """An event of the outputs watch, or one the clone costs are computed from."""
+    return e["type"] in (*WATCH_EVENTS, "memory") or (e["type"] == "timing" and e.get("kind") == "clone")
+
+
+def without_watch(run: Run, *, costs: bool = True) -> Run:
+    """``run`` as a worker without the outputs watch would have written it (and, with
+    ``costs``, without the clone timings and ``memory`` either)."""
+    drop = is_watch_or_cost if costs else (lambda e: e["type"] in WATCH_EVENTS)
+    return dataclasses.replace(run, events=[e for e in run.events if not drop(e)])
+
+
 def with_events(name: str, *extra: dict[str, Any]) -> Run:
-    run = load(name)
+    run = without_watch(load(name))
     return dataclasses.replace(run, events=[*run.events, *extra])
 
 
@@ -94,9 +112,22 @@ def test_watched_outputs_that_nobody_keeps_need_no_clone():
 
 @pytest.mark.parametrize("name", run_names())
 def test_runs_without_the_watch_have_no_outputs_section(name):
-    report = analyse(load(name))
+    run = without_watch(load(name), costs=False)  # an older worker's run: clone timings, no watch
+    report = analyse(run)
     assert report.outputs is None
     assert not [h for h in report.hazards if h.kind in ("kept-output", "loop-back")]
+
+
+KEPT_IN_RECORDINGS = {"side_effects": [("history", "output", "list", 5)]}  # side_effects.py:18, history.append(y)
+
+
+@pytest.mark.parametrize("name", run_names())
+def test_recorded_runs_were_watched_and_report_what_they_keep(name):
+    report = analyse(load(name))
+    assert report.outputs is not None  # the current worker watched every sample
+    assert [(k.holder, k.name, k.holder_kind, k.calls) for k in report.outputs.kept] == KEPT_IN_RECORDINGS.get(name, [])
+    assert len([h for h in report.hazards if h.kind == "kept-output"]) == len(report.outputs.kept)
+    assert report.outputs.loop_back == [] and not [h for h in report.hazards if h.kind == "loop-back"]
 
 
 def test_loop_back_is_info_with_the_measured_copy_and_the_in_place_form():

@@ -14,15 +14,26 @@ from recorded import load_evidence, recorded, report_of
 from launchprof.snippet import capture_snippet, static_arguments
 
 
+def snippet_of(name: str) -> str:
+    """The snippet written from a recorded run's first call, whatever its verdict
+    (dict_inputs, the sample with a dict and a list of arguments, measures marginal)."""
+    ev = load_evidence(name)
+    code = capture_snippet(ev.target, ev.calls)
+    assert code is not None
+    return code
+
+
 def test_snippet_only_for_graphs_help() -> None:
-    for name in recorded(["dict_inputs", "hidden_sync"]):
+    for name in recorded(["decode_loop", "dict_inputs", "hidden_sync"]):
         report = report_of(name)
         assert (report.capture_snippet is not None) == (report.verdict == "graphs-help")
+        if report.capture_snippet is not None:
+            assert report.capture_snippet == snippet_of(name)
 
 
 def test_static_inputs_have_the_recorded_shapes_and_dtypes() -> None:
     ev = load_evidence("dict_inputs")
-    code = report_of("dict_inputs").capture_snippet
+    code = snippet_of("dict_inputs")
     ast.parse(code)
     args = eval(f"({', '.join(static_arguments(ev.calls[0]['args']))},)".replace("'cuda'", "'cpu'"), {"torch": torch})
     for leaf in ev.calls[0]["args"]:
@@ -52,7 +63,7 @@ def _fake_cuda() -> types.SimpleNamespace:
 
 
 def test_run_copies_inputs_in_and_returns_clones(monkeypatch) -> None:
-    code = report_of("dict_inputs").capture_snippet.replace("'cuda'", "'cpu'")
+    code = snippet_of("dict_inputs").replace("'cuda'", "'cpu'")
     calls = []
 
     def step(batch, extras):
@@ -93,12 +104,12 @@ def test_report_prints_the_snippet_only_with_the_flag() -> None:
 
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root), "COLUMNS": "80"}
-    run = str(RUNS / "dict_inputs.lprun")
+    run = str(RUNS / "decode_loop.lprun")  # graphs-help: the report has a snippet
     cmd = [sys.executable, "-m", "launchprof", "report", run]
     shown = subprocess.run([*cmd, "--snippet"], capture_output=True, text=True, env=env, timeout=120)
     hidden = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert shown.returncode == 0 == hidden.returncode, shown.stderr + hidden.stderr
     assert "_lp_graph.replay()" in shown.stdout and "_lp_graph.replay()" not in hidden.stdout
     # pasted code is never wrapped: every line of the snippet appears whole
-    for line in report_of("dict_inputs").capture_snippet.splitlines():
+    for line in report_of("decode_loop").capture_snippet.splitlines():
         assert line.rstrip() in shown.stdout

@@ -60,17 +60,19 @@ def test_speedup_agrees_with_the_medians_printed_beside_it(name):
     assert r.speedup is not None and r.eager.step_us and r.replay.step_us
     assert r.speedup.median == pytest.approx(r.eager.step_us.median / r.replay.step_us.median, rel=1e-12)
     assert r.speedup.low <= r.speedup.median <= r.speedup.high
-    assert "ratio of the eager and replay step medians" in r.speedup.method
-    # Old recordings have no bursts: the in-loop numbers are reported, and labelled so.
-    assert r.eager.timing == r.replay.timing == "in-loop"
+    assert "ratio of the eager and replay step medians (interleaved bursts)" in r.speedup.method
+    # The recordings have burst timings: those are reported; the in-loop numbers are kept, labelled.
+    assert r.eager.timing == r.replay.timing == "burst"
     assert len(r.eager.samples_us) == r.eager.step_us.n and len(r.replay.samples_us) == r.replay.step_us.n
+    assert r.eager.in_loop_step_us is not None and r.replay.in_loop_step_us is not None
 
 
 @pytest.mark.parametrize("name", recorded(["decode_loop", "dict_inputs"]))
 def test_payback_counts_capture_warmup_and_instantiate(name):
     r = report_of(name)
     rep = r.replay
-    assert rep.setup_us == pytest.approx(rep.capture_us + rep.instantiate_us)  # no warm-up recorded then
+    assert rep.warmup_us and rep.warmup_us > 0  # the current worker records the warm-up calls
+    assert rep.setup_us == pytest.approx(rep.capture_us + rep.warmup_us + rep.instantiate_us)
     saved = r.eager.step_us.median - rep.step_us.median
     assert r.breakeven_replays == pytest.approx(rep.setup_us / saved)
 
@@ -143,6 +145,27 @@ def test_moved_arguments_are_the_workers_observation():
                                                            {"path": "y", "kind": "tensor", "ptr": 6, "bytes": 8}]})
     # y's pointer moved in the recorded calls but the worker did not report it: not moved.
     assert reallocated_arguments(parse_events(events)) == {"x": 64}
+
+
+@pytest.mark.parametrize(
+    ("name", "moved"),
+    [("decode_loop", ["tokens"]), ("dict_inputs", ["batch['features']", "extras[0]", "extras[1]", "extras[2]"]), ("two_streams_ok", ["x"])],
+)
+def test_moved_arguments_are_named_and_sized_as_the_caller_passed_them(name, moved):
+    """The worker reports moved arguments by canonical path (``[0]``, ``[1][2]``); the report
+    names them as the call did and sizes them: together, launchprof's own static copies."""
+    from launchprof.hazards.inputs import reallocated_arguments
+    from tests.recorded import load_evidence
+
+    ev = load_evidence(recorded([name])[0])
+    assert all(p.startswith("[") for p in ev.capture["moved_args"])
+    sizes = reallocated_arguments(ev)
+    assert sorted(sizes) == sorted(moved) and all(sizes.values())
+    assert sum(sizes.values()) == ev.memory["static_bytes"]
+    [h] = [h for h in report_of(name).hazards if h.kind == "reallocated-input"]
+    assert h.severity == "info" and h.details["arguments"] == sorted(moved)
+    assert h.message.startswith(", ".join(f"`{m}`" for m in sorted(moved)))
+    assert f"({sum(sizes.values()):,} bytes)" in h.message
 
 
 def test_mismatch_hazard_and_validation_row_give_the_same_max_diff():

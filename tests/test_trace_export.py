@@ -46,14 +46,25 @@ def test_folder_gets_every_trace_with_its_phase_range(name: str, tmp_path: Path)
 
 
 def test_derived_range_is_marked_and_recorded_one_kept() -> None:
-    run = load(CAPTURED[0])
-    derived = [e for e in chrome_trace(run, "eager")["traceEvents"] if e.get("name") == "launchprof/eager"]
-    assert derived and all(e["args"] == {"derived": True} for e in derived)
-    stored = run.trace("eager")
-    stored["traceEvents"].append({"ph": "X", "cat": "user_annotation", "name": "launchprof/eager", "pid": 0, "tid": 1, "ts": 0.0, "dur": 1.0})
     from launchprof.trace_export import with_phase_range
 
-    again = [e for e in with_phase_range(stored, "eager")["traceEvents"] if e.get("name") == "launchprof/eager"]
+    run = load(CAPTURED[0])
+    # The current worker records the phase range itself: exported as recorded, not derived.
+    stored = run.trace("eager")
+    recorded_ranges = [e for e in stored["traceEvents"] if e.get("name") == "launchprof/eager"]
+    assert recorded_ranges
+    exported = [e for e in chrome_trace(run, "eager")["traceEvents"] if e.get("name") == "launchprof/eager"]
+    assert exported == recorded_ranges and not any((e.get("args") or {}).get("derived") for e in exported)
+    # A trace of an earlier worker has no range: it is drawn over the calls, and marked.
+    older = {**stored, "traceEvents": [e for e in stored["traceEvents"] if e.get("name") != "launchprof/eager"]}
+    derived = [e for e in with_phase_range(older, "eager")["traceEvents"] if e.get("name") == "launchprof/eager"]
+    calls = [e for e in older["traceEvents"] if str(e.get("name", "")).startswith("launchprof/call")]
+    assert len(derived) == 1 and derived[0]["args"] == {"derived": True}
+    assert derived[0]["ts"] == min(c["ts"] for c in calls)
+    assert derived[0]["ts"] + derived[0]["dur"] == pytest.approx(max(c["ts"] + c["dur"] for c in calls))
+    # One recorded range, however small, is kept as it is.
+    older["traceEvents"].append({"ph": "X", "cat": "user_annotation", "name": "launchprof/eager", "pid": 0, "tid": 1, "ts": 0.0, "dur": 1.0})
+    again = [e for e in with_phase_range(older, "eager")["traceEvents"] if e.get("name") == "launchprof/eager"]
     assert len(again) == 1 and "args" not in again[0]
 
 

@@ -27,15 +27,23 @@ def reallocated_arguments(ev: Evidence) -> dict[str, int]:
     address (a fresh tensor can land at the same address). It reports that set as the
     ``capture`` event's ``moved_args``, the inputs it copies into the static buffers. The
     analysis does not second-guess it from the recorded pointers. Runs recorded before the
-    worker reported it have no moved arguments."""
+    worker reported it have no moved arguments.
+
+    The worker reports canonical paths (``[0]``, ``[1][2]``); they are returned as the
+    caller's names (``tokens``, ``extras[2]``), the paths the ``call`` events record and
+    size. A path that names no recorded tensor is kept as it is."""
     moved = [str(p) for p in (ev.capture or {}).get("moved_args") or []]
-    names = argument_names(ev, moved)  # the worker's canonical paths ([0]) as the caller's names (x)
     sizes: dict[str, int] = {}
     for call in ev.calls:
         for leaf in call.get("args", []):
             if leaf.get("kind") == "tensor":
                 sizes[leaf["path"]] = int(leaf.get("bytes") or 0)
-    return {names.get(p, p): sizes.get(names.get(p, p), 0) for p in moved}
+    named = argument_names(ev, [p for p in moved if p not in sizes])
+    out: dict[str, int] = {}
+    for p in moved:
+        name = named.get(p, p)
+        out[name] = sizes.get(name, 0)
+    return out
 
 
 def reallocated_inputs(ev: Evidence) -> list[Hazard]:

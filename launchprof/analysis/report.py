@@ -96,9 +96,7 @@ def build_report(
     pay = None
     if replay and eager and eager.step_us and replay.step_us and eager.timing == replay.timing:
         pay = breakeven(replay.setup_us, eager.step_us.median, replay.step_us.median)
-    prediction = predicted(ev, eager, profile, calls)
-    if prediction is not None and prediction.explanation:
-        notes.append(f"prediction: {prediction.explanation}")
+    prediction = predicted(ev, eager, profile, calls)  # structured: renderers show its explanation
     for note in (calibration_note(ev), memory_for_no_gain(replay, ratio), extra_nodes(eager, replay)):
         if note:
             notes.append(note)

@@ -214,3 +214,25 @@ def test_converter_packs_a_raw_old_run(tmp_path):
     assert run.sources == {"pkg/train.py": SCRIPT}
     assert next(e for e in run.events if e["type"] == "call-site")["file"] == "pkg/train.py"
     assert run.trace("eager") == {"traceEvents": []}
+
+
+def test_a_run_file_carries_the_profile_it_predicted_with(tmp_path, monkeypatch):
+    """`report RUN.lprun` on a machine without that GPU's cached profile keeps the prediction."""
+    from launchprof.analysis.load import report_from
+    from launchprof.run.file import write_run
+
+    monkeypatch.setenv("LAUNCHPROF_CACHE_DIR", str(tmp_path / "empty-cache"))
+    run = load("decode_loop")
+    profile = json.loads((Path(__file__).parent / "data" / "profile.json").read_text())
+    traces = {}
+    for what, member in run.header.traces.items():
+        path = tmp_path / Path(member).name
+        path.write_bytes(run.traces[member])
+        traces[what] = path
+    bare, carried = tmp_path / "bare.lprun", tmp_path / "carried.lprun"
+    write_run(run.header, run.events, traces, bare, sources={})
+    write_run(run.header, run.events, traces, carried, sources={}, profile=profile)
+    assert report_from(bare).prediction is None
+    with_profile = report_from(carried)
+    assert with_profile.prediction is not None and with_profile.prediction.median > 1.0
+    assert load_run(carried).profile == profile

@@ -52,4 +52,18 @@ def report_from(path: Path, profile: Any = None) -> Report:
     from launchprof.run import load_run
 
     run = load_run(path)
-    return analyse(run, profile if profile is not None else cached_profile(run.header.machine))
+    if profile is None:
+        profile = cached_profile(run.header.machine) or stored_profile(run.profile)
+    return analyse(run, profile)
+
+
+def stored_profile(data: dict[str, Any] | None) -> Any:
+    """The device profile a run file carries (the one analyze predicted with), or None."""
+    if not data:
+        return None
+    from launchprof.crossover.profile import profile_from_dict
+
+    try:
+        return profile_from_dict(data)
+    except (UsageError, ValueError, TypeError, KeyError):
+        return None

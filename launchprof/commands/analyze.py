@@ -20,6 +20,7 @@ from rich.console import Console
 from launchprof import __version__
 from launchprof.analysis import analyse
 from launchprof.analysis.failure import is_async_cuda_error, located_note
+from launchprof.analysis.report import machine_of
 from launchprof.analysis.runinfo import script_failed
 from launchprof.commands.checks import check_output_creatable, check_script, check_target_defined
 from launchprof.commands.emit import emit
@@ -111,10 +112,9 @@ def load_device_profile(path: Path | None, machine: Any, console: Console) -> An
     return loaded.profile
 
 
-def save_run(options: AnalyzeOptions, root: Path, result: WorkerResult, rundir: Path, evidence: Evidence) -> Path:
-    """Pack the worker's folder into the run file (see launchprof.run) and keep the last runs."""
-    from launchprof.analysis.report import machine_of
-
+def save_run(options: AnalyzeOptions, root: Path, result: WorkerResult, rundir: Path, evidence: Evidence, profile: dict[str, Any] | None = None) -> Path:
+    """Pack the worker's folder into the run file (see launchprof.run), with the device profile
+    the prediction uses, and keep the last runs."""
     header = RunHeader(
         format_version=RUN_FORMAT_VERSION,
         launchprof_version=__version__,
@@ -130,7 +130,7 @@ def save_run(options: AnalyzeOptions, root: Path, result: WorkerResult, rundir: 
     # Trace paths in events are relative to the worker's run folder (docs/worker-events.md).
     traces = {what: rundir / p for what, p in evidence.traces.items() if p and (rundir / p).is_file()}
     path = default_run_path(options.script, list(options.outputs), options.run_out)
-    write_run(header, result.events, traces, path)
+    write_run(header, result.events, traces, path, profile=profile)
     if options.run_out is None and not options.outputs:
         prune(path.parent)
     return path
@@ -205,7 +205,8 @@ def run(options: AnalyzeOptions) -> int:
         failed = script_failed(evidence, {"timed_out": result.timed_out})
         if options.locate_async:
             locate_async(options, root, result, evidence, console)
-        run_path = save_run(options, root, result, rundir, evidence)
+        profile = load_device_profile(options.profile, machine_of(evidence.machine) if evidence.machine else None, console)
+        run_path = save_run(options, root, result, rundir, evidence, profile.to_dict() if profile else None)
     finally:
         # The script's hidden output is kept (and named below) only when the script failed.
         if not (failed and result.log_path is not None and result.log_path.exists()):
@@ -214,7 +215,6 @@ def run(options: AnalyzeOptions) -> int:
     if options.save_trace is not None:
         for saved in export_traces(loaded, options.save_trace):
             console.print(f"[dim]trace saved: {saved}[/]")
-    profile = load_device_profile(options.profile, loaded.header.machine, console)
     report = analyse(loaded, profile)
     render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile else None, explain=options.explain, snippet=options.snippet)
     emit(report, outputs, render, github=options.github)

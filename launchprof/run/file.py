@@ -42,6 +42,9 @@ class Run:
     traces: dict[str, bytes] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     path: Path | None = None
+    # The device profile analyze predicted with (profile.json), so that `report` on a machine
+    # without that GPU's cached profile still gives the same prediction.
+    profile: dict[str, Any] | None = None
 
     def trace(self, what: str) -> dict[str, Any] | None:
         """The Chrome trace recorded as ``what`` (eager, replay, whole-script), or None."""
@@ -95,6 +98,7 @@ def write_run(
     trace_files: dict[str, Path],
     out: Path,
     sources: dict[str, Path] | None = None,
+    profile: dict[str, Any] | None = None,
 ) -> Path:
     """Pack one run. ``trace_files`` maps what (eager, replay) to a trace on disk (plain or
     .gz); ``sources`` maps relative names to files, by default those the events name
@@ -117,6 +121,8 @@ def write_run(
         zf.writestr("header.json", HEADER_ADAPTER.dump_json(header, indent=2))
         zf.writestr("events.jsonl", "".join(json.dumps(e) + "\n" for e in events))
         zf.writestr("samples.json", json.dumps(raw_samples(events)))
+        if profile is not None:
+            zf.writestr("profile.json", json.dumps(profile))
     tmp.replace(out)
     return out
 
@@ -136,6 +142,7 @@ def load_run(path: str | Path) -> Run:
             lines = zf.read("events.jsonl").decode("utf-8").splitlines()
             traces = {n: zf.read(n) for n in names if n.startswith("traces/")}
             sources = {n[len("sources/") :]: zf.read(n).decode("utf-8", "replace") for n in names if n.startswith("sources/")}
+            profile = json.loads(zf.read("profile.json")) if "profile.json" in names else None
     except (zipfile.BadZipFile, OSError) as exc:
         raise UsageError(f"{p} is not a launchprof run file (not a readable zip: {exc})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -149,7 +156,7 @@ def load_run(path: str | Path) -> Run:
     except (ValueError, json.JSONDecodeError) as exc:
         raise UsageError(f"{p}: malformed run events: {exc}") from None
     events = map_paths(events, header)
-    return Run(header=header, events=events, traces=traces, sources=sources, path=p)
+    return Run(header=header, events=events, traces=traces, sources=sources, path=p, profile=profile)
 
 
 def map_paths(events: list[dict[str, Any]], header: RunHeader) -> list[dict[str, Any]]:

@@ -123,6 +123,10 @@ def fix_text(body: Text, h: Any, root: Path, same_as: str | None) -> None:
             body.append(f"\n  - {line}", style="red")
         for line in fix.after.splitlines():
             body.append(f"\n  + {line}", style="green")
+    if not fix.after and "The general rule:" in fix.note:
+        # The rule itself is printed once, under "How to fix, by kind", with all its lines.
+        body.append(f"\n{fix.note.split(' The general rule:')[0].rstrip('.')}: the general rule is below", style="dim")
+        return
     body.append(f"\n{fix.note}", style="dim")
 
 

@@ -49,7 +49,7 @@ def test_buckets_pad_to_powers_of_two():
 
 from launchprof.analysis import build_report  # noqa: E402
 from launchprof.evidence import parse_events  # noqa: E402
-from tests.recorded import recorded, report_of  # noqa: E402
+from tests.recorded import load_evidence, recorded, report_of  # noqa: E402
 
 WORKER = {"returncode": 0, "timed_out": False, "interrupted": False, "wall_s": 1.0}
 
@@ -222,3 +222,12 @@ def test_speedup_never_mixes_burst_and_in_loop_timings():
     r = build_report(parse_events(events), "s.py", "step", WORKER, 50)
     assert r.eager.timing == "burst" and r.replay.timing == "in-loop"
     assert r.speedup is None and r.breakeven_replays is None
+
+
+@pytest.mark.parametrize("name", recorded(["unjoined_stream", "hidden_sync", "pageable_copy"]))
+def test_a_failed_capture_reports_the_eager_bursts(name):
+    """No replay to keep the same method with: the eager step is the bursts, not the loop."""
+    ev = load_evidence(name)
+    report = report_of(name)
+    assert report.replay is None and ev.burst_wall_us.get("eager")
+    assert report.eager.timing == "burst" and report.eager.step_us.n == len(ev.burst_wall_us["eager"])

@@ -49,8 +49,11 @@ def uses_bursts(ev: Evidence) -> bool:
 
 
 def eager_samples(ev: Evidence) -> StepSamples:
+    """Burst samples when replay has them too, or when there is no replay figure at all to
+    keep the same method with (capture failed: the eager bursts are the only honest step)."""
     loop = in_loop_eager(ev)
-    if uses_bursts(ev) or (ev.burst_wall_us.get("eager") and not loop):
+    no_replay = not in_loop_replay(ev)[0]
+    if uses_bursts(ev) or (ev.burst_wall_us.get("eager") and (not loop or no_replay)):
         return StepSamples(ev.burst_wall_us["eager"], ev.burst_gpu_us.get("eager", []), BURST, ev.eager_wall_us)
     return StepSamples(loop, ev.eager_gpu_us, IN_LOOP if loop else None, [])
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -59,26 +59,46 @@ def protected_tensors(run: TargetRun, sets: list[tuple[tuple, dict]]) -> list[to
     return out
 
 
+class UserState:
+    """What launchprof's extra calls (bursts, the stream check) may change that the user can
+    see afterwards: mutated tensors, the CPU and CUDA RNG, written Python state. Saved
+    before the calls, put back after them, so the script goes on as `python script.py`
+    would."""
+
+    def __init__(self, run: TargetRun, sets: list[tuple[tuple, dict]]) -> None:
+        torch.cuda.synchronize()
+        self.snap = Snapshot.take(protected_tensors(run, sets), cpu_rng=True)
+        self.host = HostState.save(run.host_writes, run.host_containers)
+
+    def restore(self) -> None:
+        try:
+            torch.cuda.synchronize()
+        finally:
+            self.snap.restore()
+            self.host.restore()
+
+
+@contextlib.contextmanager
+def silenced() -> Iterator[None]:
+    """The user's prints during the extra calls go nowhere: the script would not print them."""
+    with open(os.devnull, "w") as null, contextlib.redirect_stdout(null), contextlib.redirect_stderr(null):
+        yield
+
+
 def run_plan_bursts(run: TargetRun) -> None:
     sets = list(run.replay_sets if run.captured is not None else run.eager_sets)
     if not sets:
         return
     try:
         kinds = build_kinds(run, sets)
-        torch.cuda.synchronize()
-        snap = Snapshot.take(protected_tensors(run, sets), cpu_rng=True)
-        host = HostState.save(run.host_writes, run.host_containers)
+        state = UserState(run, sets)
     except Exception as exc:
         run.events.write("note", text=f"timing bursts could not start ({type(exc).__name__}: {exc}); the in-loop timings are reported")
         return
     try:
-        with open(os.devnull, "w") as null, contextlib.redirect_stdout(null), contextlib.redirect_stderr(null):
+        with silenced():
             run_bursts(kinds, run.config.repeat, run.events)
     except Exception as exc:
         run.events.write("note", text=f"timing bursts stopped ({type(exc).__name__}: {str(exc)[:300]}); the in-loop timings are reported")
     finally:
-        try:
-            torch.cuda.synchronize()
-        finally:
-            snap.restore()
-            host.restore()
+        state.restore()

@@ -17,8 +17,6 @@ that is restored afterwards, as the timing bursts do (worker/plan_bursts.py).
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -26,9 +24,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from launchprof.worker.frames import user_site
-from launchprof.worker.hoststate import HostState
-from launchprof.worker.plan_bursts import protected_tensors
-from launchprof.worker.validator import Snapshot
+from launchprof.worker.plan_bursts import UserState, silenced
 
 if TYPE_CHECKING:
     from launchprof.worker.plan import TargetRun
@@ -136,9 +132,7 @@ def check_streams(run: TargetRun) -> None:
         return
     args, kwargs = sets[-1]
     try:
-        torch.cuda.synchronize()
-        snap = Snapshot.take(protected_tensors(run, [(args, kwargs)]), cpu_rng=True)
-        host = HostState.save(run.host_writes, run.host_containers)
+        state = UserState(run, [(args, kwargs)])
     except Exception as exc:
         run.events.write("race-check", status="failed", reason=f"{type(exc).__name__}: {exc}"[:300])
         return
@@ -146,18 +140,14 @@ def check_streams(run: TargetRun) -> None:
     status, reason = "ok", None
     origin = torch.cuda.current_stream().cuda_stream
     try:
-        with open(os.devnull, "w") as null, contextlib.redirect_stdout(null), contextlib.redirect_stderr(null):
+        with silenced():
             sanitized(lambda: run.fn(*args, **kwargs), log)
     except ImportError as exc:
         status, reason = "unavailable", f"this torch has no CUDA sanitizer ({exc})"
     except Exception as exc:
         status, reason = "failed", f"{type(exc).__name__}: {str(exc)[:300]}"
     finally:
-        try:
-            torch.cuda.synchronize()
-        finally:
-            snap.restore()
-            host.restore()
+        state.restore()
     run.events.write(
         "race-check", status=status, reason=reason, origin_stream=int(origin), races=log.races,
         ops=log.ops[:MAX_OPS], ops_total=len(log.ops),

@@ -8,7 +8,6 @@ carry them are built from the recorded JSON reports.
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import json
 import math
 from pathlib import Path
@@ -22,7 +21,7 @@ from launchprof.cli import app
 from launchprof.compare import ALPHA, compare, gate, parse_rule, significance_of
 from launchprof.analysis import analyse
 from launchprof.run import load_run
-from launchprof.session import EagerProfile, ReplayProfile, Report, Stats
+from launchprof.session import Report, Stats
 
 RUNS = reports.DATA / "runs"
 runner = CliRunner()

@@ -14,7 +14,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from launchprof.crossover import calibrate, host, phases, sweep  # noqa: E402
+from launchprof.crossover import calibrate, host, sweep  # noqa: E402
 from launchprof.crossover.gpu import Gpu  # noqa: E402
 from launchprof.crossover.plans import CALIBRATION_PLAN, QUICK_PLAN  # noqa: E402
 from launchprof.crossover.profile import Kind, load_profile  # noqa: E402

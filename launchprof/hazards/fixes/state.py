@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from launchprof.hazards.fixes.base import FixContext, cannot, make
+from launchprof.hazards.fixes.base import cannot, make
 from launchprof.hazards.fixes.lines import SourceLine, call_name, dotted, parse_module, source_line, unparse
 from launchprof.models import Fix
 

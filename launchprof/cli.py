@@ -123,6 +123,10 @@ ExplainOpt = Annotated[
     bool,
     typer.Option("--explain", help="Add a short legend of terms (GPU span, launch gap, p10/p90, payback, pool vs workspace) to text and Markdown; HTML always has it."),
 ]
+NoCalibrateOpt = Annotated[
+    bool,
+    typer.Option("--no-calibrate", help="Skip the quick device profile analyze measures (about 2 s) when none is cached for this GPU, driver and torch; the report then has no prediction."),
+]
 QuietOpt = Annotated[
     bool,
     typer.Option("--quiet", "-q", help="Print nothing but errors (a report sent to standard output with -f is still written)."),
@@ -309,6 +313,7 @@ def analyze(
     snippet: SnippetOpt = False,
     locate_async: LocateAsyncOpt = False,
     explain: ExplainOpt = False,
+    no_calibrate: NoCalibrateOpt = False,
     quiet: QuietOpt = False,
 ) -> int:
     """Run SCRIPT eagerly and as a CUDA graph replay; report speedup, hazards and a verdict.
@@ -332,6 +337,7 @@ def analyze(
                 show_output=(not quiet) if show_output is None else show_output,
                 quiet=quiet,
                 locate_async=locate_async,
+                calibrate=not no_calibrate,
                 explain=explain,
                 save_trace=save_trace,
                 project_root=project_root or source_root,

@@ -236,3 +236,27 @@ def test_a_run_file_carries_the_profile_it_predicted_with(tmp_path, monkeypatch)
     with_profile = report_from(carried)
     assert with_profile.prediction is not None and with_profile.prediction.median > 1.0
     assert load_run(carried).profile == profile
+
+
+@pytest.mark.parametrize(("flag", "expected"), [((), True), (("--no-calibrate",), False)])
+def test_no_calibrate_reaches_the_workers_config(tmp_path, monkeypatch, flag, expected):
+    """`--no-calibrate` on the command line is the worker's `calibrate=False`."""
+    from typer.testing import CliRunner
+
+    import launchprof.commands.analyze as analyze_cmd
+    from launchprof.cli import app
+
+    root, events, trace = _project(tmp_path)
+    seen = []
+
+    def fake_worker(config, rundir, timeout, show_output, on_events=None, **kwargs):
+        seen.append(config.calibrate)
+        (rundir / "trace.json").write_text(trace.read_text())
+        moved = [dict(e, path="trace.json") if e["type"] == "trace" else e for e in events]
+        return WorkerResult(events=moved, returncode=0, timed_out=False, interrupted=False, wall_s=2.0, log_path=None)
+
+    monkeypatch.setattr(analyze_cmd, "run_worker", fake_worker)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["analyze", str(root / "pkg" / "train.py"), "--target", "step", "-o", str(tmp_path / "r.json"), *flag])
+    assert result.exit_code == 0, result.output
+    assert seen == [expected]

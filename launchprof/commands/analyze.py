@@ -55,6 +55,7 @@ class AnalyzeOptions:
     show_output: bool = True
     quiet: bool = False
     locate_async: bool = False
+    calibrate: bool = True  # --no-calibrate: no quick device profile when none is cached
     explain: bool = False
     save_trace: Path | None = None
     project_root: Path | None = None
@@ -145,6 +146,7 @@ def measure(options: AnalyzeOptions, console: Console, report_on_stdout: bool = 
         events_path=str(rundir / "events.jsonl"),
         trace_path=str(rundir / "trace.json"),
         repeat=options.repeat,
+        calibrate=options.calibrate,
     )
     with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
         result = run_worker(

@@ -81,7 +81,10 @@ def plan_outputs(formats: list[str], paths: list[Path], allowed: tuple[str, ...]
     for i, path in enumerate(paths):
         fmt = formats[i] if i < len(formats) else guess_format(path)
         named = known_format(path)
-        if named is not None and fmt != named and not (named == "sarif" and fmt == "json"):
+        # `-f json -o x.sarif.json` is a JSON report in a file named like SARIF's JSON: allowed.
+        # `-f json -o x.sarif` would feed a non-SARIF file to code scanning: refused.
+        json_named_sarif = named == "sarif" and fmt == "json" and path.name.lower().endswith(".sarif.json")
+        if named is not None and fmt != named and not json_named_sarif:
             raise UsageError(f"-f {fmt} does not match -o {path} (a {named} file): give -f {named}, or drop -f to infer each file's format")
         if fmt not in allowed:
             raise UsageError(f"format {fmt!r} (from {path}) is not available here: choose from {', '.join(allowed)}")

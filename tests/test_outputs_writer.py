@@ -183,3 +183,13 @@ def test_for_stream_keeps_utf8_text_unchanged() -> None:
     assert for_stream("md", "✅ 2.32×", utf8=True) == "✅ 2.32×"
     assert for_stream("junit", "<a>µ</a>", utf8=False) == "<a>&#181;</a>"
     assert Output("md", None).path is None
+
+
+def test_json_into_a_sarif_file_is_refused_but_a_sarif_json_name_is_not(tmp_path):
+    from launchprof.errors import UsageError
+    from launchprof.outputs import plan_outputs
+
+    with pytest.raises(UsageError, match="does not match"):
+        plan_outputs(["json"], [tmp_path / "x.sarif"])
+    assert plan_outputs(["json"], [tmp_path / "x.sarif.json"])[0].format == "json"
+    assert plan_outputs([], [tmp_path / "x.sarif.json"])[0].format == "sarif"

@@ -260,3 +260,22 @@ def test_no_calibrate_reaches_the_workers_config(tmp_path, monkeypatch, flag, ex
     result = CliRunner().invoke(app, ["analyze", str(root / "pkg" / "train.py"), "--target", "step", "-o", str(tmp_path / "r.json"), *flag])
     assert result.exit_code == 0, result.output
     assert seen == [expected]
+
+
+def test_a_corrupt_trace_inside_a_run_is_a_usage_error(tmp_path):
+    """A valid zip whose gzipped trace is cut short: one line, exit 2 (not an internal error)."""
+    import zipfile
+
+    from typer.testing import CliRunner
+
+    from launchprof.cli import app
+
+    source = RUNS / "decode_loop.lprun"
+    bad = tmp_path / "badtrace.lprun"
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(bad, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            zout.writestr(item, data[:100] if item.filename.startswith("traces/") else data)
+    result = CliRunner().invoke(app, ["report", str(bad)])
+    assert result.exit_code == 2, result.output
+    assert "truncated or corrupt" in result.output

@@ -42,6 +42,8 @@ def cached_profile(machine: Any) -> Any:
 
 def report_from(path: Path, profile: Any = None) -> Report:
     """The report for ``path``; a missing or malformed file is a UsageError (exit 2)."""
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder: give a run file (.lprun) or a JSON report")
     if not path.is_file():
         raise UsageError(f"report or run file not found: {path}")
     if not is_run_file(path):

@@ -97,6 +97,11 @@ def build_report(
     if replay and eager and eager.step_us and replay.step_us and eager.timing == replay.timing:
         pay = breakeven(replay.setup_us, eager.step_us.median, replay.step_us.median)
     prediction = predicted(ev, eager, profile, calls)  # structured: renderers show its explanation
+    if profile is None and eager is not None and eager.step_us is not None:
+        notes.append(
+            "no prediction: no device profile for this GPU, driver and torch here "
+            "(give --profile PROFILE.json from `launchprof crossover` on that GPU)"
+        )
     for note in (calibration_note(ev), memory_for_no_gain(replay, ratio), extra_nodes(eager, replay)):
         if note:
             notes.append(note)

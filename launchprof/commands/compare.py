@@ -15,6 +15,7 @@ from pathlib import Path
 from rich.console import Console
 
 from launchprof.analysis.load import report_from
+from launchprof.commands.emit import PipeConsole
 from launchprof.compare import Comparison, GateResult, compare, gate, parse_rule
 from launchprof.errors import UsageError
 from launchprof.outputs import plan_outputs, write_atomic
@@ -73,6 +74,6 @@ def _plain(text: str, ascii_only: bool) -> str:
 def write_stdout(fmt: str, result: Comparison, verdict: GateResult, labels: tuple[str, str]) -> None:
     ascii_only = not can_encode(sys.stdout)
     if fmt == "text":
-        print_text(result, verdict, labels, Console(file=SafeStream(sys.stdout)), ascii_only=ascii_only)
+        print_text(result, verdict, labels, PipeConsole(file=SafeStream(sys.stdout)), ascii_only=ascii_only)
     else:
         SafeStream(sys.stdout).write(render(fmt, result, verdict, labels, ascii_only=ascii_only))

@@ -10,6 +10,7 @@ cannot encode UTF-8 gets the report in ASCII instead of a crash.
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -78,11 +79,26 @@ def write_stream(stream: TextIO, fmt: str, text: str) -> None:
     stream.flush()
 
 
+class PipeConsole(Console):
+    """A console whose reader may leave early (``| head``): rich's default answer to a broken
+    pipe is exit status 1, which a CI gate would read as "a rule was met". Here the rest of
+    the output goes nowhere and the command's own exit code stands."""
+
+    def on_broken_pipe(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass  # not a real file descriptor (a test's capture): nothing more to silence
+        finally:
+            os.close(devnull)
+
+
 def stream_console(stream: TextIO) -> Console:
     """A rich console on ``stream``; ASCII boxes and symbols when it cannot encode UTF-8."""
     if stream_is_utf8(stream):
-        return Console(file=stream)
-    return Console(file=AsciiStream(stream), emoji=False)
+        return PipeConsole(file=stream)
+    return PipeConsole(file=AsciiStream(stream), emoji=False)
 
 
 def print_text(report: Report, options: RenderOptions, console: Console | None = None) -> None:

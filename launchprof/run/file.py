@@ -52,7 +52,10 @@ class Run:
         data = self.traces.get(member) if member else None
         if data is None:
             return None
-        return json.loads(gzip.decompress(data))
+        try:
+            return json.loads(gzip.decompress(data))
+        except (OSError, EOFError, ValueError) as exc:  # gzip.BadGzipFile is an OSError
+            raise UsageError(f"{self.path or 'run file'}: its {what} trace ({member}) is truncated or corrupt: {exc}") from None
 
 
 def raw_samples(events: list[dict[str, Any]]) -> dict[str, list[float]]:

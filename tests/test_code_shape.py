@@ -65,3 +65,15 @@ def test_checker_reports_long_methods_and_nested_functions():
 def test_checker_reports_a_long_module():
     assert shape_offenders("x = 1\n" * 500, "ok.py") == []
     assert shape_offenders("x = 1\n" * 501, "big.py") == ["big.py: module has 501 lines (max 500)"]
+
+
+def test_the_root_help_lists_every_command_without_cutting_its_summary() -> None:
+    """click cuts a command's summary with an ellipsis unless the command gives a short help."""
+    from typer.testing import CliRunner
+
+    from launchprof.cli import app
+
+    out = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "100"}).output
+    assert "…" not in out and "..." not in out.split("Commands:")[1]
+    for name in ("analyze", "crossover", "lint", "report", "compare"):
+        assert f"  {name} " in out

@@ -377,12 +377,6 @@ def _within_noise(rule: Rule, result: Comparison) -> bool:
     return rule.kind == "metric" and result.delta(rule.metric or "").not_significant
 
 
-def trip_reason(rule: Rule, result: Comparison) -> str | None:
-    """The one-line reason the rule trips, or None when it holds or the change is within noise."""
-    reason = threshold_reason(rule, result)
-    return None if reason is None or _within_noise(rule, result) else reason
-
-
 @dataclass(frozen=True)
 class GateResult:
     tripped: list[str]  # rules that make the exit code 1

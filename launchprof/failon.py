@@ -1,4 +1,4 @@
-"""``--fail-on`` for analyze, lint and report: when does a report fail a CI job."""
+"""``--fail-on`` for analyze and lint: when does a report fail a CI job."""
 
 from __future__ import annotations
 

@@ -44,10 +44,15 @@ def cuda_available() -> bool:
 
 
 def measure_step(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], calls: list[Any] | None) -> Report:
-    """The quick plan of ``launchprof.check`` (same hazard rules), without raising."""
+    """The quick plan of ``launchprof.check`` (same hazard rules). A step that raises fails
+    the test with launchprof's one-line cause, not a traceback through launchprof."""
     from launchprof.api import quick_report
+    from launchprof.errors import ScriptFailed
 
-    return quick_report(fn, *args, calls=calls, **kwargs)
+    try:
+        return quick_report(fn, *args, calls=calls, **kwargs)
+    except ScriptFailed as exc:
+        pytest.fail(f"launchprof check failed: {exc}", pytrace=False)
 
 
 def problems(report: Report, max_kernels: int | None, capturable: bool) -> list[str]:

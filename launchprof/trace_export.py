@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from launchprof.errors import UsageError
+from launchprof.outputs import write_output
 from launchprof.run.file import Run
 
 PHASE_OF = {"eager": "launchprof/eager", "replay": "launchprof/replay"}
@@ -102,12 +103,18 @@ def export_traces(run: Run, dest: Path) -> list[Path]:
         kept = [w for w in ("eager", "whole-script") if w in kept][:1]
         targets = {w: dest for w in kept}
     else:
-        dest.mkdir(exist_ok=True)
+        try:
+            dest.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot create the trace folder {dest}: {exc.strerror or exc}") from None
         targets = {w: dest / f"trace-{w}.json" for w in kept}
     written = []
     for what, path in targets.items():
         trace = chrome_trace(run, what)
         if trace is not None:
-            path.write_text(json.dumps(trace, separators=(",", ":")), encoding="utf-8")
+            try:
+                write_output(path, json.dumps(trace, separators=(",", ":")))
+            except OSError as exc:
+                raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
             written.append(path)
     return written

@@ -56,12 +56,17 @@ def test_memory_held_for_no_gain_is_named() -> None:
 def test_payback_counts_setup_when_known_and_says_what_it_counts() -> None:
     old = reports.graphs_help()
     assert figures.payback_text(old) == "pays back instantiation after 1.9 replays"
+    # A report with setup_us carries the payback the analysis computed from it (one definition).
+    from launchprof.predict import breakeven_replays
+
     report = newer(old, replay={"setup_us": 10_470.6})  # (1843.2 - 796.0) µs saved per replay: 10 replays
+    report = dataclasses.replace(report, breakeven_replays=breakeven_replays(10_470.6, report.eager.step_us.median, report.replay.step_us.median))
     assert figures.payback_text(report) == "pays back capture + warm-up + instantiate after 10.0 replays"
     md = renderer_for("md", OPTIONS).render(report)
     assert "| Replays to pay back capture + warm-up + instantiate | 10.0 |" in md
     assert "| Setup (capture + warm-up + instantiate) | 10.47 ms |" in md
     slower = newer(dataclasses.replace(old, eager=dataclasses.replace(old.eager, step_us=Stats(700.0, 690.0, 710.0, 25))), replay={"setup_us": 5000.0})
+    slower = dataclasses.replace(slower, breakeven_replays=breakeven_replays(5000.0, 700.0, slower.replay.step_us.median))
     assert figures.payback_text(slower) == "never pays back capture + warm-up + instantiate (replay is no faster)"
 
 

@@ -279,3 +279,34 @@ def test_a_corrupt_trace_inside_a_run_is_a_usage_error(tmp_path):
     result = CliRunner().invoke(app, ["report", str(bad)])
     assert result.exit_code == 2, result.output
     assert "truncated or corrupt" in result.output
+
+
+def test_an_unwritable_run_file_place_keeps_the_run_and_the_report(tmp_path, monkeypatch, capsys):
+    """The GPU run is done when the run file is written: a write error there must not lose it."""
+    import launchprof.commands.analyze as analyze_cmd
+    from launchprof.run import file as run_file
+
+    root, events, trace = _project(tmp_path)
+
+    def fake_worker(config, rundir, timeout, show_output, on_events=None, **kwargs):
+        (rundir / "trace.json").write_text(trace.read_text())
+        moved = [dict(e, path="trace.json") if e["type"] == "trace" else e for e in events]
+        return WorkerResult(events=moved, returncode=0, timed_out=False, interrupted=False, wall_s=2.0, log_path=None)
+
+    real = run_file.write_run
+    calls = []
+
+    def failing_once(*args, **kwargs):
+        calls.append(args[3])
+        if len(calls) == 1:
+            raise PermissionError(13, "Permission denied")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(analyze_cmd, "run_worker", fake_worker)
+    monkeypatch.setattr(analyze_cmd, "write_run", failing_once)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "r.json"
+    assert analyze_cmd.run(AnalyzeOptions(script=root / "pkg" / "train.py", target="step", outputs=(out,))) == 0
+    err = capsys.readouterr().err.replace("\n", "")
+    assert "cannot write the run file" in err and str(calls[1]) in err
+    assert json.loads(out.read_text())["run_file"] == str(calls[1]) and calls[1].is_file()

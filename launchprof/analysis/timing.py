@@ -95,12 +95,11 @@ def setup_us(capture: dict | None) -> float | None:
 
 
 def breakeven(setup: float | None, eager_us: float | None, replay_us: float | None) -> float | None:
-    """Replays before ``setup`` is won back: setup / (eager - replay); None when replay
-    saves nothing (it never pays back) or a figure is missing."""
-    if setup is None or eager_us is None or replay_us is None:
-        return None
-    saved = eager_us - replay_us
-    return max(setup, 0.0) / saved if saved > 0 else None
+    """Replays before ``setup`` (capture + warm-up + instantiate) is won back: the one
+    formula, :func:`launchprof.predict.breakeven_replays`."""
+    from launchprof.predict import breakeven_replays
+
+    return breakeven_replays(setup, eager_us, replay_us)
 
 
 def stopped_early_notes(ev: Evidence) -> list[str]:

@@ -131,7 +131,15 @@ def save_run(options: AnalyzeOptions, root: Path, result: WorkerResult, rundir: 
     # Trace paths in events are relative to the worker's run folder (docs/worker-events.md).
     traces = {what: rundir / p for what, p in evidence.traces.items() if p and (rundir / p).is_file()}
     path = default_run_path(options.script, list(options.outputs), options.run_out)
-    write_run(header, result.events, traces, path, profile=profile)
+    try:
+        write_run(header, result.events, traces, path, profile=profile)
+    except OSError as exc:
+        # The GPU run is done: never lose it to an unwritable folder (or `-o /dev/stdout`,
+        # whose neighbour `/dev/stdout.lprun` cannot exist). Keep it in the temp folder.
+        fallback = Path(tempfile.mkdtemp(prefix="launchprof-run-")) / path.name
+        write_run(header, result.events, traces, fallback, profile=profile)
+        Console(stderr=True).print(f"[yellow]launchprof: warning: cannot write the run file {path} ({exc.strerror or exc}); kept it at {fallback}[/]")
+        return fallback
     if options.run_out is None and not options.outputs:
         prune(path.parent)
     return path

@@ -221,7 +221,8 @@ class ConsoleRenderer(Renderer):
             emoji=False,
         )
         console.print(self.renderables(report))
-        return buf.getvalue()
+        # rich pads every line to the width: a file or a CI log gets no trailing blanks.
+        return "".join(line.rstrip() + "\n" for line in buf.getvalue().splitlines())
 
 
 class AsciiStream(io.TextIOBase):

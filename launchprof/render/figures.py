@@ -71,18 +71,13 @@ def speedup_text(report: Any) -> str:
 
 
 def payback(report: Any) -> tuple[float | None, str]:
-    """(replays to pay back, what they pay back); None replays when replay saves nothing.
+    """(replays to pay back, what they pay back): the report's own ``breakeven_replays``.
 
-    With ``replay.setup_us`` (capture + warm-up + instantiate) the count is computed here
-    from the two medians; older reports only carry ``breakeven_replays``, which counted
-    instantiation alone, and are labelled so.
+    Reports with ``replay.setup_us`` counted capture + warm-up + instantiate; older reports
+    counted instantiation alone, and are labelled so.
     """
-    replay, eager = report.replay, report.eager
-    setup = get(replay, "setup_us")
-    if setup is not None and eager and eager.step_us and replay.step_us:
-        saved = eager.step_us.median - replay.step_us.median
-        return (setup / saved if saved > 0 else None), "capture + warm-up + instantiate"
-    return report.breakeven_replays, "instantiation"
+    basis = "capture + warm-up + instantiate" if get(report.replay, "setup_us") is not None else "instantiation"
+    return report.breakeven_replays, basis
 
 
 def payback_text(report: Any) -> str | None:

@@ -21,6 +21,3 @@ TERMS: tuple[tuple[str, str], ...] = (
 )
 
 
-def legend_lines() -> list[str]:
-    """``term: meaning`` lines, for text and Markdown."""
-    return [f"{term}: {meaning}" for term, meaning in TERMS]

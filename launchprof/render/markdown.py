@@ -2,7 +2,7 @@
 
 Every figure and sentence comes from :mod:`launchprof.render.figures` and every number
 from :mod:`launchprof.render.format`, so the summary says what the terminal and the HTML
-page say. The ``fmt_*`` names are kept for ``compare``'s renderer.
+page say.
 """
 
 from __future__ import annotations
@@ -21,19 +21,6 @@ from launchprof.render.paths import relative, report_root
 from launchprof.session import Report
 
 NA = fmt.NA
-
-# The one formatter under the names compare's renderer imports.
-fmt_us = fmt.duration
-fmt_stats_us = fmt.stats
-fmt_ratio = fmt.ratio
-fmt_fraction = fmt.percent
-fmt_count = fmt.count
-fmt_bytes = fmt.size
-
-
-def fmt_speedup(speedup: Any) -> str:
-    return NA if speedup is None else fmt.speedup(speedup.median, speedup.low, speedup.high)
-
 
 __all__ = ["key_numbers", "location", "machine_line", "sorted_hazards", "verdict_sentence", "MarkdownRenderer"]
 

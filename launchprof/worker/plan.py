@@ -394,13 +394,15 @@ class TargetRun:
 
         self.profiled_replay = True
         snap = self._snapshot(args, kwargs, self._state_of(args, kwargs))
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            with record_function("launchprof/replay"), record_function("launchprof/call0"):
-                self._run_graph(args, kwargs)
-                torch.cuda.synchronize()
-        path = write_table(prof, self._run_dir(), "replay")
-        snap.restore()
+        try:
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                with record_function("launchprof/replay"), record_function("launchprof/call0"):
+                    self._run_graph(args, kwargs)
+                    torch.cuda.synchronize()
+            path = write_table(prof, self._run_dir(), "replay")
+        finally:
+            snap.restore()  # the extra replay must not advance the user's state, whatever failed
         self.events.write("trace", path=path, calls=1, what="replay")
 
     def _validate(self, index: int, args: tuple, kwargs: dict, state: dict, changed_scalars: list[str]) -> Any:

@@ -74,8 +74,10 @@ class UserState:
         try:
             torch.cuda.synchronize()
         finally:
-            self.snap.restore()
-            self.host.restore()
+            try:
+                self.snap.restore()
+            finally:
+                self.host.restore()
 
 
 @contextlib.contextmanager

@@ -310,3 +310,31 @@ def test_an_unwritable_run_file_place_keeps_the_run_and_the_report(tmp_path, mon
     err = capsys.readouterr().err.replace("\n", "")
     assert "cannot write the run file" in err and str(calls[1]) in err
     assert json.loads(out.read_text())["run_file"] == str(calls[1]) and calls[1].is_file()
+
+
+def test_report_of_a_run_draws_the_curve_of_the_profile_it_predicts_with(tmp_path, monkeypatch):
+    """`report RUN.lprun -f html` uses the run's profile for the prediction and the curve alike."""
+    from typer.testing import CliRunner
+
+    from launchprof.cli import app
+    from launchprof.run.file import write_run
+
+    monkeypatch.setenv("LAUNCHPROF_CACHE_DIR", str(tmp_path / "empty-cache"))
+    run = load("decode_loop")
+    profile = json.loads((Path(__file__).parent / "data" / "profile.json").read_text())
+    traces = {}
+    for what, member in run.header.traces.items():
+        path = tmp_path / Path(member).name
+        path.write_bytes(run.traces[member])
+        traces[what] = path
+    carried = tmp_path / "carried.lprun"
+    write_run(run.header, run.events, traces, carried, sources={}, profile=profile)
+    html = tmp_path / "r.html"
+    result = CliRunner().invoke(app, ["report", str(carried), "-o", str(html)])
+    assert result.exit_code == 0, result.output
+    bare = tmp_path / "bare.html"
+    plain = tmp_path / "plain.lprun"
+    write_run(run.header, run.events, traces, plain, sources={})
+    assert CliRunner().invoke(app, ["report", str(plain), "-o", str(bare)]).exit_code == 0
+    assert "crossover" in html.read_text().lower()
+    assert html.read_text().count("<svg") > bare.read_text().count("<svg")

@@ -40,6 +40,17 @@ def cached_profile(machine: Any) -> Any:
     return cached.profile if cached is not None and not cached.warnings else None
 
 
+def run_profile(path: Path) -> Any:
+    """The device profile a run file would be re-analysed with when none is given: the
+    cached one for its machine, else the one it carries; None for a JSON report."""
+    if not path.is_file() or not is_run_file(path):
+        return None
+    from launchprof.run import load_run
+
+    run = load_run(path)
+    return cached_profile(run.header.machine) or stored_profile(run.profile)
+
+
 def report_from(path: Path, profile: Any = None) -> Report:
     """The report for ``path``; a missing or malformed file is a UsageError (exit 2)."""
     if path.is_dir():

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from launchprof.analysis.load import report_from
+from launchprof.analysis.load import report_from, run_profile
 from launchprof.commands.emit import emit
 from launchprof.outputs import plan_outputs
 from launchprof.render import RenderOptions
@@ -41,6 +41,8 @@ def run(options: ReportOptions) -> int:
         from launchprof.crossover.profile import load_profile
 
         profile = load_profile(options.profile).profile
+    else:  # the profile the prediction uses also draws the HTML crossover curve
+        profile = run_profile(options.session)
     report = report_from(options.session, profile)
     root = options.project_root or (Path(report.project_root) if report.project_root else None)
     render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile is not None else None, explain=options.explain, snippet=options.snippet)

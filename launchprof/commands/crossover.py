@@ -123,7 +123,7 @@ def run(options: CrossoverOptions) -> int:
     try:
         with RichProgress(err) as progress:
             result = run_sweep(plan, progress)
-    except Exception as exc:  # the device failed before anything could be measured
+    except RuntimeError as exc:  # a CUDA failure (torch raises RuntimeError and its AcceleratorError); a bug in launchprof stays exit 70
         raise EnvironmentProblem(f"CUDA is not usable: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
     profile = derive_profile(
         result.samples, machine, partial=result.partial, quick=options.quick, notes=result.notes, plan=plan.name

@@ -137,9 +137,6 @@ def write_output(path: Path, data: str | bytes) -> None:
     _replace_regular(Path(os.path.realpath(path)), data, None if mode is None else stat.S_IMODE(mode))
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """The one writer under its older name (crossover and compare call it)."""
-    write_output(path, data)
 
 
 def _replace_regular(path: Path, data: str | bytes, keep_mode: int | None) -> None:

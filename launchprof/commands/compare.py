@@ -18,7 +18,7 @@ from launchprof.analysis.load import report_from
 from launchprof.commands.emit import PipeConsole
 from launchprof.compare import Comparison, GateResult, compare, gate, parse_rule
 from launchprof.errors import UsageError
-from launchprof.outputs import plan_outputs, write_atomic
+from launchprof.outputs import plan_outputs, write_output
 from launchprof.render.compare import FORMATS, SafeStream, can_encode, print_text, render, to_ascii
 from launchprof.session import Report
 
@@ -47,7 +47,7 @@ def run(options: CompareOptions) -> int:
     for out in outputs:
         if out.path is not None:
             try:
-                write_atomic(out.path, render(out.format, result, verdict, labels))
+                write_output(out.path, render(out.format, result, verdict, labels))
             except OSError as exc:
                 raise UsageError(f"cannot write {out.path}: {exc.strerror or exc}") from None
     stdout_format = next((o.format for o in outputs if o.path is None), "text")

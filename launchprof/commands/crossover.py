@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from launchprof.errors import EnvironmentProblem, Interrupted, UsageError
-from launchprof.outputs import check_writable, write_atomic
+from launchprof.outputs import check_writable, write_output
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -155,7 +155,7 @@ def write_outputs(profile: DeviceProfile, options: CrossoverOptions, err: Consol
         err.print(f"[yellow]warning:[/] could not cache the device profile: {exc.strerror or exc}")
     if options.output is not None:
         try:
-            write_atomic(options.output, profile.to_json())
+            write_output(options.output, profile.to_json())
         except OSError as exc:
             raise UsageError(f"cannot write {options.output}: {exc.strerror or exc}") from None
         err.print(f"[dim]wrote device profile to {options.output}[/]")

@@ -124,13 +124,13 @@ def check_plot_path(path: Path) -> None:
 
 def write_plot(profile: DeviceProfile, path: Path) -> None:
     """Draw to ``path``: PNG, SVG, or an HTML page with the SVG inline, by extension."""
-    from launchprof.outputs import write_atomic
+    from launchprof.outputs import write_output
 
     suffix = path.suffix.lower()
     check_plot_path(path)
     if suffix == ".png":
-        write_atomic(path, render_png(profile))
+        write_output(path, render_png(profile))
     elif suffix == ".svg":
-        write_atomic(path, render_svg(profile))
+        write_output(path, render_svg(profile))
     else:
-        write_atomic(path, render_html(profile))
+        write_output(path, render_html(profile))

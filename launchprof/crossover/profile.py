@@ -260,11 +260,11 @@ def cache_path(machine: Machine) -> Path:
 
 def save_to_cache(profile: DeviceProfile) -> Path:
     """Write the profile where ``find_cached_profile`` looks; raises OSError if it cannot."""
-    from launchprof.outputs import write_atomic
+    from launchprof.outputs import write_output
 
     path = cache_path(profile.machine)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, profile.to_json())
+    write_output(path, profile.to_json())
     return path
 
 

@@ -12,14 +12,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.console import Console
 
 from launchprof.analysis.load import report_from
-from launchprof.commands.emit import PipeConsole
+from launchprof.commands.emit import stream_console, write_stream
 from launchprof.compare import Comparison, GateResult, compare, gate, parse_rule
 from launchprof.errors import UsageError
-from launchprof.outputs import plan_outputs, write_output
-from launchprof.render.compare import FORMATS, SafeStream, can_encode, print_text, render, to_ascii
+from launchprof.outputs import plan_outputs, stream_is_utf8, write_output
+from launchprof.render.compare import FORMATS, print_text, render
+from launchprof.render.format import to_ascii
 from launchprof.session import Report
 
 @dataclass(frozen=True)
@@ -52,8 +52,9 @@ def run(options: CompareOptions) -> int:
                 raise UsageError(f"cannot write {out.path}: {exc.strerror or exc}") from None
     stdout_format = next((o.format for o in outputs if o.path is None), "text")
     write_stdout(stdout_format, result, verdict, labels)
-    stderr = Console(file=SafeStream(sys.stderr), highlight=False, soft_wrap=True)
-    ascii_err = not can_encode(sys.stderr)
+    stderr = stream_console(sys.stderr)
+    stderr.highlight, stderr.soft_wrap = False, True
+    ascii_err = not stream_is_utf8(sys.stderr)
     if stdout_format != "text":  # the text table carries them already; keep CI logs readable beside json/md
         for warning in result.warnings:
             stderr.print(f"[yellow]launchprof: warning:[/] {_plain(warning, ascii_err)}: timings may not be comparable")
@@ -72,8 +73,10 @@ def _plain(text: str, ascii_only: bool) -> str:
 
 
 def write_stdout(fmt: str, result: Comparison, verdict: GateResult, labels: tuple[str, str]) -> None:
-    ascii_only = not can_encode(sys.stdout)
+    """Through the one stream writer (commands/emit.py): ASCII where stdout cannot take UTF-8,
+    and a reader that leaves early keeps the exit code."""
+    ascii_only = not stream_is_utf8(sys.stdout)
     if fmt == "text":
-        print_text(result, verdict, labels, PipeConsole(file=SafeStream(sys.stdout)), ascii_only=ascii_only)
+        print_text(result, verdict, labels, stream_console(sys.stdout), ascii_only=ascii_only)
     else:
-        SafeStream(sys.stdout).write(render(fmt, result, verdict, labels, ascii_only=ascii_only))
+        write_stream(sys.stdout, fmt, render(fmt, result, verdict, labels, ascii_only=ascii_only))

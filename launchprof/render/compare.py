@@ -6,7 +6,7 @@ tripped and those whose threshold was exceeded within noise. ``FORMATS`` is what
 ``compare --help`` lists and what ``-f`` accepts, so the two cannot disagree.
 
 Terminals and CI logs that cannot encode ``→`` or ``µ`` get ASCII symbols
-(:func:`to_ascii`), and :class:`SafeStream` replaces whatever is left rather than crash.
+(``render/format.to_ascii``); the command writes through ``commands/emit.py``.
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ import dataclasses
 import io
 import json
 import math
-from typing import Any, TextIO
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from launchprof.compare import METRICS, Comparison, GateResult, MetricDelta, p_text
 from launchprof.render import format as fmt
+from launchprof.render.format import to_ascii
 from launchprof.render.markdown import md_code, md_table, md_text
 
 FORMATS = ("text", "json", "md")
@@ -67,49 +68,6 @@ def untested_note(result: Comparison) -> str | None:
     names = ", ".join(d.metric for d in untested)
     reasons = "; ".join(sorted({d.significance.reason for d in untested if d.significance and d.significance.reason}))
     return f"significance of {names} could not be tested ({reasons}): judged by the threshold alone"
-
-
-# --- ASCII fallback --------------------------------------------------------------------------
-
-_ASCII = fmt.ASCII
-to_ascii = fmt.to_ascii
-
-
-def can_encode(stream: TextIO, text: str = "".join(_ASCII)) -> bool:
-    encoding = getattr(stream, "encoding", None) or "utf-8"
-    try:
-        text.encode(encoding)
-    except (UnicodeEncodeError, LookupError):
-        return False
-    return True
-
-
-class SafeStream(io.TextIOBase):
-    """Write to ``stream``, replacing what its encoding cannot hold: odd terminals never crash us."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
-        self._encoding = getattr(stream, "encoding", None) or "utf-8"
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return self._encoding  # rich reads it and draws ASCII boxes on a non-UTF encoding
-
-    def write(self, text: str) -> int:
-        try:
-            safe = text.encode(self._encoding, "replace").decode(self._encoding)
-        except LookupError:
-            safe = text
-        return self._stream.write(safe)
-
-    def flush(self) -> None:
-        self._stream.flush()
-
-    def isatty(self) -> bool:
-        return bool(getattr(self._stream, "isatty", lambda: False)())
-
-    def fileno(self) -> int:
-        return self._stream.fileno()
 
 
 # --- the three formats -----------------------------------------------------------------------

@@ -140,3 +140,22 @@ def test_check_raises_on_an_unsafe_report_and_returns_a_safe_one(monkeypatch) ->
     with pytest.raises(launchprof.CaptureHazardError) as info:
         launchprof.check(step, "bad")
     assert "frozen-scalar (error) at sample_models/frozen_scalar.py:17" in str(info.value)
+
+
+def test_pack_stores_the_profile_it_predicts_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Like the CLI's run files, the API's carry the device profile (given, or cached)."""
+    from launchprof.crossover.profile import load_profile
+
+    monkeypatch.setenv("LAUNCHPROF_CACHE_DIR", str(tmp_path / "empty-cache"))
+    original = load(recorded(["decode_loop"])[0])
+    rundir = tmp_path / "rundir"
+    for member, data in original.traces.items():
+        (rundir / member).parent.mkdir(parents=True, exist_ok=True)
+        (rundir / member).write_bytes(data)
+    (rundir / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in original.events))
+    root = Path(__file__).resolve().parent.parent
+    bare = load_run(inprocess.pack(rundir, step, root, inprocess.PlanSettings(), 1.5, tmp_path / "bare.lprun"))
+    assert bare.profile is None  # nothing cached for this machine here
+    profile = load_profile(Path(__file__).parent / "data" / "profile.json").profile
+    given = load_run(inprocess.pack(rundir, step, root, inprocess.PlanSettings(), 1.5, tmp_path / "given.lprun", profile))
+    assert given.profile == profile.to_dict()

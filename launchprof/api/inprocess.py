@@ -166,8 +166,9 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
     return failure, wall
 
 
-def pack(rundir: Path, fn: Callable[..., Any], root: Path, settings: PlanSettings, wall_s: float, out: Path) -> Path:
-    """The run folder -> a ``.lprun`` file, the same format the CLI saves."""
+def pack(rundir: Path, fn: Callable[..., Any], root: Path, settings: PlanSettings, wall_s: float, out: Path, profile: Any = None) -> Path:
+    """The run folder -> a ``.lprun`` file, the same format the CLI saves. Without a given
+    profile, the one cached for this machine is used and stored, as ``analyze`` does."""
     from launchprof.analysis.report import machine_of
     from launchprof.run import write_run
 
@@ -189,7 +190,15 @@ def pack(rundir: Path, fn: Callable[..., Any], root: Path, settings: PlanSetting
         worker=WorkerOutcome(returncode=0, wall_s=round(wall_s, 3)),
         repeat=settings.repeat,
     )
-    return write_run(header, events, traces, out)
+    if profile is None and header.machine is not None:
+        from launchprof.crossover.profile import find_cached_profile
+
+        try:
+            cached = find_cached_profile(header.machine)
+        except Exception:  # an unreadable cache is no reason to lose the measurement
+            cached = None
+        profile = cached.profile if cached is not None else None
+    return write_run(header, events, traces, out, profile=profile.to_dict() if profile is not None else None)
 
 
 def measure(
@@ -197,7 +206,7 @@ def measure(
 ) -> Report:
     """Measure, pack, analyse. The user's exception becomes ScriptFailed carrying the report."""
     from launchprof.analysis import analyse
-    from launchprof.analysis.load import cached_profile
+    from launchprof.analysis.load import stored_profile
     from launchprof.run import load_run
 
     if not callable(fn):
@@ -208,8 +217,8 @@ def measure(
     try:
         failure, wall = _record(fn, calls, settings, rundir, root)
         out = Path(run_out) if run_out is not None else rundir / "api.lprun"
-        run = load_run(pack(rundir, fn, root, settings, wall, out))
-        report = analyse(run, profile if profile is not None else cached_profile(run.header.machine))
+        run = load_run(pack(rundir, fn, root, settings, wall, out, profile))
+        report = analyse(run, profile if profile is not None else stored_profile(run.profile))
     finally:
         shutil.rmtree(rundir, ignore_errors=True)
     if run_out is None:

@@ -51,6 +51,37 @@ def _project(tmp_path: Path) -> tuple[Path, list[dict], Path]:
     return root, events, trace
 
 
+def _fake_worker(events: list[dict], trace: Path, seen: list | None = None):
+    """The worker, faked (no GPU here): writes the trace into its run folder and names it
+    relative to that folder, as the real one does (docs/worker-events.md). ``seen`` collects
+    each config's ``calibrate``."""
+
+    def fake_worker(config, rundir, timeout, show_output, on_events=None, **kwargs):
+        if seen is not None:
+            seen.append(config.calibrate)
+        (rundir / "trace.json").write_text(trace.read_text())
+        moved = [dict(e, path="trace.json") if e["type"] == "trace" else e for e in events]
+        return WorkerResult(events=moved, returncode=0, timed_out=False, interrupted=False, wall_s=2.0, log_path=None)
+
+    return fake_worker
+
+
+def _repack(name: str, tmp_path: Path, out: str, profile: dict | None = None) -> Path:
+    """A recorded run written again as ``out`` (with or without a device profile inside)."""
+    from launchprof.run.file import write_run
+
+    run = load(name)
+    traces = {}
+    for what, member in run.header.traces.items():
+        path = tmp_path / Path(member).name
+        path.write_bytes(run.traces[member])
+        traces[what] = path
+    return write_run(run.header, run.events, traces, tmp_path / out, sources={}, profile=profile)
+
+
+PROFILE = Path(__file__).parent / "data" / "profile.json"
+
+
 def _header(root: Path, **kw) -> RunHeader:
     return RunHeader(format_version=RUN_FORMAT_VERSION, launchprof_version="0", created="2026-01-01T00:00:00+00:00",
                      script="pkg/train.py", target="step", project_root=str(root), **kw)
@@ -166,12 +197,7 @@ def test_analyze_end_to_end_with_a_fake_worker(tmp_path, monkeypatch, capsys):
 
     root, events, trace = _project(tmp_path)
 
-    def fake_worker(config, rundir, timeout, show_output, on_events=None, **kwargs):
-        (rundir / "trace.json").write_text(trace.read_text())
-        # The worker names its traces relative to its run folder (docs/worker-events.md).
-        moved = [dict(e, path="trace.json") if e["type"] == "trace" else e for e in events]
-        return WorkerResult(events=moved, returncode=0, timed_out=False, interrupted=False, wall_s=2.0, log_path=None)
-
+    fake_worker = _fake_worker(events, trace)
     monkeypatch.setattr(analyze_cmd, "run_worker", fake_worker)
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "r.json"
@@ -219,19 +245,11 @@ def test_converter_packs_a_raw_old_run(tmp_path):
 def test_a_run_file_carries_the_profile_it_predicted_with(tmp_path, monkeypatch):
     """`report RUN.lprun` on a machine without that GPU's cached profile keeps the prediction."""
     from launchprof.analysis.load import report_from
-    from launchprof.run.file import write_run
 
     monkeypatch.setenv("LAUNCHPROF_CACHE_DIR", str(tmp_path / "empty-cache"))
-    run = load("decode_loop")
-    profile = json.loads((Path(__file__).parent / "data" / "profile.json").read_text())
-    traces = {}
-    for what, member in run.header.traces.items():
-        path = tmp_path / Path(member).name
-        path.write_bytes(run.traces[member])
-        traces[what] = path
-    bare, carried = tmp_path / "bare.lprun", tmp_path / "carried.lprun"
-    write_run(run.header, run.events, traces, bare, sources={})
-    write_run(run.header, run.events, traces, carried, sources={}, profile=profile)
+    profile = json.loads(PROFILE.read_text())
+    bare = _repack("decode_loop", tmp_path, "bare.lprun")
+    carried = _repack("decode_loop", tmp_path, "carried.lprun", profile)
     assert report_from(bare).prediction is None
     with_profile = report_from(carried)
     assert with_profile.prediction is not None and with_profile.prediction.median > 1.0
@@ -249,12 +267,7 @@ def test_no_calibrate_reaches_the_workers_config(tmp_path, monkeypatch, flag, ex
     root, events, trace = _project(tmp_path)
     seen = []
 
-    def fake_worker(config, rundir, timeout, show_output, on_events=None, **kwargs):
-        seen.append(config.calibrate)
-        (rundir / "trace.json").write_text(trace.read_text())
-        moved = [dict(e, path="trace.json") if e["type"] == "trace" else e for e in events]
-        return WorkerResult(events=moved, returncode=0, timed_out=False, interrupted=False, wall_s=2.0, log_path=None)
-
+    fake_worker = _fake_worker(events, trace, seen)
     monkeypatch.setattr(analyze_cmd, "run_worker", fake_worker)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(app, ["analyze", str(root / "pkg" / "train.py"), "--target", "step", "-o", str(tmp_path / "r.json"), *flag])
@@ -288,11 +301,7 @@ def test_an_unwritable_run_file_place_keeps_the_run_and_the_report(tmp_path, mon
 
     root, events, trace = _project(tmp_path)
 
-    def fake_worker(config, rundir, timeout, show_output, on_events=None, **kwargs):
-        (rundir / "trace.json").write_text(trace.read_text())
-        moved = [dict(e, path="trace.json") if e["type"] == "trace" else e for e in events]
-        return WorkerResult(events=moved, returncode=0, timed_out=False, interrupted=False, wall_s=2.0, log_path=None)
-
+    fake_worker = _fake_worker(events, trace)
     real = run_file.write_run
     calls = []
 
@@ -317,24 +326,14 @@ def test_report_of_a_run_draws_the_curve_of_the_profile_it_predicts_with(tmp_pat
     from typer.testing import CliRunner
 
     from launchprof.cli import app
-    from launchprof.run.file import write_run
 
     monkeypatch.setenv("LAUNCHPROF_CACHE_DIR", str(tmp_path / "empty-cache"))
-    run = load("decode_loop")
-    profile = json.loads((Path(__file__).parent / "data" / "profile.json").read_text())
-    traces = {}
-    for what, member in run.header.traces.items():
-        path = tmp_path / Path(member).name
-        path.write_bytes(run.traces[member])
-        traces[what] = path
-    carried = tmp_path / "carried.lprun"
-    write_run(run.header, run.events, traces, carried, sources={}, profile=profile)
+    carried = _repack("decode_loop", tmp_path, "carried.lprun", json.loads(PROFILE.read_text()))
     html = tmp_path / "r.html"
     result = CliRunner().invoke(app, ["report", str(carried), "-o", str(html)])
     assert result.exit_code == 0, result.output
     bare = tmp_path / "bare.html"
-    plain = tmp_path / "plain.lprun"
-    write_run(run.header, run.events, traces, plain, sources={})
+    plain = _repack("decode_loop", tmp_path, "plain.lprun")
     assert CliRunner().invoke(app, ["report", str(plain), "-o", str(bare)]).exit_code == 0
     assert "crossover" in html.read_text().lower()
     assert html.read_text().count("<svg") > bare.read_text().count("<svg")

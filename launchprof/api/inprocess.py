@@ -62,16 +62,11 @@ def source_of(fn: Callable[..., Any]) -> tuple[str, int | None]:
 
 def require_cuda() -> None:
     """Raise EnvironmentProblem (exit code 4) unless torch imports and a CUDA device starts."""
-    try:
-        import torch
-    except Exception as exc:
-        raise EnvironmentProblem(NO_CUDA.format(problem=f"torch cannot be imported ({type(exc).__name__}: {exc})")) from None
-    if not torch.cuda.is_available():
-        raise EnvironmentProblem(NO_CUDA.format(problem="no CUDA device is available (torch.cuda.is_available() is False)"))
-    try:
-        torch.cuda.init()
-    except Exception as exc:
-        raise EnvironmentProblem(NO_CUDA.format(problem=f"CUDA cannot be initialised ({exc})")) from None
+    from launchprof.worker.__main__ import cuda_problem
+
+    problem = cuda_problem()
+    if problem is not None:
+        raise EnvironmentProblem(NO_CUDA.format(problem=problem))
 
 
 def observed_calls(args: tuple[Any, ...], kwargs: dict[str, Any], calls: Sequence[Call] | None) -> list[Call]:

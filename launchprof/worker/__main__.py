@@ -20,22 +20,28 @@ from launchprof.worker.config import WORKER_ENV_EXIT, WorkerConfig
 from launchprof.worker.events import EventWriter
 
 
-def start_cuda(events: EventWriter) -> bool:
-    """Import torch and start CUDA; a problem is an ``environment`` event."""
+def cuda_problem() -> str | None:
+    """Import torch and start CUDA; the problem in one line, or None when CUDA is usable.
+    The worker and the in-process API (launchprof.api) both ask this."""
     try:
         import torch
     except Exception as exc:
-        events.write("environment", problem=f"torch cannot be imported: {type(exc).__name__}: {exc}")
-        return False
+        return f"torch cannot be imported: {type(exc).__name__}: {exc}"
     if not torch.cuda.is_available():
-        events.write("environment", problem="no CUDA device is available (torch.cuda.is_available() is False)")
-        return False
+        return "no CUDA device is available (torch.cuda.is_available() is False)"
     try:
         torch.cuda.init()
     except Exception as exc:
-        events.write("environment", problem=f"CUDA cannot be initialised: {exc}")
-        return False
-    return True
+        return f"CUDA cannot be initialised: {exc}"
+    return None
+
+
+def start_cuda(events: EventWriter) -> bool:
+    """Start CUDA; a problem is an ``environment`` event."""
+    problem = cuda_problem()
+    if problem is not None:
+        events.write("environment", problem=problem)
+    return problem is None
 
 
 def main(argv: list[str]) -> int:

@@ -148,6 +148,7 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
     finally:
         try:
             run.finish(reason="the calls ended before the measurement plan completed")
+            run.final_checks()
         except Exception as exc:
             events.write("note", text=f"could not close the measurement: {exc}")
         frames.SCRIPT_ROOT.remove(added_root)

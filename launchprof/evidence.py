@@ -9,6 +9,7 @@ dropped there.
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,8 @@ class Evidence:
     # Burst timings (`timing` events): kind (eager, replay, clone) -> samples, in burst order.
     burst_wall_us: dict[str, list[float]] = field(default_factory=dict)
     burst_gpu_us: dict[str, list[float]] = field(default_factory=dict)
+    # Each burst's median wall time, per kind: how far the step drifted during the run.
+    burst_medians_us: dict[str, list[float]] = field(default_factory=dict)
     timing_ends: list[dict[str, Any]] = field(default_factory=list)
     traces: dict[str, str] = field(default_factory=dict)
     probe: dict[str, Any] | None = None
@@ -103,6 +106,8 @@ def _timing(data: dict[str, Any], e: dict[str, Any]) -> None:
     if kind == "timing":
         k = str(e["kind"])
         data["burst_wall_us"].setdefault(k, []).extend(e["wall_us"])
+        if e["wall_us"]:
+            data["burst_medians_us"].setdefault(k, []).append(float(statistics.median(e["wall_us"])))
         data["burst_gpu_us"].setdefault(k, []).extend(g for g in e.get("gpu_us") or [] if g is not None)
     elif kind == "eager-timing":
         data["eager_wall_us"].append(e["wall_us"])
@@ -120,7 +125,7 @@ def parse_events(events: list[dict[str, Any]]) -> Evidence:
     """Validate the events (ValueError on a malformed known event) and gather them."""
     data: dict[str, Any] = {name: [] for name in _LISTS.values()}
     data.update({k: [] for k in ("eager_wall_us", "eager_gpu_us", "interleaved_wall_us", "replay_wall_us", "replay_gpu_us", "notes")})
-    data.update({k: {} for k in ("burst_wall_us", "burst_gpu_us", "traces")})
+    data.update({k: {} for k in ("burst_wall_us", "burst_gpu_us", "burst_medians_us", "traces")})
     for e in validate_events(events):
         kind = e["type"]
         if kind in _SINGLE:

@@ -14,12 +14,14 @@ Streams that cannot encode UTF-8 get the same report in ASCII (:func:`for_stream
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import os
 import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from launchprof.errors import UsageError
 
@@ -183,3 +185,38 @@ def for_stream(fmt: str, text: str, utf8: bool) -> str:
     from launchprof.render.format import to_ascii
 
     return to_ascii(text)
+
+
+class TrimmedLines(io.TextIOBase):
+    """A text stream that drops the spaces rich pads table cells and panels with at the end
+    of each line: a report piped or redirected to a file then diffs and greps cleanly.
+    A terminal gets the stream itself (see ``commands.emit.stream_console``)."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__()
+        self._inner = inner
+        self._tail = ""
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._inner, "encoding", None) or "utf-8"
+
+    def write(self, text: str) -> int:
+        lines = (self._tail + text).split("\n")
+        self._tail = lines.pop()
+        if lines:
+            self._inner.write("".join(line.rstrip(" ") + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._tail:  # a line without its newline yet: written as it is
+            self._inner.write(self._tail)
+            self._tail = ""
+        self._inner.flush()
+
+    def isatty(self) -> bool:
+        isatty = getattr(self._inner, "isatty", None)
+        return bool(isatty and isatty())
+
+    def fileno(self) -> int:
+        return self._inner.fileno()

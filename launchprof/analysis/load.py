@@ -1,12 +1,13 @@
 """A report from any saved file: a run file is re-analysed, a JSON report is read.
 
 ``report`` and ``compare`` both take either; a run goes ``load_run -> analyse`` with
-the given device profile (else the one cached for the run's exact GPU, driver and torch),
-so its prediction is recomputed with today's rules.
+the device profile :func:`choose_profile` picks (the one rule for analyze, report, compare
+and the API), so its prediction is recomputed with today's rules.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,29 +27,54 @@ def is_run_file(path: Path) -> bool:
         return False
 
 
-def cached_profile(machine: Any) -> Any:
-    """The cached device profile for exactly this machine, or None: another GPU's profile
-    would predict for the wrong machine."""
+@dataclass(frozen=True)
+class ChosenProfile:
+    """The device profile a prediction uses, where it came from, and why it may not fit."""
+
+    profile: Any
+    source: str
+    warnings: tuple[str, ...] = ()
+
+
+def choose_profile(machine: Any, given: Path | None = None, stored: dict[str, Any] | None = None) -> ChosenProfile | None:
+    """The one rule for which device profile predicts, for analyze, report, compare and the API:
+
+    1. the file given with ``--profile`` (a bad one is a UsageError, exit 2);
+    2. the profile cached for exactly this GPU, driver and torch;
+    3. the profile the run file carries (the one analyze predicted with);
+    4. the closest other cached profile, with the warnings that say why it may not fit.
+
+    An unreadable cache is skipped: it is a convenience, never a reason to fail."""
     from launchprof.crossover import profile as device_profile
 
-    if machine is None:
-        return None
-    try:
-        cached = device_profile.find_cached_profile(machine)
-    except UsageError:
-        return None
-    return cached.profile if cached is not None and not cached.warnings else None
+    if given is not None:
+        loaded = device_profile.load_profile(given, machine)
+        return ChosenProfile(loaded.profile, f"given: {given}", tuple(loaded.warnings))
+    cached = None
+    if machine is not None:
+        try:
+            cached = device_profile.find_cached_profile(machine)
+        except Exception:
+            cached = None
+    if cached is not None and not cached.warnings:
+        return ChosenProfile(cached.profile, f"cached at {cached.path}")
+    carried = stored_profile(stored)
+    if carried is not None:
+        return ChosenProfile(carried, "carried by the run file")
+    if cached is not None:
+        return ChosenProfile(cached.profile, f"cached at {cached.path}", tuple(cached.warnings))
+    return None
 
 
-def run_profile(path: Path) -> Any:
-    """The device profile a run file would be re-analysed with when none is given: the
-    cached one for its machine, else the one it carries; None for a JSON report."""
+def run_profile(path: Path) -> ChosenProfile | None:
+    """The device profile a run file is re-analysed with when none is given (choose_profile);
+    None for a JSON report."""
     if not path.is_file() or not is_run_file(path):
         return None
     from launchprof.run import load_run
 
     run = load_run(path)
-    return cached_profile(run.header.machine) or stored_profile(run.profile)
+    return choose_profile(run.header.machine, None, run.profile)
 
 
 def report_from(path: Path, profile: Any = None) -> Report:
@@ -66,7 +92,8 @@ def report_from(path: Path, profile: Any = None) -> Report:
 
     run = load_run(path)
     if profile is None:
-        profile = cached_profile(run.header.machine) or stored_profile(run.profile)
+        chosen = choose_profile(run.header.machine, None, run.profile)
+        profile = chosen.profile if chosen is not None else None
     return analyse(run, profile)
 
 

@@ -13,9 +13,33 @@ from launchprof.hazards.inputs import reallocated_arguments
 from launchprof.session import EagerProfile, Prediction
 from launchprof.trace import CallProfile
 
-# PyTorch's CUDAGraph.replay() launches two small fills per registered generator (the
-# RNG offset prologue) on every replay, besides the graph itself.
-RNG_PROLOGUE_LAUNCHES = 2
+# What the profile's LaunchGraph already holds, and so is not added again here:
+# - PyTorch's RNG prologue (two small fills per registered generator on every
+#   ``CUDAGraph.replay()``): the crossover times torch's own ``CUDAGraph.replay()``;
+# - the synchronisation: LaunchGraph is a latency (submit and wait) intercept, and the
+#   step is timed the same way (worker/burst.py: host clock on bare calls, events outside).
+# Before the burst timer, each timed step also carried CUDA events and the plan's
+# bookkeeping; "eager step minus GPU span" was added to the replay for that. Added on top of
+# a latency-mode LaunchGraph it counted the wait twice (H200 runs: +9 to +22 µs a step).
+
+
+def eager_interval(ev: Evidence, eager: EagerProfile) -> tuple[float, float] | None:
+    """The eager step's 95% interval, widened to the range of its burst medians.
+
+    The median's own interval (60 samples) is a few percent wide, while the step drifts
+    more than that during a run (clocks, other processes); the prediction's interval
+    should carry that drift, not hide it. Only burst medians are used, and only when the
+    reported step is the burst figure (an in-loop step keeps its own interval)."""
+    from launchprof import predict
+
+    ci = predict.eager_step_interval(eager.step_us)
+    medians = ev.burst_medians_us.get("eager") or []
+    if eager.timing != "burst" or len(medians) < 2:
+        return ci
+    low, high = min(medians), max(medians)
+    if ci is not None:
+        low, high = min(low, ci[0]), max(high, ci[1])
+    return low, high
 
 
 def predicted(ev: Evidence, eager: EagerProfile | None, profile: Any, calls: list[CallProfile]) -> Prediction | None:
@@ -24,7 +48,7 @@ def predicted(ev: Evidence, eager: EagerProfile | None, profile: Any, calls: lis
     if profile is None or eager is None or eager.kernels_per_step is None or eager.step_us is None:
         return None
     nodes = eager.kernels_per_step + (eager.memcpys_per_step or 0)
-    extra = RNG_PROLOGUE_LAUNCHES + len(reallocated_arguments(ev))  # + one copy per moved input
+    extra = len(reallocated_arguments(ev))  # one copy_ per input copied into its static buffer
     result = predict.predict_speedup(
         nodes,
         calls[0].activity_us if calls else (eager.kernel_us.median if eager.kernel_us else None),
@@ -33,9 +57,7 @@ def predicted(ev: Evidence, eager: EagerProfile | None, profile: Any, calls: lis
         eager.step_us.median,
         profile,
         extra_launches=extra,
-        # Wall time minus GPU span of the eager step: synchronise and event overhead that
-        # every measured step, eager or replay, carries.
-        host_overhead_us=max(eager.step_us.median - eager.gpu_span_us.median, 0.0) if eager.gpu_span_us else 0.0,
+        eager_step_ci=eager_interval(ev, eager),
     )
     if result.speedup is None:
         return None

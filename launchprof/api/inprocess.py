@@ -148,6 +148,7 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
     finally:
         try:
             run.finish(reason="the calls ended before the measurement plan completed")
+            run.final_checks()
         except Exception as exc:
             events.write("note", text=f"could not close the measurement: {exc}")
         frames.SCRIPT_ROOT.remove(added_root)
@@ -185,14 +186,11 @@ def pack(rundir: Path, fn: Callable[..., Any], root: Path, settings: PlanSetting
         worker=WorkerOutcome(returncode=0, wall_s=round(wall_s, 3)),
         repeat=settings.repeat,
     )
-    if profile is None and header.machine is not None:
-        from launchprof.crossover.profile import find_cached_profile
+    if profile is None:  # found as analyze finds it (analysis.load.choose_profile)
+        from launchprof.analysis.load import choose_profile
 
-        try:
-            cached = find_cached_profile(header.machine)
-        except Exception:  # an unreadable cache is no reason to lose the measurement
-            cached = None
-        profile = cached.profile if cached is not None else None
+        chosen = choose_profile(header.machine)
+        profile = chosen.profile if chosen is not None else None
     return write_run(header, events, traces, out, profile=profile.to_dict() if profile is not None else None)
 
 

@@ -91,29 +91,33 @@ def check_usage(options: AnalyzeOptions) -> list[Output]:
 
 
 def load_device_profile(path: Path | None, machine: Any, console: Console) -> Any:
-    """The crossover profile, for predictions: --profile, else the cached one for this GPU."""
-    from launchprof.crossover import profile as device_profile
+    """The device profile for predictions, by the one rule (analysis.load.choose_profile);
+    its warnings (another GPU's profile, say) go to the terminal."""
+    from launchprof.analysis.load import choose_profile
 
     try:
-        if path is not None:
-            loaded = device_profile.load_profile(path, machine)
-        elif machine is not None:
-            loaded = device_profile.find_cached_profile(machine)
-        else:
-            return None
+        chosen = choose_profile(machine, path)
     except UsageError:
         raise
     except Exception as exc:
         console.print(f"[yellow]launchprof: device profile not used: {exc}[/]")
         return None
-    if loaded is None:
+    if chosen is None:
         return None
-    for warning in loaded.warnings:
+    for warning in chosen.warnings:
         console.print(f"[yellow]launchprof: warning: {warning}[/]")
-    return loaded.profile
+    return chosen.profile
 
 
-def save_run(options: AnalyzeOptions, root: Path, result: WorkerResult, rundir: Path, evidence: Evidence, profile: dict[str, Any] | None = None) -> Path:
+def save_run(
+    options: AnalyzeOptions,
+    root: Path,
+    result: WorkerResult,
+    rundir: Path,
+    evidence: Evidence,
+    profile: dict[str, Any] | None = None,
+    machine: Any = None,
+) -> Path:
     """Pack the worker's folder into the run file (see launchprof.run), with the device profile
     the prediction uses, and keep the last runs."""
     header = RunHeader(
@@ -124,7 +128,7 @@ def save_run(options: AnalyzeOptions, root: Path, result: WorkerResult, rundir: 
         target=options.target,
         argv=list(options.script_args),
         project_root=str(root),
-        machine=machine_of(evidence.machine) if evidence.machine else None,
+        machine=machine if machine is not None else (machine_of(evidence.machine) if evidence.machine else None),
         worker=WorkerOutcome(result.returncode, result.timed_out, result.interrupted, round(result.wall_s, 3), options.timeout),
         repeat=options.repeat,
     )
@@ -215,8 +219,9 @@ def run(options: AnalyzeOptions) -> int:
         failed = script_failed(evidence, {"timed_out": result.timed_out})
         if options.locate_async:
             locate_async(options, root, result, evidence, console)
-        profile = load_device_profile(options.profile, machine_of(evidence.machine) if evidence.machine else None, console)
-        run_path = save_run(options, root, result, rundir, evidence, profile.to_dict() if profile else None)
+        machine = machine_of(evidence.machine) if evidence.machine else None
+        profile = load_device_profile(options.profile, machine, console)
+        run_path = save_run(options, root, result, rundir, evidence, profile.to_dict() if profile else None, machine)
     finally:
         # The script's hidden output is kept (and named below) only when the script failed.
         if not (failed and result.log_path is not None and result.log_path.exists()):

@@ -18,7 +18,7 @@ from typing import TextIO
 from rich.console import Console
 
 from launchprof.errors import UsageError
-from launchprof.outputs import Output, for_stream, stream_is_utf8, write_output
+from launchprof.outputs import Output, TrimmedLines, for_stream, stream_is_utf8, write_output
 from launchprof.render import RenderOptions, renderer_for
 from launchprof.render.console import AsciiStream
 from launchprof.render.github import annotations, github_enabled
@@ -95,10 +95,13 @@ class PipeConsole(Console):
 
 
 def stream_console(stream: TextIO) -> Console:
-    """A rich console on ``stream``; ASCII boxes and symbols when it cannot encode UTF-8."""
+    """A rich console on ``stream``; ASCII boxes and symbols when it cannot encode UTF-8,
+    and no padding spaces at line ends when it is not a terminal (a pipe, a file)."""
+    isatty = getattr(stream, "isatty", None)
+    target: TextIO = stream if isatty and isatty() else TrimmedLines(stream)  # type: ignore[assignment]
     if stream_is_utf8(stream):
-        return PipeConsole(file=stream)
-    return PipeConsole(file=AsciiStream(stream), emoji=False)
+        return PipeConsole(file=target)
+    return PipeConsole(file=AsciiStream(target), emoji=False)
 
 
 def print_text(report: Report, options: RenderOptions, console: Console | None = None) -> None:

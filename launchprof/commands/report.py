@@ -1,17 +1,19 @@
 """``launchprof report RUN.lprun | REPORT.json``: re-render a saved analysis, no GPU needed.
 
-A run file is re-analysed with this launchprof's rules and the device profile given by
-``--profile`` (else the one cached for the run's machine), so the prediction is
-recomputed; a JSON report is rendered as it is (launchprof.analysis.load).
+A run file is re-analysed with this launchprof's rules and the device profile that
+``analysis.load.choose_profile`` picks (``--profile``, else the one cached for the run's
+machine, else the one the run carries), so the prediction is recomputed; a JSON report is
+rendered as it is.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from launchprof.analysis.load import report_from, run_profile
-from launchprof.commands.emit import emit
+from launchprof.analysis.load import choose_profile, report_from, run_profile
+from launchprof.commands.emit import emit, stream_console
 from launchprof.outputs import plan_outputs
 from launchprof.render import RenderOptions
 
@@ -36,13 +38,12 @@ def run(options: ReportOptions) -> int:
     outputs = plan_outputs(list(options.formats), list(options.outputs))
     if options.save_trace is not None:
         save_traces(options.session, options.save_trace)
-    profile = None
-    if options.profile is not None:
-        from launchprof.crossover.profile import load_profile
-
-        profile = load_profile(options.profile).profile
-    else:  # the profile the prediction uses also draws the HTML crossover curve
-        profile = run_profile(options.session)
+    # The profile the prediction uses also draws the HTML crossover curve.
+    chosen = choose_profile(None, options.profile) if options.profile is not None else run_profile(options.session)
+    profile = chosen.profile if chosen is not None else None
+    if chosen is not None:
+        for warning in chosen.warnings:
+            stream_console(sys.stderr).print(f"[yellow]launchprof: warning:[/] {warning}", highlight=False)
     report = report_from(options.session, profile)
     root = options.project_root or (Path(report.project_root) if report.project_root else None)
     render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile is not None else None, explain=options.explain, snippet=options.snippet)

@@ -18,7 +18,9 @@ import math
 from typing import Any
 
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from launchprof.compare import METRICS, Comparison, GateResult, MetricDelta, p_text
 from launchprof.render import format as fmt
@@ -140,15 +142,20 @@ def print_text(result: Comparison, gate: GateResult, labels: tuple[str, str], co
     console.print(table)
     note = untested_note(result)
     if note:
-        console.print(t(f"Note: {note}"), markup=False, highlight=False, soft_wrap=True)
+        console.print(t(f"Note: {note}"), markup=False, highlight=False)
     for title, keys, style in (("added", result.hazards_added, "red"), ("removed", result.hazards_removed, "green")):
         console.print(f"[{style}]Hazards {title}: {len(keys)}[/]")
-        for k in keys:
-            console.print(t(f"  {k.severity} {k}: {k.message}"), markup=False, highlight=False, soft_wrap=True)
+        if keys:  # wrapped to the terminal, under a severity column (a hanging indent)
+            grid = Table.grid(padding=(0, 1))
+            grid.add_column(no_wrap=True)
+            grid.add_column(ratio=1)
+            for k in keys:
+                grid.add_row(Text(str(k.severity)), Text(t(f"{k}: {k.message}")))
+            console.print(Padding(grid, (0, 0, 0, 2)), highlight=False)
     for warning in result.warnings:
-        console.print(t(f"warning: {warning}: timings may not be comparable"), style="yellow", markup=False, highlight=False, soft_wrap=True)
+        console.print(t(f"warning: {warning}: timings may not be comparable"), style="yellow", markup=False, highlight=False)
     for line in gate.within_noise:
-        console.print(t(f"within noise: {line}"), markup=False, highlight=False, soft_wrap=True)
+        console.print(t(f"within noise: {line}"), markup=False, highlight=False)
 
 
 def to_markdown(result: Comparison, gate: GateResult, labels: tuple[str, str]) -> str:

@@ -137,6 +137,11 @@ def _close_runs(runs: list[Any], events: EventWriter) -> None:
             run.finish(reason="the script ended before the measurement plan completed")
         except Exception as exc:
             events.write("note", text=f"could not close the measurement: {exc}")
+    for run in runs:  # the stream check last of all: it slows the process (worker/race_check.py)
+        try:
+            run.final_checks()
+        except Exception as exc:
+            events.write("note", text=f"the stream check could not run: {exc}")
 
 
 if __name__ == "__main__":

@@ -80,6 +80,7 @@ def capture(
 
     graph, kept = _new_graph()
     reserved_before = torch.cuda.memory_reserved()
+    prior_stream = torch.cuda.current_stream()
     t0 = time.perf_counter()
     try:
         with torch.cuda.graph(graph, capture_error_mode="thread_local"):
@@ -87,7 +88,7 @@ def capture(
     except Exception as exc:
         info = classify(exc)
         del graph
-        recover_after_failed_capture()
+        recover_after_failed_capture(prior_stream)
         raise CaptureFailed(info) from None
     capture_us = (time.perf_counter() - t0) * 1e6
     notes: list[str] = []
@@ -129,13 +130,17 @@ def capture(
     )
 
 
-def recover_after_failed_capture() -> None:
+def recover_after_failed_capture(prior_stream: torch.cuda.Stream | None = None) -> None:
     """Leave the process as if the failed capture never happened.
 
     When capture fails, ``capture_end`` raises before PyTorch's generators leave capture
     mode, and the next eager random op dies with "Offset increment outside graph capture
     encountered unexpectedly". An empty capture runs the prologue and epilogue once more
     and resets that flag; the user's script then carries on eagerly.
+
+    ``torch.cuda.graph.__exit__`` also skips its stream restore when ``capture_end`` raises:
+    without ``prior_stream`` put back, every later eager op of the script (and of the timing
+    bursts) would run on the graph's capture stream instead of the user's stream.
     """
     import warnings
 
@@ -143,6 +148,8 @@ def recover_after_failed_capture() -> None:
         torch.cuda.synchronize()
     except Exception:
         pass
+    if prior_stream is not None:
+        torch.cuda.set_stream(prior_stream)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "the CUDA graph is empty"
@@ -153,6 +160,8 @@ def recover_after_failed_capture() -> None:
         torch.cuda.synchronize()
     except Exception:
         pass
+    if prior_stream is not None:
+        torch.cuda.set_stream(prior_stream)
 
 
 _CUDA_ERROR = re.compile(r"(cudaError\w+|CUDA error: [^\n]+)")

@@ -58,6 +58,7 @@ def own_pool_bytes(fn: Callable[..., Any], static_args: tuple, static_kwargs: di
     """Capture the step again into a new private pool and measure that pool, then free the
     graph. Returns (bytes, problem). Nothing runs on the GPU: capture only records."""
     graph = torch.cuda.CUDAGraph()
+    prior_stream = torch.cuda.current_stream()
     try:
         with torch.cuda.graph(graph, capture_error_mode="thread_local"):
             out = fn(*static_args, **static_kwargs)
@@ -66,7 +67,7 @@ def own_pool_bytes(fn: Callable[..., Any], static_args: tuple, static_kwargs: di
     except Exception as exc:
         from launchprof.worker.capture import recover_after_failed_capture
 
-        recover_after_failed_capture()
+        recover_after_failed_capture(prior_stream)
         return None, f"second capture for the pool size failed: {type(exc).__name__}: {str(exc)[:200]}"
     finally:
         del graph

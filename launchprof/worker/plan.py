@@ -85,6 +85,9 @@ class TargetRun:
         self.eager_sets: collections.deque[tuple[tuple, dict]] = collections.deque(maxlen=BURST_SETS)
         self.replay_sets: list[tuple[tuple, dict]] = []
         self.bursts_done = False
+        # The argument set the stream check runs on, kept from the end of the plan until the
+        # script is done (final_checks).
+        self.race_set: tuple[tuple, dict] | None = None
         self.pre_capture_calls = pre_capture_calls(config.repeat)
         self.in_loop_calls = in_loop_calls(config.repeat)
         self.outputs = OutputsWatch(fn, events)  # kept outputs, looped-back state (issue 16)
@@ -447,6 +450,17 @@ class TargetRun:
         if enough or stuck:
             self.finish(reason="complete" if enough else "replay phase could not collect enough matching calls")
 
+    def final_checks(self) -> None:
+        """The stream check, once the script is done with the GPU. Importing the sanitizer
+        switches on trace hooks that slow every later CUDA op of the process about 2.5x
+        (worker/race_check.py), so it runs after the script's own remaining calls, not at
+        the end of the plan."""
+        if self.race_set is None:
+            return
+        args, kwargs = self.race_set
+        self.race_set = None
+        check_streams(self, args, kwargs)
+
     def finish(self, reason: str, bursts: bool = True) -> None:
         """Close the plan: flush an open profiler, run the bursts if they have not run yet
         (a short script, a failed capture), free the graph, report counts."""
@@ -459,7 +473,8 @@ class TargetRun:
                 self.events.write("note", text=f"profiler trace could not be written: {exc}")
         if bursts:
             self._bursts()
-            check_streams(self)  # last: the sanitizer's trace hooks stay on (worker/race_check.py)
+            sets = list(self.replay_sets or self.eager_sets)
+            self.race_set = sets[-1] if sets else None
         self.events.write(
             "plan-end",
             reason=reason,

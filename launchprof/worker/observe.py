@@ -122,13 +122,15 @@ def referenced_state(fn: Callable[..., Any]) -> dict[str, torch.Tensor]:
                 if isinstance(leaf, torch.Tensor) and leaf.is_cuda and len(state) < 10_000:
                     state[path] = leaf
 
-    code = getattr(target, "__code__", None)
-    glb = getattr(target, "__globals__", {})
-    if code is not None:
+    for layer in wrapper_chain(target):
+        code = getattr(layer, "__code__", None)
+        glb = getattr(layer, "__globals__", {})
+        if code is None:
+            continue
         for name in _names_in(code):
             if name in glb:
                 add_value(name, glb[name])
-        for cell_name, cell in zip(code.co_freevars, getattr(target, "__closure__", None) or (), strict=False):
+        for cell_name, cell in zip(code.co_freevars, getattr(layer, "__closure__", None) or (), strict=False):
             try:
                 add_value(cell_name, cell.cell_contents)
             except ValueError:
@@ -140,6 +142,19 @@ def referenced_state(fn: Callable[..., Any]) -> dict[str, torch.Tensor]:
             if not attr.startswith("_"):
                 add_value(f"self.{attr}", value)
     return state
+
+
+def wrapper_chain(fn: Any, limit: int = 16) -> list[Any]:
+    """``fn`` and every function it wraps (``functools.wraps``'s ``__wrapped__``): a target
+    decorated with ``@torch.no_grad()`` or a timing decorator names its globals (a KV cache,
+    a model) in the wrapped function, not in the wrapper."""
+    chain = [fn]
+    while len(chain) < limit:
+        inner = getattr(chain[-1], "__wrapped__", None)
+        if inner is None or any(inner is seen for seen in chain):
+            break
+        chain.append(getattr(inner, "__func__", inner))
+    return chain
 
 
 def module_state(named: dict[str, Any]) -> dict[str, torch.Tensor]:

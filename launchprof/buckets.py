@@ -82,7 +82,7 @@ def batch_axis(history: dict[str, list[tuple[int, ...]]]) -> BatchAxis | None:
                 groups.setdefault(sizes, []).append((path, dim))
     if not groups:
         return None
-    best = max(groups, key=lambda k: (len(groups[k]), max(k)))
+    best = max(groups, key=lambda k: (len(groups[k]), len(set(k)), max(k)))
     others = [a for k, v in groups.items() if k != best for a in v]
     return BatchAxis(arguments=groups[best], sizes=list(best), others=others)
 

@@ -29,10 +29,10 @@ from launchprof.models_buckets import BucketArgument, BucketMeasure, BucketPlan,
 from launchprof.stats import speedup_of
 
 FIX = (
-    "padding leaks into a reduction over the padded dimension: padded rows change the real rows' "
-    "results. Mask the padded rows out of the reduction and divide by the true length held in a device "
-    "tensor (copy_ it in before each replay), e.g. `valid = torch.arange(h.shape[0], device=h.device) < n` "
-    "then `(h * valid[:, None]).sum(0) / n` instead of `h.mean(dim=0)`"
+    "padding leaks into a reduction over the padded dimension: the padded rows change the real rows' "
+    "results. Use a mask of the real rows and the true length held in a device tensor (copy_ it in before "
+    "each replay): e.g. `valid = torch.arange(h.shape[0], device=h.device) < n` then "
+    "`(h * valid[:, None]).sum(0) / n` instead of `h.mean(dim=0)`"
 )
 
 

@@ -11,6 +11,7 @@ from markupsafe import Markup, escape
 
 from launchprof.models_buckets import BucketPlan
 from launchprof.render import format as fmt
+from launchprof.render.paths import relative
 
 HEADER = ("Size", "Calls", "Capture + instantiate", "Replay", "Own pool", "Added to shared pool", "Padding")
 
@@ -36,7 +37,7 @@ def _where(plan: BucketPlan) -> str:
     return ", ".join(f"{a.argument} dim {a.dim}" for a in plan.arguments)
 
 
-def lines(plan: BucketPlan) -> list[str]:
+def lines(plan: BucketPlan, root: Any = None) -> list[str]:
     """The plan's sentences, in reading order (no markup)."""
     out = [f"Capture sizes for {_where(plan)}: {', '.join(map(str, plan.recommended))} ({plan.explanation})"]
     if plan.shared_pool_bytes is not None or plan.private_pool_bytes is not None:
@@ -53,7 +54,8 @@ def lines(plan: BucketPlan) -> list[str]:
     elif plan.padding_safe is False:
         out.append("Padding is NOT safe: padded replays change the real rows' results")
         for leak in plan.leaks:
-            where = f" at {leak.file}:{leak.line}" if leak.file and leak.line else ""
+            file = relative(leak.file, root) if leak.file and root is not None else leak.file
+            where = f" at {file}:{leak.line}" if file and leak.line else ""
             op = f" (`{leak.op}` over the padded dimension{where}: `{leak.code}`)" if leak.op else where
             out.append(f"  {leak.output} differs when a call of {leak.calls_size} is padded to {leak.size}{op}")
         if plan.fix:
@@ -61,7 +63,7 @@ def lines(plan: BucketPlan) -> list[str]:
     return out + [f"note: {n}" for n in plan.notes]
 
 
-def console_buckets(report: Any) -> list[Any]:
+def console_buckets(report: Any, root: Any = None) -> list[Any]:
     """Rich renderables for the terminal (empty without a plan)."""
     from rich.table import Table
     from rich.text import Text
@@ -77,7 +79,7 @@ def console_buckets(report: Any) -> list[Any]:
         for row in rows(plan):
             table.add_row(*row, style="red" if row[-1] == "DIFFERS" else None)
         parts.append(table)
-    for line in lines(plan):
+    for line in lines(plan, root):
         bad = line.startswith(("Padding is NOT", "Fix:", "  "))
         parts.append(Text(line, style="red" if bad else ("dim" if line.startswith("note:") else "")))
     parts.append(Text("Capture plan to paste:", style="bold"))
@@ -85,7 +87,7 @@ def console_buckets(report: Any) -> list[Any]:
     return parts
 
 
-def markdown_buckets(report: Any) -> list[str]:
+def markdown_buckets(report: Any, root: Any = None) -> list[str]:
     """The Markdown section (empty list without a plan)."""
     from launchprof.render.markdown import md_table, md_text
 
@@ -95,12 +97,12 @@ def markdown_buckets(report: Any) -> list[str]:
     parts = ["### Capture buckets"]
     if plan.measured:
         parts.append(md_table(HEADER, [tuple(md_text(c) for c in row) for row in rows(plan)]))
-    parts.append("\n".join(f"- {md_text(line.strip())}" for line in lines(plan)))
+    parts.append("\n".join(f"- {md_text(line.strip())}" for line in lines(plan, root)))
     parts.append("Capture plan to paste:\n\n```python\n" + plan.snippet + "\n```")
     return ["\n\n".join(parts)]
 
 
-def html_buckets(report: Any) -> Markup | None:
+def html_buckets(report: Any, root: Any = None) -> Markup | None:
     """The HTML section, escaped here (the template inserts it as is)."""
     plan = report.buckets
     if plan is None:
@@ -110,6 +112,6 @@ def html_buckets(report: Any) -> Markup | None:
         head = "".join(f"<th>{escape(h)}</th>" for h in HEADER)
         body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows(plan))
         html.append(f"<table><tr>{head}</tr>{body}</table>")
-    html += [f"<p>{escape(line.strip())}</p>" for line in lines(plan)]
+    html += [f"<p>{escape(line.strip())}</p>" for line in lines(plan, root)]
     html.append(f"<p>Capture plan to paste:</p><pre>{escape(plan.snippet)}</pre>")
     return Markup("\n".join(html))

@@ -175,7 +175,7 @@ class ConsoleRenderer(Renderer):
         table = numbers(report)
         if table is not None:
             parts.append(table)
-        parts += console_buckets(report)
+        parts += console_buckets(report, root)
         graph = anatomy_line(report)
         if graph:
             parts.append(Text(graph))

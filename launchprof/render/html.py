@@ -226,5 +226,5 @@ class HtmlRenderer(Renderer):
             machine=machine_line(report),
             fmt_fraction=fmt_fraction,
             terms=TERMS,
-            buckets=html_buckets(report),
+            buckets=html_buckets(report, root),
         )

@@ -92,7 +92,7 @@ class MarkdownRenderer(Renderer):
             parts.append(md_table(("Measure", "Value"), rows))
             parts += [f"> {md_text(line)}" for line in figures.detail_lines(report)]
             parts += [f"> {md_text(line)}" for line in [anatomy_line(report)] if line]
-        parts += markdown_buckets(report) + self._candidates(report, root) + [self._hazards(report, root)]
+        parts += markdown_buckets(report, root) + self._candidates(report, root) + [self._hazards(report, root)]
         parts += self._fixes(report, root)
         if report.capture_snippet:
             parts.append("### Capture snippet\n\nPaste after the script's definitions; `run(*args)` returns what the target returns.\n\n```python\n" + report.capture_snippet.rstrip() + "\n```")

@@ -67,9 +67,9 @@ def build() -> Decoder:
     return model
 
 
-@torch.no_grad()
 def step(tokens: torch.Tensor, slots: torch.Tensor, positions: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    return model(tokens, slots, positions, lengths)
+    with torch.no_grad():
+        return model(tokens, slots, positions, lengths)
 
 
 def inputs(batch: int, clock: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -166,10 +166,15 @@ def _capture(fn: Callable[..., Any], padder: Padder, pool: Any = None) -> tuple[
     torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
     t0 = time.perf_counter()
-    with torch.cuda.graph(graph, pool=pool, capture_error_mode="thread_local"):
-        out = fn(*padder.args, **padder.kwargs)
+    out = _record(graph, pool, lambda: fn(*padder.args, **padder.kwargs))
     torch.cuda.synchronize()
     return graph, out, (time.perf_counter() - t0) * 1e3
+
+
+def _record(graph: torch.cuda.CUDAGraph, pool: Any, call: Callable[[], Any]) -> Any:
+    """Capture ``call`` into ``graph`` (instantiated on exit); its outputs are the graph's."""
+    with torch.cuda.graph(graph, pool=pool, capture_error_mode="thread_local"):
+        return call()
 
 
 def _pool_bytes(pool: Any) -> int:
@@ -264,22 +269,24 @@ def _check(run: TargetRun, call: CallSet, size: int, plan: Plan) -> dict[str, An
     return {"size": size, "calls_size": call.size, "derived": call.derived, "match": same, "max_abs_diff": diff, "worst": worst}
 
 
-def _calls_to_check(run: TargetRun, setup: Setup, kept: list[int]) -> list[CallSet]:
-    """Every recorded call a graph serves, plus, for each size no recorded call pads, one
-    call a row short of it cut from a recorded one: every size is checked with padding."""
-    calls = [c for c in setup.real if bucket_of(c.size, kept) is not None]
-    padded = {bucket_of(c.size, kept) for c in calls if bucket_of(c.size, kept) != c.size}
+def _calls_to_check(run: TargetRun, setup: Setup, kept: list[int]) -> list[tuple[CallSet, int]]:
+    """(call, size) pairs: every recorded call a graph serves, at its size; and for each size
+    above 1 that no recorded call pads, a call one row short of it, cut from a recorded one,
+    so that every size is checked with padding."""
+    pairs = [(c, size) for c in setup.real if (size := bucket_of(c.size, kept)) is not None]
+    padded = {size for c, size in pairs if size != c.size}
+    biggest = max(setup.real, key=lambda c: c.size)
     for size in kept:
-        if size not in padded and bucket_of(size - 1, kept) == size:
-            calls.append(derived_set(run.fn, max(setup.real, key=lambda c: c.size), setup.axis, size - 1))
-    return calls
+        if size > 1 and size not in padded:
+            pairs.append((derived_set(run.fn, biggest, setup.axis, size - 1), size))
+    checked = {size for _, size in pairs}
+    pairs += [(derived_set(run.fn, biggest, setup.axis, size), size) for size in kept if size not in checked]
+    return pairs
 
 
 def _checks(run: TargetRun, setup: Setup, plan: Plan) -> list[tuple[CallSet, dict[str, Any]]]:
     failures = []
-    for call in _calls_to_check(run, setup, plan.kept):
-        size = bucket_of(call.size, plan.kept)
-        assert size is not None
+    for call, size in _calls_to_check(run, setup, plan.kept):
         result = _check(run, call, size, plan)
         run.events.write("bucket-check", **result)
         if not result["match"]:

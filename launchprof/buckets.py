@@ -119,7 +119,7 @@ def fit_memory(sizes: Sequence[int], pool_of: dict[int, int], limit: int) -> tup
     return kept, dropped
 
 
-def explain(source: str, seen: Sequence[int], kept: Sequence[int], dropped: Sequence[int], limit: int, mib: float | None = None) -> str:
+def explain(source: str, seen: Sequence[int], kept: Sequence[int], dropped: Sequence[int], limit: int) -> str:
     """The choice in one line."""
     largest = max(seen, default=0)
     if source == "user":
@@ -128,8 +128,9 @@ def explain(source: str, seen: Sequence[int], kept: Sequence[int], dropped: Sequ
         why = f"1, 2, 4, 8 then multiples of 8 up to the largest size seen ({largest})"
     line = f"{why}: {len(kept)} graphs, padding waste {padding_waste(seen, kept) * 100:.1f}%"
     if dropped:
+        under = f"{limit / 2**30:g} GiB" if limit >= 2**30 else f"{limit / 2**20:g} MiB"
         line += (f"; sizes {', '.join(map(str, dropped))} dropped to keep the shared pool under "
-                 f"{limit / 2**30:.2g} GiB: calls above {max(kept)} run eagerly")
+                 f"{under} (--bucket-memory): the {eager_calls(seen, kept)} observed calls above {max(kept)} run eagerly")
     elif eager_calls(seen, kept):
         line += f"; {eager_calls(seen, kept)} observed calls above {max(kept)} run eagerly"
     return line

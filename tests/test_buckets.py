@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -295,6 +296,6 @@ def test_bucket_options_reach_the_worker_config():
 
 
 def test_help_explains_the_options():
-    proc = subprocess.run([sys.executable, "-m", "launchprof", "analyze", "--help"], capture_output=True, text=True, timeout=120, cwd=ROOT, env={"COLUMNS": "200", "PATH": ""})
+    proc = subprocess.run([sys.executable, "-m", "launchprof", "analyze", "--help"], capture_output=True, text=True, timeout=120, cwd=ROOT, env={**os.environ, "COLUMNS": "200"})
     assert "--buckets" in proc.stdout and "--bucket-memory" in proc.stdout
     assert "eagerly" in proc.stdout

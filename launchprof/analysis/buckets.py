@@ -125,7 +125,8 @@ def _notes(ev: Evidence, axis: BatchAxis, shared: int | None, limit: int, measur
     if not measured:
         notes.append("not measured on the GPU: capture time, replay time, memory and padding safety are unknown")
     if shared is not None and shared > limit:
-        notes.append(f"the shared pool ({shared} bytes) passes --bucket-memory ({limit} bytes) even with one size")
+        notes.append(f"the measured shared pool ({shared} bytes) passes --bucket-memory ({limit} bytes): "
+                     "capture fewer sizes (--buckets) or allow more memory")
     if axis.others:
         names = ", ".join(f"{p} dim {d}" for p, d in axis.others)
         notes.append(f"also varying, not bucketed by this plan: {names} (one graph per distinct shape there)")

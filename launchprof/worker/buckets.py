@@ -98,8 +98,11 @@ def measure_buckets(run: TargetRun) -> None:
         recover_after_failed_capture()
         run.events.write("note", text=f"bucket measurement stopped ({type(exc).__name__}: {str(exc)[:300]}); what it measured before is reported")
     finally:
-        state.restore()
-        torch.cuda.empty_cache()
+        try:
+            state.restore()
+            torch.cuda.empty_cache()
+        except Exception as exc:
+            run.events.write("note", text=f"state after the bucket measurement could not be restored ({type(exc).__name__}: {str(exc)[:300]})")
 
 
 def _setup(run: TargetRun) -> Setup | None:
@@ -185,20 +188,29 @@ def _pool_bytes(pool: Any) -> int:
 
 def _private_pools(run: TargetRun, padders: dict[int, Padder]) -> tuple[dict[int, int], int | None]:
     """Each size captured alone into its own pool, largest first, after one throwaway
-    capture of the largest: the graph's own bytes per size, and the one-time workspace."""
-    largest = max(padders)
-    graph, out, _ = _capture(run.fn, padders[largest])
+    capture of the smallest: the graph's own bytes per size, and the one-time workspace.
+    A size that runs out of memory counts as too large for any limit."""
+    from launchprof.worker.capture import recover_after_failed_capture
+
+    smallest = min(padders)
+    graph, out, _ = _capture(run.fn, padders[smallest])
     first = pool_segment_bytes(graph) or 0
     del graph, out
     own: dict[int, int] = {}
     for size in sorted(padders, reverse=True):
         reserved = torch.cuda.memory_reserved()
-        graph, out, ms = _capture(run.fn, padders[size])
+        try:
+            graph, out, ms = _capture(run.fn, padders[size])
+        except torch.cuda.OutOfMemoryError:
+            recover_after_failed_capture()
+            own[size] = 2**62
+            run.events.write("bucket-measure", stage="private", size=size, pool_bytes=None, error="out of memory")
+            continue
         own[size] = pool_segment_bytes(graph) or max(torch.cuda.memory_reserved() - reserved, 0)
         run.events.write("bucket-measure", stage="private", size=size, pool_bytes=own[size], capture_ms=ms,
                          reserved_bytes=max(torch.cuda.memory_reserved() - reserved, 0))
         del graph, out
-    return own, max(first - own[largest], 0)
+    return own, max(first - own[smallest], 0)
 
 
 def _replay_us(graph: torch.cuda.CUDAGraph) -> float:

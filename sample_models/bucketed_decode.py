@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 DIM, HEADS, LAYERS, VOCAB, CACHE, SLOTS = 128, 4, 2, 512, 64, 33  # slot 0: padding only
-SIZES = [3, 8, 5, 13, 8, 1, 16, 8, 2, 8, 21, 6]
+SIZES = [3, 8, 5, 13, 8, 8, 16, 1, 2, 8, 21, 6]  # batch sizes of successive steps
 
 
 class Layer(torch.nn.Module):

@@ -177,7 +177,6 @@ def test_a_failed_check_without_a_located_op_is_still_unsafe():
 
 
 def test_unbucketed_varying_argument_is_named():
-    events = calls([3, 8, 5]) + [{"type": "call", "index": 9, "args": []}]
     events = calls([3, 8, 5])
     for e, n in zip(events, [7, 7, 9]):
         e["args"].append({"path": "prompt", "kind": "tensor", "shape": [1, n], "dtype": "int64", "device": "cuda:0"})

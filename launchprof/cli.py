@@ -38,6 +38,8 @@ from launchprof.commands.options import (  # noqa: F401 - typer reads the aliase
     RunOutOpt,
     LocateAsyncOpt,
     QuickOpt,
+    BucketsOpt,
+    BucketMemoryOpt,
     ProfileOutputOpt,
     CrossoverFormatOpt,
     PlotOpt,
@@ -155,6 +157,8 @@ def analyze(
     explain: ExplainOpt = False,
     no_calibrate: NoCalibrateOpt = False,
     quiet: QuietOpt = False,
+    buckets: BucketsOpt = None,
+    bucket_memory: BucketMemoryOpt = "2GiB",
 ) -> int:
     """Run SCRIPT eagerly and as a CUDA graph replay; report speedup, hazards and a verdict.
 
@@ -184,6 +188,8 @@ def analyze(
                 github=github,
                 run_out=run_out,
                 snippet=snippet,
+                buckets=buckets,
+                bucket_memory=bucket_memory,
             )
         )
 

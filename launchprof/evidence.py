@@ -52,6 +52,7 @@ class Evidence:
     kept_outputs: list[dict[str, Any]] = field(default_factory=list)
     loop_backs: list[dict[str, Any]] = field(default_factory=list)
     outputs: dict[str, Any] | None = None
+    buckets: list[dict[str, Any]] = field(default_factory=list)  # bucket-* events (worker/buckets.py)
     plan_end: dict[str, Any] | None = None
     script_end: dict[str, Any] | None = None
     worker_end: dict[str, Any] | None = None
@@ -98,6 +99,7 @@ _LISTS = {
     "loop-back": "loop_backs",
     "phase": "phases",
     "timing-end": "timing_ends",
+    **{kind: "buckets" for kind in ("bucket-plan", "bucket-measure", "bucket-check", "bucket-leak", "bucket-end")},
 }
 
 

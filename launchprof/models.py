@@ -20,10 +20,12 @@ from pydantic import BeforeValidator, ConfigDict, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
 from launchprof.enums import Severity, Verdict
+from launchprof.models_buckets import BucketPlan
 
 # Version 2 added raw samples, timing labels, clone/workspace memory, the structured
 # prediction, hazard fingerprints and the run file's name (see launchprof.run.migrate).
-SCHEMA_VERSION = 2
+# Version 3: ``buckets`` is the measured bucket plan (launchprof.models_buckets), not a list.
+SCHEMA_VERSION = 3
 
 # Extra keys are ignored so that a report written by a newer launchprof with added
 # fields still loads here (fields are added, never renamed).
@@ -231,17 +233,6 @@ class Validation:
 
 
 @model
-class Bucket:
-    """One recommended capture size for an argument whose shape varies."""
-
-    argument: str
-    dim: int
-    sizes: list[int]
-    padding_waste: float  # mean fraction of padded (wasted) work over the observed calls
-    pool_bytes_estimate: int | None
-
-
-@model
 class KernelSpan:
     """One GPU activity in a timeline, relative to the start of its call."""
 
@@ -332,7 +323,7 @@ class Report:
     predicted_speedup: float | None  # = prediction.median
     validation: Validation | None
     hazards: list[Hazard]
-    buckets: list[Bucket] | None
+    buckets: BucketPlan | None
     run: RunInfo | None = None
     notes: list[str] = dataclasses.field(default_factory=list)
     mode: str = "analyze"  # "analyze" or "lint"

@@ -12,7 +12,7 @@ from launchprof.enums import Severity, Verdict
 from launchprof.errors import UsageError
 from launchprof.models import (
     SCHEMA_VERSION,
-    Bucket,
+    BucketPlan,
     EagerProfile,
     Hazard,
     KernelSpan,
@@ -33,7 +33,7 @@ STATIC_VERDICT = Verdict.STATIC_ONLY.value
 SEVERITIES = tuple(s.value for s in Severity)
 
 __all__ = [
-    "SCHEMA_VERSION", "SEVERITIES", "STATIC_VERDICT", "VERDICTS", "Bucket", "EagerProfile", "Hazard",
+    "SCHEMA_VERSION", "SEVERITIES", "STATIC_VERDICT", "VERDICTS", "BucketPlan", "EagerProfile", "Hazard",
     "KernelSpan", "Machine", "Prediction", "ReplayProfile", "Report", "RunInfo", "Speedup", "Stats",
     "Timeline", "Validation", "load_report",
 ]

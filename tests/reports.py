@@ -11,10 +11,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from bucket_events import measured_plan
 from launchprof.hazards.kinds import KINDS
 from launchprof.session import (
     SCHEMA_VERSION,
-    Bucket,
     EagerProfile,
     Hazard,
     KernelSpan,
@@ -107,7 +107,7 @@ def graphs_help(root: Path = ROOT) -> Report:
                 40,
             ),
         ],
-        buckets=[Bucket(argument="tokens", dim=1, sizes=[16, 32, 64, 96], padding_waste=0.182, pool_bytes_estimate=96_468_992)],
+        buckets=measured_plan(),
         run=RunInfo(complete=True, cause=None, script_exit=0, target_calls=64, wall_s=21.4, phases_s={"eager": 4.1, "replay": 2.2}),
         notes=["Timing on a shared GPU: other processes were running (nvidia-smi)."],
         timeline=_timeline(),

@@ -37,7 +37,7 @@ def test_json_report_of_the_fixture(tmp_path):
     report = json_report(tmp_path, STEP)
     assert report["mode"] == "lint"
     assert report["verdict"] == "static-only"
-    assert report["schema_version"] == 2
+    assert report["schema_version"] == 3
     assert report["target"] == "train_step"
     assert report["script"] == str(STEP)
     assert report["machine"]["gpu"] is None and report["machine"]["torch"] is None

@@ -69,7 +69,7 @@ def test_version_1_report_migrates():
     old = json.loads((DATA / "migrations" / "report-v1.json").read_text())
     assert old["schema_version"] == 1
     report = load_report(DATA / "migrations" / "report-v1.json")
-    assert report.schema_version == SCHEMA_VERSION == 2
+    assert report.schema_version == SCHEMA_VERSION == 3
     assert report.speedup is not None and "ratio of medians" in report.speedup.method
     assert report.eager.timing == "in-loop"
     if old.get("predicted_speedup") is not None:

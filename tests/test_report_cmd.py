@@ -71,7 +71,7 @@ def test_text_to_stdout(session: Path) -> None:
     ("content", "expected"),
     [
         (lambda r: r.to_json()[: len(r.to_json()) // 2], "truncated"),
-        (lambda r: r.to_json().replace('"schema_version": 2', '"schema_version": 99', 1), "schema_version 99"),
+        (lambda r: r.to_json().replace('"schema_version": 3', '"schema_version": 99', 1), "schema_version 99"),
         (lambda r: json.dumps({"hello": "world"}), "schema_version"),
         (lambda r: "[1, 2]", "not a launchprof report"),
     ],

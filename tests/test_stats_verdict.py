@@ -3,7 +3,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from launchprof.buckets import recommend
 from launchprof.session import Speedup, Validation
 from launchprof.stats import speedup_of, stats_of
 from launchprof.verdict import decide
@@ -36,13 +35,6 @@ def test_verdict_special_cases():
     assert decide(False, None, None, None) == "eager-only"
     assert decide(True, False, None, None) == "not-capturable"
     assert decide(True, True, Validation(4, 3, 0.5), Speedup(3, 2.9, 3.1)) == "not-capturable"
-
-
-def test_buckets_pad_to_powers_of_two():
-    [b] = recommend({"x": [(3, 256), (8, 256), (5, 256), (13, 256)]}, {"x": (8, 256)}, 1000)
-    assert (b.argument, b.dim, b.sizes) == ("x", 0, [4, 8, 16])
-    assert 0 < b.padding_waste < 0.5
-    assert b.pool_bytes_estimate == 2000
 
 
 # --- formulas of the analysis, on recorded H200 runs and on burst-timed events -------------

@@ -20,13 +20,12 @@ from launchprof.analysis.runinfo import run_info, script_failed
 from launchprof.analysis.failure import with_failure_advice
 from launchprof.analysis.whole import whole_script
 from launchprof.analysis.timing import breakeven, eager_samples, replay_samples, speedup, stopped_early_notes
-from launchprof.buckets import recommend
+from launchprof.analysis.buckets import bucket_plan
 from launchprof.enums import Verdict
 from launchprof.errors import UsageError
 from launchprof.evidence import Evidence, parse_events
 from launchprof.hazards import find_hazards
 from launchprof.hazards.outputs import output_costs
-from launchprof.hazards.shapes import varying_shapes
 from launchprof.run.file import Run
 from launchprof.session import SCHEMA_VERSION, KernelSpan, Machine, Report, Timeline
 from launchprof.snippet import capture_snippet
@@ -59,18 +58,6 @@ def eager_calls(traces: TraceSource) -> tuple[list[CallProfile], list[dict[str, 
     if not calls and gpu.empty:  # traced, and the GPU did nothing: the target runs no CUDA work
         calls = [CallProfile(0, 0, 0.0, 0.0, [], [], [], [], 0.0)]
     return calls, timeline_of(gpu, 0)
-
-
-def _buckets(ev: Evidence, pool_bytes: int | None) -> Any:
-    varying = varying_shapes(ev)
-    if not varying:
-        return None
-    captured_shapes = {}
-    if ev.capture and ev.capture.get("ok"):
-        for call in ev.calls:
-            if call.get("index") == ev.capture.get("index"):
-                captured_shapes = {a["path"]: tuple(a["shape"]) for a in call.get("args", []) if a.get("kind") == "tensor"}
-    return recommend(varying, captured_shapes, pool_bytes)
 
 
 def build_report(
@@ -126,7 +113,7 @@ def build_report(
         predicted_speedup=prediction.median if prediction else None,
         validation=validation,
         hazards=find_hazards(ev),
-        buckets=_buckets(ev, replay.pool_bytes if replay else None),
+        buckets=bucket_plan(ev),
         run=info,
         notes=notes,
         timeline=timeline,

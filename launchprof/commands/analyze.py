@@ -62,6 +62,8 @@ class AnalyzeOptions:
     github: bool = False
     run_out: Path | None = None
     snippet: bool = False  # --snippet: the capture snippet in the terminal
+    buckets: str | None = None  # --buckets 1,2,4,8: the user's capture sizes
+    bucket_memory: str = "2GiB"  # --bucket-memory: the shared pool's limit
 
 
 def check_usage(options: AnalyzeOptions) -> list[Output]:
@@ -72,6 +74,7 @@ def check_usage(options: AnalyzeOptions) -> list[Output]:
         check_target_statically(spec, options.script, source)
         check_target_defined(spec, options.script, source)
     check_choice(options.fail_on)
+    bucket_options(options)
     outputs = plan_outputs(list(options.formats), list(options.outputs))
     for out in outputs:
         if out.path is not None:
@@ -88,6 +91,17 @@ def check_usage(options: AnalyzeOptions) -> list[Output]:
 
         load_profile(options.profile)  # a missing or malformed profile fails now, not after the run
     return outputs
+
+
+def bucket_options(options: AnalyzeOptions) -> dict[str, Any]:
+    """--buckets and --bucket-memory as the worker takes them; a bad value is a usage error."""
+    from launchprof.buckets import parse_bytes, parse_sizes
+
+    try:
+        sizes = parse_sizes(options.buckets) if options.buckets is not None else None
+        return {"buckets": sizes, "bucket_memory": parse_bytes(options.bucket_memory)}
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def load_device_profile(path: Path | None, machine: Any, console: Console) -> Any:
@@ -159,6 +173,7 @@ def measure(options: AnalyzeOptions, console: Console, report_on_stdout: bool = 
         trace_path=str(rundir / "trace.json"),
         repeat=options.repeat,
         calibrate=options.calibrate,
+        **bucket_options(options),
     )
     with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
         result = run_worker(

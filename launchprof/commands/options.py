@@ -126,6 +126,23 @@ LocateAsyncOpt = Annotated[
         "The script's side effects run twice.",
     ),
 ]
+BucketsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--buckets", metavar="LIST",
+        help="Capture sizes to measure when argument shapes vary, e.g. 1,2,4,8,16,32 (default: 1, 2, 4, 8, then "
+        "multiples of 8 up to the largest size seen). Each call is padded up to the next size; larger calls run eagerly.",
+        show_default=False,
+    ),
+]
+BucketMemoryOpt = Annotated[
+    str,
+    typer.Option(
+        "--bucket-memory", metavar="SIZE",
+        help="Most memory the bucket graphs' shared pool may hold (e.g. 2GiB, 512MiB); the largest sizes are "
+        "dropped until it fits, and their calls run eagerly.",
+    ),
+]
 
 QuickOpt = Annotated[bool, typer.Option("--quick", help="A short sweep (seconds, not a minute): fewer node counts, durations, repeats and host rounds.")]
 ProfileOutputOpt = Annotated[

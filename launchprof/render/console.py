@@ -23,6 +23,7 @@ from rich.text import Text
 from launchprof.render import figures
 from launchprof.render import format as fmt
 from launchprof.render.anatomy import anatomy_line
+from launchprof.render.buckets import console_buckets
 from launchprof.render.base import Renderer
 from launchprof.render.legend import TERMS
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
@@ -174,10 +175,7 @@ class ConsoleRenderer(Renderer):
         table = numbers(report)
         if table is not None:
             parts.append(table)
-        for b in report.buckets or []:
-            pool = f", shared pool about {fmt.size(b.pool_bytes_estimate)}" if b.pool_bytes_estimate else ""
-            sizes = ", ".join(map(str, b.sizes))
-            parts.append(Text(f"capture buckets for {b.argument} dim {b.dim}: {sizes} (padding waste {fmt.percent(b.padding_waste)}{pool})"))
+        parts += console_buckets(report, root)
         graph = anatomy_line(report)
         if graph:
             parts.append(Text(graph))

@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from launchprof.render import figures
 from launchprof.render.anatomy import anatomy_line, anatomy_svg
+from launchprof.render.buckets import html_buckets
 from launchprof.render import format as fmt
 from launchprof.render.legend import TERMS
 from launchprof.render.base import Renderer
@@ -225,4 +226,5 @@ class HtmlRenderer(Renderer):
             machine=machine_line(report),
             fmt_fraction=fmt_fraction,
             terms=TERMS,
+            buckets=html_buckets(report, root),
         )

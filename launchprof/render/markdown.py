@@ -14,6 +14,7 @@ from typing import Any
 from launchprof.render import figures
 from launchprof.render import format as fmt
 from launchprof.render.anatomy import anatomy_line
+from launchprof.render.buckets import markdown_buckets
 from launchprof.render.legend import TERMS
 from launchprof.render.base import Renderer
 from launchprof.render.figures import key_numbers, location, machine_line, sorted_hazards, verdict_sentence
@@ -91,7 +92,7 @@ class MarkdownRenderer(Renderer):
             parts.append(md_table(("Measure", "Value"), rows))
             parts += [f"> {md_text(line)}" for line in figures.detail_lines(report)]
             parts += [f"> {md_text(line)}" for line in [anatomy_line(report)] if line]
-        parts += self._buckets(report) + self._candidates(report, root) + [self._hazards(report, root)]
+        parts += markdown_buckets(report, root) + self._candidates(report, root) + [self._hazards(report, root)]
         parts += self._fixes(report, root)
         if report.capture_snippet:
             parts.append("### Capture snippet\n\nPaste after the script's definitions; `run(*args)` returns what the target returns.\n\n```python\n" + report.capture_snippet.rstrip() + "\n```")
@@ -153,23 +154,6 @@ class MarkdownRenderer(Renderer):
             else:
                 out.append(f"{head}: {md_text(fix.note)}")
         return ["### Fixes\n\n" + "\n\n".join(out)] if out else []
-
-    @staticmethod
-    def _buckets(report: Report) -> list[str]:
-        if not report.buckets:
-            return []
-        rows = [
-            (
-                md_code(b.argument),
-                str(b.dim),
-                md_text(", ".join(str(s) for s in b.sizes)),
-                fmt.percent(b.padding_waste),
-                fmt.size(b.pool_bytes_estimate),
-            )
-            for b in report.buckets
-        ]
-        header = ("Argument", "Dim", "Capture sizes", "Padding waste", "Pool memory (est.)")
-        return ["### Recommended capture sizes\n\n" + md_table(header, rows)]
 
 
 _SEVERITY_DOT = {"error": "🔴", "warning": "🟠", "info": "🔵"}

@@ -33,7 +33,18 @@ def migrate_report_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-REPORT_MIGRATIONS: dict[int, Migration] = {1: migrate_report_1_to_2}
+def migrate_report_2_to_3(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 had ``buckets`` as a list, one entry per varying argument, with an
+    estimated pool; version 3 has one measured plan (launchprof.models_buckets)."""
+    from launchprof.run.migrate_buckets import plan_from_list
+
+    out = dict(data)
+    out["buckets"] = plan_from_list(out.get("buckets"))
+    out["schema_version"] = 3
+    return out
+
+
+REPORT_MIGRATIONS: dict[int, Migration] = {1: migrate_report_1_to_2, 2: migrate_report_2_to_3}
 # The run file starts at format 1; a future format 2 adds ``1: migrate_run_1_to_2`` here.
 RUN_MIGRATIONS: dict[int, Migration] = {}
 

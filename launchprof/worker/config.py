@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from launchprof.buckets import DEFAULT_MEMORY_BYTES
+
 # Exit status the worker uses when the environment (torch, CUDA) is unusable.
 WORKER_ENV_EXIT = 86
 
@@ -22,6 +24,8 @@ class WorkerConfig:
     profile_calls: int = 3
     validations: int = 4
     calibrate: bool = True  # measure a quick device profile first if none is cached
+    buckets: list[int] | None = None  # --buckets: capture sizes to measure (None: the default rule)
+    bucket_memory: int = DEFAULT_MEMORY_BYTES  # --bucket-memory: limit of the buckets' shared pool
 
     def to_file(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self)), encoding="utf-8")

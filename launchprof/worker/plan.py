@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from launchprof.worker.buckets import measure_buckets
 from launchprof.worker.burst import BURST_SETS
 from launchprof.worker.capture import CaptureFailed, Captured, capture
 from launchprof.worker.config import WorkerConfig, in_loop_calls, pre_capture_calls
@@ -473,6 +474,7 @@ class TargetRun:
                 self.events.write("note", text=f"profiler trace could not be written: {exc}")
         if bursts:
             self._bursts()
+            measure_buckets(self)  # varying shapes only: the bucket plan, measured (worker/buckets.py)
             sets = list(self.replay_sets or self.eager_sets)
             self.race_set = sets[-1] if sets else None
         self.events.write(

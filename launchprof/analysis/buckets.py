@@ -1,0 +1,171 @@
+"""The ``buckets`` field of the report: the bucket plan from the recorded shapes and the
+worker's ``bucket-*`` events (worker/buckets.py, docs/worker-events.md).
+
+Without those events (a run made before they existed, or one where the measurement could
+not run) the plan is still recommended from the shapes, and says it was not measured.
+Returns data; never prints.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+from launchprof.buckets import (
+    DEFAULT_MEMORY_BYTES,
+    BatchAxis,
+    batch_axis,
+    bucket_of,
+    default_sizes,
+    eager_calls,
+    explain,
+    fit_memory,
+    padding_waste,
+    paste_snippet,
+)
+from launchprof.evidence import Evidence
+from launchprof.hazards.shapes import varying_shapes
+from launchprof.models_buckets import BucketArgument, BucketMeasure, BucketPlan, BucketSpeedup, PaddingLeak
+from launchprof.stats import speedup_of
+
+FIX = (
+    "padding leaks into a reduction over the padded dimension: the padded rows change the real rows' "
+    "results. Use a mask of the real rows and the true length held in a device tensor (copy_ it in before "
+    "each replay): e.g. `valid = torch.arange(h.shape[0], device=h.device) < n` then "
+    "`(h * valid[:, None]).sum(0) / n` instead of `h.mean(dim=0)`"
+)
+
+
+def _events(ev: Evidence, kind: str) -> list[dict[str, Any]]:
+    return [e for e in ev.buckets if e.get("type") == kind]
+
+
+def _last(ev: Evidence, kind: str) -> dict[str, Any]:
+    found = _events(ev, kind)
+    return found[-1] if found else {}
+
+
+def _by_size(ev: Evidence, stage: str) -> dict[int, dict[str, Any]]:
+    return {int(e["size"]): e for e in _events(ev, "bucket-measure") if e.get("stage") == stage and isinstance(e.get("size"), int)}
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _plan_sizes(ev: Evidence, axis: BatchAxis) -> tuple[list[int], str, int]:
+    """(the full plan, its source, the memory limit), as the worker chose them if it ran."""
+    plan = _last(ev, "bucket-plan")
+    sizes = [int(s) for s in plan.get("sizes") or [] if isinstance(s, int) and s > 0]
+    source = str(plan.get("source") or "default")
+    limit = _int(plan.get("limit_bytes")) or DEFAULT_MEMORY_BYTES
+    return (sizes or default_sizes(max(axis.sizes))), (source if sizes else "default"), limit
+
+
+def _kept(ev: Evidence, sizes: list[int], limit: int) -> tuple[list[int], list[int]]:
+    end = _last(ev, "bucket-end")
+    if end.get("kept"):
+        return sorted(int(s) for s in end["kept"]), sorted(int(s) for s in end.get("dropped") or [])
+    private = {s: _int(e.get("pool_bytes")) or 0 for s, e in _by_size(ev, "private").items()}
+    return fit_memory(sizes, private, limit) if private else (sorted(sizes), [])
+
+
+def _checks(ev: Evidence, size: int) -> bool | None:
+    found = [bool(c.get("match")) for c in _events(ev, "bucket-check") if c.get("size") == size]
+    return all(found) if found else None
+
+
+def _measures(ev: Evidence, kept: list[int], seen: list[int]) -> list[BucketMeasure]:
+    private, shared = _by_size(ev, "private"), _by_size(ev, "shared")
+    served = collections.Counter(bucket_of(n, kept) for n in seen)
+    out = []
+    for size in kept:
+        p, s = private.get(size, {}), shared.get(size, {})
+        if not p and not s:
+            continue
+        capture = s.get("capture_ms", p.get("capture_ms"))
+        out.append(BucketMeasure(
+            size=size,
+            capture_ms=float(capture) if isinstance(capture, (int, float)) else None,
+            replay_us=float(s["replay_us"]) if isinstance(s.get("replay_us"), (int, float)) else None,
+            pool_bytes=_int(p.get("pool_bytes")),
+            shared_added_bytes=_int(s.get("added_bytes")),
+            calls=served.get(size, 0),
+            matches=_checks(ev, size),
+        ))
+    return out
+
+
+def _leaks(ev: Evidence) -> list[PaddingLeak]:
+    out = []
+    for e in _events(ev, "bucket-leak"):
+        fields = {k: e.get(k) for k in ("output", "size", "calls_size", "max_abs_diff", "file", "line", "code", "op")}
+        fields["output"] = str(fields["output"] or "output")
+        if isinstance(fields["size"], int) and isinstance(fields["calls_size"], int):
+            out.append(PaddingLeak(**fields))
+    return out
+
+
+def _speedup(end: dict[str, Any]) -> BucketSpeedup | None:
+    result = speedup_of(end.get("eager_us") or [], end.get("plan_us") or [])
+    if result is None:
+        return None
+    return BucketSpeedup(median=result.median, low=result.low, high=result.high)
+
+
+def _safety(ev: Evidence, leaks: list[PaddingLeak]) -> bool | None:
+    checks = _events(ev, "bucket-check")
+    if not checks:
+        return None
+    return all(bool(c.get("match")) for c in checks) and not leaks
+
+
+def _notes(ev: Evidence, axis: BatchAxis, shared: int | None, limit: int, measured: bool) -> list[str]:
+    notes = [str(e.get("text")) for e in _events(ev, "bucket-end") if e.get("text")]
+    if not measured:
+        notes.append("not measured on the GPU: capture time, replay time, memory and padding safety are unknown")
+    if shared is not None and shared > limit:
+        notes.append(f"the measured shared pool ({shared} bytes) passes --bucket-memory ({limit} bytes): "
+                     "capture fewer sizes (--buckets) or allow more memory")
+    if axis.others:
+        names = ", ".join(f"{p} dim {d}" for p, d in axis.others)
+        notes.append(f"also varying, not bucketed by this plan: {names} (one graph per distinct shape there)")
+    return notes
+
+
+def bucket_plan(ev: Evidence) -> BucketPlan | None:
+    """The plan for the varying dimension of the target's arguments, or None if none varies."""
+    axis = batch_axis(varying_shapes(ev))
+    if axis is None:
+        return None
+    sizes, source, limit = _plan_sizes(ev, axis)
+    kept, dropped = _kept(ev, sizes, limit)
+    end = _last(ev, "bucket-end")
+    measured = _measures(ev, kept, axis.sizes)
+    leaks = _leaks(ev)
+    safe = _safety(ev, leaks)
+    shared = _int(end.get("shared_pool_bytes"))
+    step = str((ev.target or {}).get("name") or "step").split(".")[-1].split(":")[-1]
+    return BucketPlan(
+        arguments=[BucketArgument(argument=p, dim=d) for p, d in axis.arguments],
+        recommended=kept,
+        measured=measured,
+        shared_pool_bytes=shared,
+        private_pool_bytes=_int(end.get("private_pool_bytes")),
+        workspace_bytes=_int(end.get("workspace_bytes")),
+        padding_waste=padding_waste(axis.sizes, kept),
+        padding_safe=safe,
+        speedup=_speedup(end),
+        explanation=explain(source, axis.sizes, kept, dropped, limit),
+        source=source,
+        observed=dict(sorted(collections.Counter(axis.sizes).items())),
+        eager_above=max(kept) if kept else None,
+        eager_calls=eager_calls(axis.sizes, kept),
+        dropped=dropped,
+        memory_limit_bytes=limit,
+        leaks=leaks,
+        fix=FIX if safe is False else None,
+        snippet=paste_snippet(axis.arguments, kept, step),
+        others=[BucketArgument(argument=p, dim=d) for p, d in axis.others],
+        notes=_notes(ev, axis, shared, limit, bool(measured)),
+    )

@@ -1,0 +1,117 @@
+"""The bucket plan (report.buckets) for the terminal, Markdown and HTML: a table per
+capture size, the memory and speedup lines, whether padding is safe, and the plan as code
+to paste. Formats only; the figures come from launchprof.analysis.buckets.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from launchprof.models_buckets import BucketPlan
+from launchprof.render import format as fmt
+from launchprof.render.paths import relative
+
+HEADER = ("Size", "Calls", "Capture + instantiate", "Replay", "Own pool", "Added to shared pool", "Padding")
+
+
+def _ms(value: float | None) -> str:
+    return fmt.NA if value is None else f"{value:.2f} ms"
+
+
+def _padding(matches: bool | None) -> str:
+    return {True: "same as eager", False: "DIFFERS", None: "not checked"}[matches]
+
+
+def rows(plan: BucketPlan) -> list[tuple[str, ...]]:
+    """One row per measured capture size, largest last; unmeasured plans have none."""
+    return [
+        (str(m.size), str(m.calls), _ms(m.capture_ms), fmt.duration(m.replay_us), fmt.size(m.pool_bytes),
+         fmt.size(m.shared_added_bytes), _padding(m.matches))
+        for m in plan.measured
+    ]
+
+
+def _where(plan: BucketPlan) -> str:
+    return ", ".join(f"{a.argument} dim {a.dim}" for a in plan.arguments)
+
+
+def lines(plan: BucketPlan, root: Any = None) -> list[str]:
+    """The plan's sentences, in reading order (no markup)."""
+    out = [f"Capture sizes for {_where(plan)}: {', '.join(map(str, plan.recommended))} ({plan.explanation})"]
+    if plan.shared_pool_bytes is not None or plan.private_pool_bytes is not None:
+        work = f"; one-time library workspace {fmt.size(plan.workspace_bytes)} apart" if plan.workspace_bytes else ""
+        out.append(
+            f"Memory: {fmt.size(plan.shared_pool_bytes)} in one shared pool captured largest first, against "
+            f"{fmt.size(plan.private_pool_bytes)} in private pools{work}"
+        )
+    if plan.speedup is not None:
+        s = plan.speedup
+        out.append(f"Observed calls replayed through the plan (pad, replay, slice) against eager: {fmt.speedup(s.median, s.low, s.high)}")
+    if plan.padding_safe is True:
+        out.append("Padding is safe: every padded replay's real rows equal eager on the real inputs")
+    elif plan.padding_safe is False:
+        out.append("Padding is NOT safe: padded replays change the real rows' results")
+        for leak in plan.leaks:
+            file = relative(leak.file, root) if leak.file and root is not None else leak.file
+            where = f" at {file}:{leak.line}" if file and leak.line else ""
+            op = f" (`{leak.op}` over the padded dimension{where}: `{leak.code}`)" if leak.op else where
+            out.append(f"  {leak.output} differs when a call of {leak.calls_size} is padded to {leak.size}{op}")
+        if plan.fix:
+            out.append(f"Fix: {plan.fix}")
+    return out + [f"note: {n}" for n in plan.notes]
+
+
+def console_buckets(report: Any, root: Any = None) -> list[Any]:
+    """Rich renderables for the terminal (empty without a plan)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    plan = report.buckets
+    if plan is None:
+        return []
+    parts: list[Any] = []
+    if plan.measured:
+        table = Table(title="Capture buckets, measured", title_justify="left")
+        for name in HEADER:
+            table.add_column(name, justify="left" if name == "Padding" else "right")
+        for row in rows(plan):
+            table.add_row(*row, style="red" if row[-1] == "DIFFERS" else None)
+        parts.append(table)
+    for line in lines(plan, root):
+        bad = line.startswith(("Padding is NOT", "Fix:", "  "))
+        parts.append(Text(line, style="red" if bad else ("dim" if line.startswith("note:") else "")))
+    parts.append(Text("Capture plan to paste:", style="bold"))
+    parts.append(Text(plan.snippet, overflow="fold"))
+    return parts
+
+
+def markdown_buckets(report: Any, root: Any = None) -> list[str]:
+    """The Markdown section (empty list without a plan)."""
+    from launchprof.render.markdown import md_table, md_text
+
+    plan = report.buckets
+    if plan is None:
+        return []
+    parts = ["### Capture buckets"]
+    if plan.measured:
+        parts.append(md_table(HEADER, [tuple(md_text(c) for c in row) for row in rows(plan)]))
+    parts.append("\n".join(f"- {md_text(line.strip())}" for line in lines(plan, root)))
+    parts.append("Capture plan to paste:\n\n```python\n" + plan.snippet + "\n```")
+    return ["\n\n".join(parts)]
+
+
+def html_buckets(report: Any, root: Any = None) -> Markup | None:
+    """The HTML section, escaped here (the template inserts it as is)."""
+    plan = report.buckets
+    if plan is None:
+        return None
+    html = ["<h2>Capture buckets</h2>"]
+    if plan.measured:
+        head = "".join(f"<th>{escape(h)}</th>" for h in HEADER)
+        body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows(plan))
+        html.append(f"<table><tr>{head}</tr>{body}</table>")
+    html += [f"<p>{escape(line.strip())}</p>" for line in lines(plan, root)]
+    html.append(f"<p>Capture plan to paste:</p><pre>{escape(plan.snippet)}</pre>")
+    return Markup("\n".join(html))

@@ -36,6 +36,7 @@ from launchprof.commands.options import (  # noqa: F401 - typer reads the aliase
     ShowOutputOpt,
     AnalyzeSaveTraceOpt,
     RunOutOpt,
+    NprocOpt,
     LocateAsyncOpt,
     QuickOpt,
     ProfileOutputOpt,
@@ -155,6 +156,7 @@ def analyze(
     explain: ExplainOpt = False,
     no_calibrate: NoCalibrateOpt = False,
     quiet: QuietOpt = False,
+    nproc_per_node: NprocOpt = None,
 ) -> int:
     """Run SCRIPT eagerly and as a CUDA graph replay; report speedup, hazards and a verdict.
 
@@ -184,6 +186,7 @@ def analyze(
                 github=github,
                 run_out=run_out,
                 snippet=snippet,
+                nproc_per_node=nproc_per_node,
             )
         )
 

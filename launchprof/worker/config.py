@@ -22,6 +22,7 @@ class WorkerConfig:
     profile_calls: int = 3
     validations: int = 4
     calibrate: bool = True  # measure a quick device profile first if none is cached
+    ranks: int = 0  # --nproc-per-node: each rank writes its own files (launchprof.ranks.worker_side)
 
     def to_file(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self)), encoding="utf-8")

@@ -41,9 +41,10 @@ from launchprof.session import Report
 from launchprof.worker.config import WorkerConfig
 
 NO_GPU_HELP = "lint, report and compare work without a GPU"
+WORKER = "launchprof.worker"
 
 
-def measure_ranks(options: Any, console: Console, report_on_stdout: bool) -> tuple[RanksResult, Path]:
+def measure_ranks(options: Any, console: Console, report_on_stdout: bool, module: str = WORKER) -> tuple[RanksResult, Path]:
     rundir = Path(tempfile.mkdtemp(prefix="launchprof-ranks-"))
     config = WorkerConfig(
         script=str(options.script.resolve()),
@@ -55,7 +56,7 @@ def measure_ranks(options: Any, console: Console, report_on_stdout: bool) -> tup
         calibrate=options.calibrate,
     )
     with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
-        result = run_ranks(config, rundir, options.nproc_per_node, options.timeout, options.show_output, progress.update, report_on_stdout)
+        result = run_ranks(config, rundir, options.nproc_per_node, options.timeout, options.show_output, progress.update, report_on_stdout, module)
     return result, rundir
 
 
@@ -99,11 +100,12 @@ def write_rank_reports(inputs: list[RankInput], outputs: list[Output], render: R
                 raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def run_ranks_analysis(options: Any, outputs: list[Output]) -> int:
-    """The whole multi-rank analyze, after the usage checks (exit 2) have passed."""
+def run_ranks_analysis(options: Any, outputs: list[Output], module: str = WORKER) -> int:
+    """The whole multi-rank analyze, after the usage checks (exit 2) have passed. ``module`` is
+    what each rank runs: launchprof's worker (the CLI never changes it; tests wrap it)."""
     console = Console(stderr=True)
     root = find_project_root(options.script, options.project_root)
-    result, rundir = measure_ranks(options, console, any(o.path is None and o.format != "text" for o in outputs))
+    result, rundir = measure_ranks(options, console, any(o.path is None and o.format != "text" for o in outputs), module)
     try:
         inputs = [save_rank(options, root, rank, rundir, console) for rank in result.ranks]
     finally:

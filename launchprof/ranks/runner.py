@@ -34,8 +34,9 @@ from launchprof.worker.config import WorkerConfig
 STALL_S = 30.0
 # Lines of a rank's own output kept for the report when it died.
 OUTPUT_TAIL = 12
-# How torch's launcher stops the ranks that are still running when one fails.
-STOP_SIGNALS = ("SIGTERM", "SIGKILL")
+# How torch's launcher stops the ranks still running when one fails (SIGKILL only after its
+# shutdown timeout, 30 s): a rank that died of SIGKILL was killed by something else (the OOM killer).
+STOP_SIGNALS = ("SIGTERM",)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from launchprof.render.anatomy import anatomy_line
 from launchprof.render.base import Renderer
 from launchprof.render.legend import TERMS
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
+from launchprof.render.ranks import console_ranks
 from launchprof.session import Report
 
 
@@ -174,6 +175,7 @@ class ConsoleRenderer(Renderer):
         table = numbers(report)
         if table is not None:
             parts.append(table)
+        parts += console_ranks(report)
         for b in report.buckets or []:
             pool = f", shared pool about {fmt.size(b.pool_bytes_estimate)}" if b.pool_bytes_estimate else ""
             sizes = ", ".join(map(str, b.sizes))

@@ -189,6 +189,13 @@ def _slowest(inputs: list[RankInput], side: str) -> Report | None:
     return max(timed, key=lambda t: (t[0], -t[1]))[2] if timed else None
 
 
+def _measured(inputs: list[RankInput], summaries: list[RankSummary]) -> list[RankInput]:
+    """The ranks whose figures set the combined ones: those that ended well (a rank that died
+    mid-way has partial, differently timed figures), else every rank."""
+    ok = {s.rank for s in summaries if s.status == "ok"}
+    return [i for i in inputs if i.rank in ok] or inputs
+
+
 def combined_speedup(eager: Report | None, replay: Report | None) -> Speedup | None:
     if eager is None or replay is None or eager.eager is None or replay.replay is None or eager.eager.timing != replay.replay.timing:
         return None
@@ -240,7 +247,8 @@ def combine(inputs: list[RankInput]) -> Report:
     summaries = [summary(i, found[i.rank][:2]) for i in inputs]
     hazards = tagged_hazards(inputs) + collective_hazards(inputs, {r: c[2:] for r, c in found.items()})
     hazards.sort(key=lambda h: (-SEVERITY_RANK[h.severity], h.file or "", h.line or 0, h.kind))
-    slow_eager, slow_replay = _slowest(inputs, "eager"), _slowest(inputs, "replay")
+    measured = _measured(inputs, summaries)
+    slow_eager, slow_replay = _slowest(measured, "eager"), _slowest(measured, "replay")
     base = slow_replay or slow_eager or reports[0]
     ratio = combined_speedup(slow_eager, slow_replay)
     validation = combined_validation(reports)
@@ -248,7 +256,8 @@ def combine(inputs: list[RankInput]) -> Report:
     notes = list(base.notes)
     if slow_eager is not None or slow_replay is not None:
         sides = [f"{side} from rank {_rank_of(inputs, rep)}" for side, rep in (("eager", slow_eager), ("replay", slow_replay)) if rep is not None]
-        notes.insert(0, f"the slowest rank sets the step time: {' and '.join(sides)} ({len(inputs)} ranks, each timed in step with the others)")
+        among = f"{len(inputs)} ranks" if len(measured) == len(inputs) else f"the {len(measured)} of {len(inputs)} ranks that finished"
+        notes.insert(0, f"the slowest rank sets the step time: {' and '.join(sides)} ({among}, each timed in step with the others)")
     return dataclasses.replace(
         base,
         verdict=combined_verdict(reports, summaries, hazards, ratio, validation),

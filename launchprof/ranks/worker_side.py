@@ -34,7 +34,24 @@ def for_rank(config: WorkerConfig) -> WorkerConfig:
         return config
     events = rank_folder_file(config.events_path, rank)
     events.parent.mkdir(parents=True, exist_ok=True)
-    return dataclasses.replace(config, events_path=str(events), trace_path=str(rank_folder_file(config.trace_path, rank)))
+    # One rank measures the quick device profile (the others would measure the same GPU model
+    # at the same time, on a shared host); the CLI finds it cached for every rank's report.
+    return dataclasses.replace(
+        config, events_path=str(events), trace_path=str(rank_folder_file(config.trace_path, rank)), calibrate=config.calibrate and rank == 0
+    )
+
+
+def use_rank_device(config: WorkerConfig) -> None:
+    """Put this rank on its own GPU (``LOCAL_RANK``) before the worker touches CUDA again: the
+    machine event, the device profile and any allocation before the script's own
+    ``torch.cuda.set_device`` would otherwise all land on GPU 0."""
+    local = _int(os.environ.get("LOCAL_RANK"))
+    if not config.ranks or local is None:
+        return
+    import torch
+
+    if local < torch.cuda.device_count():
+        torch.cuda.set_device(local)
 
 
 def announce_rank(config: WorkerConfig, events: EventWriter) -> None:

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from launchprof.ranks.worker_side import announce_rank, for_rank
+from launchprof.ranks.worker_side import announce_rank, for_rank, use_rank_device
 from launchprof.worker.config import WORKER_ENV_EXIT, WorkerConfig
 from launchprof.worker.events import EventWriter
 
@@ -52,6 +52,7 @@ def main(argv: list[str]) -> int:
     t_start = time.perf_counter()
     if not start_cuda(events):
         return WORKER_ENV_EXIT
+    use_rank_device(config)
 
     from launchprof.machine import collect_machine
     from launchprof.targets import parse_target

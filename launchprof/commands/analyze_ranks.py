@@ -67,12 +67,18 @@ def _evidence(rank: RankRun) -> Evidence:
         raise InternalError(f"rank {rank.rank}'s worker wrote a malformed event: {exc}") from None
 
 
-def save_rank(options: Any, root: Path, rank: RankRun, rundir: Path, console: Console) -> RankInput:
-    """Save one rank's run file and analyse it, as one GPU would."""
+def save_rank(options: Any, root: Path, rank: RankRun, rundir: Path, console: Console, profiles: dict[str, Any]) -> RankInput:
+    """Save one rank's run file and analyse it, as one GPU would. ``profiles`` keeps the device
+    profile found for each machine, so that every rank on the same GPU model shares one (and
+    its warnings are printed once)."""
     from launchprof.commands.analyze import load_device_profile, save_run
 
     evidence = _evidence(rank)
-    profile = load_device_profile(options.profile, machine_of(evidence.machine) if evidence.machine else None, console)
+    machine = machine_of(evidence.machine) if evidence.machine else None
+    key = repr(machine)
+    if key not in profiles:
+        profiles[key] = load_device_profile(options.profile, machine, console)
+    profile = profiles[key]
     base = default_run_path(options.script, list(options.outputs), options.run_out)
     per_rank = dataclasses.replace(options, run_out=rank_path(base, rank.rank))
     path = save_run(per_rank, root, rank.result, rundir / f"rank{rank.rank}", evidence, profile.to_dict() if profile else None)
@@ -107,7 +113,8 @@ def run_ranks_analysis(options: Any, outputs: list[Output], module: str = WORKER
     root = find_project_root(options.script, options.project_root)
     result, rundir = measure_ranks(options, console, any(o.path is None and o.format != "text" for o in outputs), module)
     try:
-        inputs = [save_rank(options, root, rank, rundir, console) for rank in result.ranks]
+        profiles: dict[str, Any] = {}
+        inputs = [save_rank(options, root, rank, rundir, console, profiles) for rank in result.ranks]
     finally:
         if result.log_path is None or all(r.result.returncode == 0 for r in result.ranks):
             shutil.rmtree(rundir, ignore_errors=True)

@@ -124,3 +124,57 @@ def test_a_rank_that_dies_is_reported_with_its_exit_and_last_events(tmp_path, mo
     # Rank 0 slept; the launcher stopped it once rank 1 died. What it recorded is kept.
     assert r0["status"] == "stopped" and "after rank 1 failed" in r0["cause"]
     assert {e["type"] for e in load_run(Path(r0["run_file"])).events} >= {"rank", "machine", "target"}
+
+
+def test_a_timeout_stops_every_rank(tmp_path, monkeypatch):
+    tag = uuid.uuid4().hex
+    monkeypatch.setenv(TAG, tag)
+    monkeypatch.setenv("PYTHONPATH", f"{ROOT}{os.pathsep}{SCRIPTS}")
+    out = tmp_path / "report.json"
+    options = AnalyzeOptions(
+        script=SCRIPTS / "gloo_sleep.py", target="step", outputs=(out,), formats=("json",), show_output=False,
+        calibrate=False, timeout=12, nproc_per_node=2, project_root=ROOT,
+    )  # fmt: skip
+    t0 = time.time()
+    code = run_ranks_analysis(options, [Output("json", out)], module="cpu_rank_worker")
+    assert time.time() - t0 < 60
+    no_orphans(tag)
+    assert code == ExitCode.SCRIPT
+    report = json.loads(out.read_text())
+    assert [r["status"] for r in report["ranks"]] == ["timed-out", "timed-out"]
+    assert all("--timeout of 12" in r["cause"] for r in report["ranks"])
+
+
+DRIVER = """
+import sys
+from pathlib import Path
+from launchprof.commands.analyze import AnalyzeOptions
+from launchprof.commands.analyze_ranks import run_ranks_analysis
+from launchprof.outputs import Output
+out = Path(sys.argv[1])
+options = AnalyzeOptions(script=Path(sys.argv[2]), target="step", outputs=(out,), formats=("json",), show_output=False,
+                         calibrate=False, nproc_per_node=2)
+sys.exit(run_ranks_analysis(options, [Output("json", out)], module="cpu_rank_worker"))
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_ctrl_c_or_sigterm_stops_every_rank(tmp_path, sig):
+    import signal
+
+    tag = uuid.uuid4().hex
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{SCRIPTS}", TAG: tag}
+    out = tmp_path / "report.json"
+    proc = subprocess.Popen([sys.executable, "-c", DRIVER, str(out), str(SCRIPTS / "gloo_sleep.py")], env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 90
+    # Wait for the CLI, the launcher and both ranks, let the ranks reach the script, interrupt the CLI.
+    while len(tagged_processes(tag)) < 4:
+        assert time.time() < deadline and proc.poll() is None, "the ranks did not start"
+        time.sleep(0.5)
+    time.sleep(6)
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == ExitCode.INTERRUPTED, err[-2000:]
+    no_orphans(tag)
+    report = json.loads(out.read_text())
+    assert [r["status"] for r in report["ranks"]] == ["interrupted", "interrupted"]

@@ -24,7 +24,7 @@ def agreement() -> Agree | None:
 
         if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
             return None
-        device = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
+        device = torch.device("cuda", torch.cuda.current_device()) if "nccl" in str(dist.get_backend()) else torch.device("cpu")
     except Exception:  # a half-initialised group: time the rank alone, as on one GPU
         return None
     flag = torch.zeros(1, dtype=torch.int32, device=device)

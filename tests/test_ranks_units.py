@@ -4,8 +4,13 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
+
+import pytest
 
 from launchprof.ranks.launcher import failures_of
 from launchprof.ranks.paths import rank_folder_file, rank_path
@@ -14,6 +19,8 @@ from launchprof.ranks.worker_side import announce_rank, for_rank
 from launchprof.run.events import validate_events
 from launchprof.worker.config import WorkerConfig
 from launchprof.worker.events import EventWriter
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def config(tmp_path: Path, ranks: int = 2) -> WorkerConfig:
@@ -111,3 +118,23 @@ def test_a_ranks_output_tail_comes_from_the_launchers_log_files(tmp_path):
     log.write_text("".join(f"line {i}\n" for i in range(20)) + "\n")
     assert rank_output_tail(tmp_path, 1, lines=3) == ["line 17", "line 18", "line 19"]
     assert rank_output_tail(tmp_path, 0) == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (["--nproc-per-node", "0"], "--nproc-per-node must be 1 or more (got 0)"),
+        (["--nproc-per-node", "2", "--locate-async"], "--locate-async works on one GPU only"),
+        (["--nproc-per-node", "2", "--target", "nosuch"], "nosuch"),
+    ],
+)
+def test_usage_errors_of_several_gpus_come_first(extra, says):
+    """Exit 2 in one line, before anything is launched (this machine has no CUDA: a launch would exit 4)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "launchprof", "analyze", "sample_models/tp_mlp.py", *extra],
+        capture_output=True, text=True, timeout=120, cwd=ROOT, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and says in lines[0] and "Traceback" not in proc.stderr

@@ -91,10 +91,12 @@ def save_rank(options: Any, root: Path, rank: RankRun, rundir: Path, console: Co
     )  # fmt: skip
 
 
-def write_rank_reports(inputs: list[RankInput], outputs: list[Output], render: RenderOptions) -> None:
-    """Each rank's own report next to every ``-o`` file: ``REPORT.rankN.EXT``."""
+def write_rank_reports(inputs: list[RankInput], outputs: list[Output], render: RenderOptions, console: Console) -> None:
+    """Each rank's own report next to every ``-o`` file: ``REPORT.rankN.EXT``. Not next to a
+    stream or device (``-o /dev/stdout``), and a file that cannot be written is a warning: the
+    run is done and every rank's run file is saved."""
     for out in outputs:
-        if out.path is None:
+        if out.path is None or (out.path.exists() and not out.path.is_file()):
             continue
         for inp in inputs:
             if inp.report is None:
@@ -102,8 +104,8 @@ def write_rank_reports(inputs: list[RankInput], outputs: list[Output], render: R
             path = rank_path(out.path, inp.rank)
             try:
                 write_output(path, renderer_for(out.format, render).render(inp.report))
-            except OSError as exc:
-                raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+            except (OSError, UsageError) as exc:
+                console.print(f"[yellow]launchprof: warning: rank {inp.rank}'s report not written to {path}: {getattr(exc, 'strerror', None) or exc}[/]")
 
 
 def run_ranks_analysis(options: Any, outputs: list[Output], module: str = WORKER) -> int:
@@ -122,7 +124,7 @@ def run_ranks_analysis(options: Any, outputs: list[Output], module: str = WORKER
         prune(Path(inputs[0].run_file).parent)
     report = combine(inputs)
     render = RenderOptions(source_root=root, explain=options.explain, snippet=options.snippet)
-    write_rank_reports(inputs, outputs, render)
+    write_rank_reports(inputs, outputs, render, console)
     emit(report, outputs, render, github=options.github)
     for inp in inputs:
         console.print(f"[dim]rank {inp.rank} run saved: {inp.run_file}[/]")

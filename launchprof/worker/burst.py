@@ -99,7 +99,7 @@ def _block(k: Kind, per: int, time_cap_s: float) -> int:
     for i in range(per):
         fn = calls[(k.samples + i) % ncalls]
         if agree is not None and agree(k.seconds >= time_cap_s):
-            k.stopped, k.why = True, f"stopped at the {time_cap_s:g} s time cap (on the slowest rank)"
+            k.stopped, k.why = True, f"stopped at the {time_cap_s:g} s time cap (reached on at least one rank)"
             break
         sync()
         t0 = perf()

@@ -178,3 +178,20 @@ def test_ctrl_c_or_sigterm_stops_every_rank(tmp_path, sig):
     no_orphans(tag)
     report = json.loads(out.read_text())
     assert [r["status"] for r in report["ranks"]] == ["interrupted", "interrupted"]
+
+
+def test_a_launcher_that_cannot_start_is_the_environment(tmp_path):
+    """No usable torch where the ranks would run: exit 4 in one line, no report pretending to be one."""
+    broken = tmp_path / "site" / "torch"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text('raise ImportError("this torch is broken on purpose")\n')
+    script = tmp_path / "step.py"
+    script.write_text("def step(x):\n    return x\n")
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path / 'site'}{os.pathsep}{ROOT}"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "launchprof", "analyze", str(script), "--target", "step", "--nproc-per-node", "2", "--hide-output"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert proc.returncode == ExitCode.ENVIRONMENT, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "started no rank" in lines[0] and "broken on purpose" in lines[0]

@@ -114,6 +114,7 @@ def run_ranks_analysis(options: Any, outputs: list[Output], module: str = WORKER
     console = Console(stderr=True)
     root = find_project_root(options.script, options.project_root)
     result, rundir = measure_ranks(options, console, any(o.path is None and o.format != "text" for o in outputs), module)
+    check_launched(result, rundir)
     try:
         profiles: dict[str, Any] = {}
         inputs = [save_rank(options, root, rank, rundir, console, profiles) for rank in result.ranks]
@@ -171,3 +172,16 @@ def check_ranks(options: Any) -> None:
     for flag, used in (("--locate-async", options.locate_async), ("--save-trace", options.save_trace is not None)):
         if used:
             raise UsageError(f"{flag} works on one GPU only: leave out --nproc-per-node, or leave out {flag}")
+
+
+def check_launched(result: RanksResult, rundir: Path) -> None:
+    """No rank wrote a single event and nobody stopped them: torch's launcher itself could not
+    start them (no torch, no torch.distributed). That is the environment (exit 4), in one line."""
+    if result.timed_out or result.interrupted or any(r.result.events for r in result.ranks):
+        return
+    tail = ""
+    if result.log_path is not None and result.log_path.is_file():
+        lines = [line for line in result.log_path.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
+        tail = f": {lines[-1][:300]}" if lines else ""
+    shutil.rmtree(rundir, ignore_errors=True)
+    raise EnvironmentProblem(f"torch's launcher (torch.distributed.run) started no rank (exit status {result.returncode}){tail}; {NO_GPU_HELP}")

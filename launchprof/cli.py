@@ -36,6 +36,7 @@ from launchprof.commands.options import (  # noqa: F401 - typer reads the aliase
     ShowOutputOpt,
     AnalyzeSaveTraceOpt,
     RunOutOpt,
+    NprocOpt,
     LocateAsyncOpt,
     QuickOpt,
     BucketsOpt,
@@ -159,6 +160,7 @@ def analyze(
     quiet: QuietOpt = False,
     buckets: BucketsOpt = None,
     bucket_memory: BucketMemoryOpt = "2GiB",
+    nproc_per_node: NprocOpt = None,
 ) -> int:
     """Run SCRIPT eagerly and as a CUDA graph replay; report speedup, hazards and a verdict.
 
@@ -190,6 +192,7 @@ def analyze(
                 snippet=snippet,
                 buckets=buckets,
                 bucket_memory=bucket_memory,
+                nproc_per_node=nproc_per_node,
             )
         )
 

@@ -21,6 +21,7 @@ from pydantic.dataclasses import dataclass
 
 from launchprof.enums import Severity, Verdict
 from launchprof.models_buckets import BucketPlan
+from launchprof.ranks.models import RankSkew, RankSummary
 
 # Version 2 added raw samples, timing labels, clone/workspace memory, the structured
 # prediction, hazard fingerprints and the run file's name (see launchprof.run.migrate).
@@ -334,6 +335,8 @@ class Report:
     outputs: OutputsAdvice | None = None  # kept outputs and looped-back state (issue 16)
     capture_snippet: str | None = None  # graphs-help only: capture code to paste (launchprof.snippet)
     candidates: list[Candidate] = dataclasses.field(default_factory=list)  # whole-script mode only
+    ranks: list[RankSummary] | None = None  # multi-GPU (--nproc-per-node): one entry per rank; the rest is combined
+    rank_skew: list[RankSkew] | None = None  # multi-GPU: step-time spread between ranks (stragglers)
 
     def to_dict(self) -> dict[str, Any]:
         return REPORT_ADAPTER.dump_python(self, mode="json")

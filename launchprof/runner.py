@@ -20,9 +20,6 @@ from typing import Any
 
 from launchprof.worker.config import WorkerConfig
 
-# Multicast over NVLink can take a shared host's GPUs down: keep it off in every process we start.
-SAFE_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
-
 
 @dataclass(frozen=True)
 class WorkerResult:
@@ -69,6 +66,16 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     return reader.events
 
 
+def worker_env(extra_env: dict[str, str] | None = None) -> dict[str, str]:
+    """The user's environment, unchanged but for unbuffered output and launchprof on the path:
+    the script sees the variables it would see under ``python SCRIPT`` (NCCL's included)."""
+    env = {**os.environ, **(extra_env or {}), "PYTHONUNBUFFERED": "1"}
+    # The worker imports launchprof from the same place as this CLI, whatever the cwd.
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
 def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
@@ -104,10 +111,7 @@ def run_worker(
     config_path = rundir / "config.json"
     config.to_file(config_path)
     log_path = None if show_output else rundir / "script-output.log"
-    env = {**os.environ, **(extra_env or {}), **SAFE_ENV, "PYTHONUNBUFFERED": "1"}
-    # The worker imports launchprof from the same place as this CLI, whatever the cwd.
-    package_root = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env = worker_env(extra_env)
     out = open(log_path, "wb") if log_path else None  # noqa: SIM115 - closed below
     t0 = time.perf_counter()
     proc = subprocess.Popen(

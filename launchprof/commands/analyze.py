@@ -22,6 +22,7 @@ from launchprof.analysis import analyse
 from launchprof.analysis.failure import is_async_cuda_error, located_note
 from launchprof.analysis.report import machine_of
 from launchprof.analysis.runinfo import script_failed
+from launchprof.commands.analyze_ranks import check_ranks, run_ranks_analysis
 from launchprof.commands.checks import check_output_creatable, check_script, check_target_defined
 from launchprof.commands.emit import emit
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
@@ -64,6 +65,7 @@ class AnalyzeOptions:
     snippet: bool = False  # --snippet: the capture snippet in the terminal
     buckets: str | None = None  # --buckets 1,2,4,8: the user's capture sizes
     bucket_memory: str = "2GiB"  # --bucket-memory: the shared pool's limit
+    nproc_per_node: int | None = None  # --nproc-per-node: N ranks under torch's launcher (launchprof.commands.analyze_ranks)
 
 
 def check_usage(options: AnalyzeOptions) -> list[Output]:
@@ -86,6 +88,7 @@ def check_usage(options: AnalyzeOptions) -> list[Output]:
         check_destination(options.save_trace)
     if options.project_root is not None and not options.project_root.is_dir():
         raise UsageError(f"--project-root is not a folder: {options.project_root}")
+    check_ranks(options)
     if options.profile is not None:
         from launchprof.crossover.profile import load_profile
 
@@ -222,6 +225,8 @@ def check_environment(result: WorkerResult, evidence: Evidence) -> None:
 def run(options: AnalyzeOptions) -> int:
     console = Console(stderr=True)
     outputs = check_usage(options)
+    if options.nproc_per_node:
+        return run_ranks_analysis(options, outputs)
     root = find_project_root(options.script, options.project_root)
     result, rundir = measure(options, console, any(o.path is None and o.format != "text" for o in outputs))
     failed = False

@@ -117,6 +117,18 @@ RunOutOpt = Annotated[
         show_default=False,
     ),
 ]
+NprocOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--nproc-per-node",
+        metavar="N",
+        help="Run the script on N GPUs of this machine under torch's launcher (torch.distributed.run), one "
+        "worker per rank: one run file and report per rank (NAME.rankN.lprun, REPORT.rankN.EXT next to the "
+        "combined ones) and a combined report (ranks, the slowest rank's step time, rank skew, hazards tagged "
+        "with their rank). The environment is passed to every rank unchanged.",
+        show_default=False,
+    ),
+]
 LocateAsyncOpt = Annotated[
     bool,
     typer.Option(

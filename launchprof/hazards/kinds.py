@@ -134,6 +134,23 @@ KINDS: dict[str, HazardKind] = {
             "stream (or use one stream). A graph keeps only the edges the streams recorded.",
         ),
         HazardKind(
+            "uncaptured-collective",
+            "error",
+            "Collective issued from a side stream outside the capture",
+            "Fork the side stream from the capturing stream before the collective "
+            "(side.wait_stream(torch.cuda.current_stream())) and join it after "
+            "(torch.cuda.current_stream().wait_stream(side)), or issue the collective on the capturing stream, "
+            "so every rank's graph holds it.",
+        ),
+        HazardKind(
+            "collective-divergence",
+            "error",
+            "Kernel or collective sequence differs between ranks",
+            "Every rank must launch the same collectives in the same order. Replace a branch on the rank "
+            "(or on a value that differs between ranks) with the same ops on every rank, selecting results "
+            "with torch.where or masks, and keep rank-specific work outside the captured step.",
+        ),
+        HazardKind(
             "unresolved-call",
             "warning",
             "Call that static checking cannot follow",

@@ -27,6 +27,7 @@ from launchprof.render.buckets import console_buckets
 from launchprof.render.base import Renderer
 from launchprof.render.legend import TERMS
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
+from launchprof.render.ranks import console_ranks
 from launchprof.session import Report
 
 
@@ -175,6 +176,7 @@ class ConsoleRenderer(Renderer):
         table = numbers(report)
         if table is not None:
             parts.append(table)
+        parts += console_ranks(report)
         parts += console_buckets(report, root)
         graph = anatomy_line(report)
         if graph:

@@ -25,6 +25,7 @@ from launchprof.render.legend import TERMS
 from launchprof.render.base import Renderer
 from launchprof.render.figures import key_numbers, machine_line, verdict_sentence
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
+from launchprof.render.ranks import html_ranks
 from launchprof.session import Hazard, KernelSpan, Report
 
 fmt_us = fmt.duration
@@ -220,6 +221,7 @@ class HtmlRenderer(Renderer):
             plot_width=PLOT_WIDTH,
             crossover=crossover_svg(report, self.options.device_profile),
             graph_line=anatomy_line(report),
+            ranks=html_ranks(report),
             graph_svg=anatomy_svg(report),
             hazards=hazards,
             hints=figures.shared_hints(ordered, root),

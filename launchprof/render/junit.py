@@ -17,6 +17,7 @@ from launchprof.hazards.kinds import KINDS
 from launchprof.render import figures
 from launchprof.render.base import Renderer
 from launchprof.render.paths import location, report_root, sorted_hazards
+from launchprof.render.ranks import rank_checks
 from launchprof.session import Hazard, Report
 
 def lint_kinds() -> frozenset[str]:
@@ -103,7 +104,8 @@ def kind_check(report: Report, kind: str) -> Check:
 
 def checks(report: Report) -> list[Check]:
     kinds = list(KINDS) + sorted({h.kind for h in report.hazards} - set(KINDS))
-    return [capture_check(report), validation_check(report)] + [kind_check(report, k) for k in kinds]
+    ranks = [Check(name, "launchprof.ranks", status, reason) for name, status, reason in rank_checks(report)]
+    return [capture_check(report), validation_check(report)] + [kind_check(report, k) for k in kinds] + ranks
 
 
 class JUnitRenderer(Renderer):

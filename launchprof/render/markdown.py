@@ -19,6 +19,7 @@ from launchprof.render.legend import TERMS
 from launchprof.render.base import Renderer
 from launchprof.render.figures import key_numbers, location, machine_line, sorted_hazards, verdict_sentence
 from launchprof.render.paths import relative, report_root
+from launchprof.render.ranks import markdown_ranks
 from launchprof.session import Report
 
 NA = fmt.NA
@@ -92,6 +93,7 @@ class MarkdownRenderer(Renderer):
             parts.append(md_table(("Measure", "Value"), rows))
             parts += [f"> {md_text(line)}" for line in figures.detail_lines(report)]
             parts += [f"> {md_text(line)}" for line in [anatomy_line(report)] if line]
+        parts += markdown_ranks(report, md_text, md_table)
         parts += markdown_buckets(report, root) + self._candidates(report, root) + [self._hazards(report, root)]
         parts += self._fixes(report, root)
         if report.capture_snippet:

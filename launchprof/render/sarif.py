@@ -19,6 +19,7 @@ from launchprof.hazards.identity import hazard_fingerprint
 from launchprof.hazards.kinds import KINDS, HazardKind
 from launchprof.render.base import Renderer
 from launchprof.render.paths import relative, report_root
+from launchprof.render.ranks import sarif_ranks
 from launchprof.session import Hazard, Report
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -81,7 +82,7 @@ class SarifRenderer(Renderer):
             "originalUriBaseIds": {SRCROOT: {"uri": root.as_uri().rstrip("/") + "/"}},
             "invocations": [self._invocation(report)],
             "results": [self._result(h, report, kinds, index, root) for h in report.hazards],
-            "properties": {"verdict": report.verdict, "mode": report.mode, "target": report.target},
+            "properties": {"verdict": report.verdict, "mode": report.mode, "target": report.target, **sarif_ranks(report)},
         }
         doc = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

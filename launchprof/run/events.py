@@ -117,7 +117,18 @@ class NamesEvent(Event):
     names: list[str] = []
 
 
+class RankEvent(Event):
+    """``rank``: a worker started by torch's launcher (--nproc-per-node), first of its events."""
+
+    rank: int | None = None
+    local_rank: int | None = None
+    world_size: int | None = None
+    pid: int | None = None
+    pgid: int | None = None
+
+
 MODELS: dict[str, type[Event]] = {
+    "rank": RankEvent,
     "machine": MachineEvent,
     "target": TargetEvent,
     "call-site": SiteEvent,

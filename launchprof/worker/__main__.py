@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from launchprof.ranks.worker_side import announce_rank, for_rank, use_rank_device
 from launchprof.worker.config import WORKER_ENV_EXIT, WorkerConfig
 from launchprof.worker.events import EventWriter
 
@@ -45,11 +46,13 @@ def start_cuda(events: EventWriter) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    config = WorkerConfig.from_file(Path(argv[0]))
+    config = for_rank(WorkerConfig.from_file(Path(argv[0])))
     events = EventWriter(config.events_path)
+    announce_rank(config, events)
     t_start = time.perf_counter()
     if not start_cuda(events):
         return WORKER_ENV_EXIT
+    use_rank_device(config)
 
     from launchprof.machine import collect_machine
     from launchprof.targets import parse_target

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from launchprof.worker import rank_sync
 from launchprof.worker.events import EventWriter
 
 # Calls of one kind per burst: enough that switching kinds is a small part of the burst,
@@ -94,8 +95,12 @@ def _block(k: Kind, per: int, time_cap_s: float) -> int:
     calls, walls, starts, ends = k.calls, k.walls, k.starts, k.ends
     ncalls = len(calls)
     n = 0
+    agree = rank_sync.agreement()  # None unless the step is distributed (then: barrier + one stop decision)
     for i in range(per):
         fn = calls[(k.samples + i) % ncalls]
+        if agree is not None and agree(k.seconds >= time_cap_s):
+            k.stopped, k.why = True, f"stopped at the {time_cap_s:g} s time cap (reached on at least one rank)"
+            break
         sync()
         t0 = perf()
         fn()
@@ -103,11 +108,13 @@ def _block(k: Kind, per: int, time_cap_s: float) -> int:
         walls[i] = perf() - t0
         n += 1
         k.seconds += walls[i]
-        if k.seconds >= time_cap_s:
+        if agree is None and k.seconds >= time_cap_s:
             k.stopped, k.why = True, f"stopped at the {time_cap_s:g} s time cap"
             break
     for i in range(n):
         fn, start, end = calls[(k.samples + i) % ncalls], starts[i], ends[i]
+        if agree is not None:
+            agree(False)
         start.record()
         fn()
         end.record()

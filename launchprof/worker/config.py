@@ -26,6 +26,7 @@ class WorkerConfig:
     calibrate: bool = True  # measure a quick device profile first if none is cached
     buckets: list[int] | None = None  # --buckets: capture sizes to measure (None: the default rule)
     bucket_memory: int = DEFAULT_MEMORY_BYTES  # --bucket-memory: limit of the buckets' shared pool
+    ranks: int = 0  # --nproc-per-node: each rank writes its own files (launchprof.ranks.worker_side)
 
     def to_file(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self)), encoding="utf-8")

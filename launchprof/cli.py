@@ -32,6 +32,8 @@ from launchprof.commands.options import (  # noqa: F401 - typer reads the aliase
     AnalyzeFailOnOpt,
     RepeatOpt,
     TimeoutOpt,
+    CompareOpt,
+    CompileTimeoutOpt,
     AnalyzeProfileOpt,
     ShowOutputOpt,
     AnalyzeSaveTraceOpt,
@@ -155,6 +157,8 @@ def analyze(
     explain: ExplainOpt = False,
     no_calibrate: NoCalibrateOpt = False,
     quiet: QuietOpt = False,
+    compare: CompareOpt = None,
+    compile_timeout: CompileTimeoutOpt = 300.0,
 ) -> int:
     """Run SCRIPT eagerly and as a CUDA graph replay; report speedup, hazards and a verdict.
 
@@ -184,6 +188,8 @@ def analyze(
                 github=github,
                 run_out=run_out,
                 snippet=snippet,
+                compare=tuple(compare or ()),
+                compile_timeout=compile_timeout,
             )
         )
 

@@ -57,6 +57,7 @@ class Evidence:
     internal_error: str | None = None
     # Filled by the analysis from the eager trace: kernel names per profiled call.
     kernel_sequences: list[list[str]] = field(default_factory=list)
+    compiles: list[dict[str, Any]] = field(default_factory=list)  # --compare compile, one per mode
 
     @property
     def target_calls(self) -> int:
@@ -95,6 +96,7 @@ _LISTS = {
     "loop-back": "loop_backs",
     "phase": "phases",
     "timing-end": "timing_ends",
+    "compile": "compiles",
 }
 
 

@@ -343,6 +343,8 @@ class Report:
     outputs: OutputsAdvice | None = None  # kept outputs and looped-back state (issue 16)
     capture_snippet: str | None = None  # graphs-help only: capture code to paste (launchprof.snippet)
     candidates: list[Candidate] = dataclasses.field(default_factory=list)  # whole-script mode only
+    compile: CompileResult | None = None  # --compare compile: torch.compile(mode="reduce-overhead")
+    compile_no_cudagraphs: CompileResult | None = None  # the same, mode="default" (fusion, no graphs)
 
     def to_dict(self) -> dict[str, Any]:
         return REPORT_ADAPTER.dump_python(self, mode="json")
@@ -428,3 +430,6 @@ class RunHeader:
 
 
 HEADER_ADAPTER: TypeAdapter[RunHeader] = TypeAdapter(RunHeader)
+
+
+from launchprof.compile_report import CompileResult  # noqa: E402  (it builds on Stats above)

@@ -22,7 +22,7 @@ from launchprof.analysis import analyse
 from launchprof.analysis.failure import is_async_cuda_error, located_note
 from launchprof.analysis.report import machine_of
 from launchprof.analysis.runinfo import script_failed
-from launchprof.commands.checks import check_output_creatable, check_script, check_target_defined
+from launchprof.commands.checks import check_compare, check_output_creatable, check_script, check_target_defined
 from launchprof.commands.emit import emit
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
 from launchprof.evidence import Evidence, parse_events
@@ -62,6 +62,8 @@ class AnalyzeOptions:
     github: bool = False
     run_out: Path | None = None
     snippet: bool = False  # --snippet: the capture snippet in the terminal
+    compare: tuple[str, ...] = ()  # --compare compile
+    compile_timeout: float = 300.0
 
 
 def check_usage(options: AnalyzeOptions) -> list[Output]:
@@ -72,6 +74,7 @@ def check_usage(options: AnalyzeOptions) -> list[Output]:
         check_target_statically(spec, options.script, source)
         check_target_defined(spec, options.script, source)
     check_choice(options.fail_on)
+    check_compare(options.compare)
     outputs = plan_outputs(list(options.formats), list(options.outputs))
     for out in outputs:
         if out.path is not None:
@@ -155,6 +158,8 @@ def measure(options: AnalyzeOptions, console: Console, report_on_stdout: bool = 
         trace_path=str(rundir / "trace.json"),
         repeat=options.repeat,
         calibrate=options.calibrate,
+        compare=tuple(options.compare),
+        compile_timeout=options.compile_timeout,
     )
     with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
         result = run_worker(

@@ -137,6 +137,7 @@ MODELS: dict[str, type[Event]] = {
     **{name: Event for name in ("plan-end", "worker-end", "note", "internal-error", "candidates")},
     **{name: Event for name in ("anatomy", "race-check")},
     **{name: Event for name in ("outputs", "kept-output", "loop-back")},
+    **{name: Event for name in ("compile", "compile-start")},
 }
 
 

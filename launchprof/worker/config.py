@@ -22,6 +22,8 @@ class WorkerConfig:
     profile_calls: int = 3
     validations: int = 4
     calibrate: bool = True  # measure a quick device profile first if none is cached
+    compare: tuple[str, ...] = ()  # --compare: "compile" also measures torch.compile
+    compile_timeout: float = 300.0  # --compile-timeout, seconds per torch.compile mode
 
     def to_file(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self)), encoding="utf-8")

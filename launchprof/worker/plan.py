@@ -21,6 +21,7 @@ import torch
 
 from launchprof.worker.burst import BURST_SETS
 from launchprof.worker.capture import CaptureFailed, Captured, capture
+from launchprof.worker.compile_compare import compare_compile
 from launchprof.worker.config import WorkerConfig, in_loop_calls, pre_capture_calls
 from launchprof.worker.events import EventWriter
 from launchprof.worker.frames import frame_site, snippet
@@ -459,6 +460,7 @@ class TargetRun:
                 self.events.write("note", text=f"profiler trace could not be written: {exc}")
         if bursts:
             self._bursts()
+            compare_compile(self)  # --compare compile only (worker/compile_compare.py)
             check_streams(self)  # last: the sanitizer's trace hooks stay on (worker/race_check.py)
         self.events.write(
             "plan-end",

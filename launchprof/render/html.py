@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from launchprof.render import figures
 from launchprof.render.anatomy import anatomy_line, anatomy_svg
+from launchprof.render.compile import compile_html
 from launchprof.render import format as fmt
 from launchprof.render.legend import TERMS
 from launchprof.render.base import Renderer
@@ -220,6 +221,7 @@ class HtmlRenderer(Renderer):
             crossover=crossover_svg(report, self.options.device_profile),
             graph_line=anatomy_line(report),
             graph_svg=anatomy_svg(report),
+            compile_section=compile_html(report),
             hazards=hazards,
             hints=figures.shared_hints(ordered, root),
             machine=machine_line(report),

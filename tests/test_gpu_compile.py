@@ -62,8 +62,8 @@ def test_capturable_step_under_compile(tmp_path: Path) -> None:
     _check_mode(nocg, direct["default"])
     assert ro["cudagraphs_used"] is True and ro["skip_reasons"] == [] and ro["graph_breaks"] == []
     assert nocg["cudagraphs_used"] is False
-    # Fusion: compile runs fewer kernels than the 6 of the eager step.
-    assert nocg["kernels_per_step"] < report["eager"]["kernels_per_step"] == 6
+    # Fusion: compile runs fewer kernels than the eager step (6: a matmul and 5 pointwise).
+    assert nocg["kernels_per_step"] < report["eager"]["kernels_per_step"]
     assert ro["advice"] and "per call" in ro["advice"]
 
 

@@ -148,3 +148,34 @@ def test_compile_models_import_in_either_order() -> None:
     code = "import launchprof.compile_report as c; from launchprof.models import Report; print(c.CompileResult(mode='m', step_us={'median': 1, 'p10': 1, 'p90': 1, 'n': 1}).step_us.n)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT)})
     assert out.returncode == 0 and out.stdout.strip() == "1", out.stderr
+
+
+def test_analyse_fills_compile_from_a_run_with_its_project_root() -> None:
+    """Through the product's own path (run file -> analyse): the compile events of a run
+    recorded on the H200 (frozen_scalar), with torch's messages naming absolute paths."""
+    import recorded
+
+    run = recorded.load("frozen_scalar")
+    root = run.header.project_root
+    logs = [
+        {"logger": "torch._dynamo.guards.__recompiles", "level": "DEBUG", "message": (
+            f"Recompiling function update in {root}/sample_models/frozen_scalar.py:16\n"
+            "    triggered by the following guard failure(s):\n    - 0/0: lr == 0.1\n"
+            f'    - User stack trace:\n    -   File "{root}/sample_models/frozen_scalar.py", line 17, in update\n'
+            "    -     param.add_(grad, alpha=-lr)  # expect: frozen-scalar\n")},
+        {"logger": "torch._inductor.cudagraph_utils.__cudagraphs", "level": "WARNING", "message": (
+            "skipping cudagraphs due to mutated inputs (1 instances). Found from : \n "
+            f'  File "{root}/sample_models/frozen_scalar.py", line 17, in update\n    param.add_(grad, alpha=-lr)\n')},
+    ]
+    extra = _events(
+        _ok("reduce-overhead", 3, False, 4.0, logs, {"inductor": {"cudagraph_skips": 1}}),
+        _ok("default", 3, False, 3.0), [60.0] * 4, [40.0] * 4,
+    )
+    report = recorded.analyse(dataclasses.replace(run, events=[*run.events[:-3], *extra, *run.events[-3:]]))
+    ro = report.compile
+    assert ro is not None and report.compile_no_cudagraphs is not None
+    assert [(f.kind, f.file, f.line) for f in ro.skip_reasons] == [("reallocated-input", "sample_models/frozen_scalar.py", 17)]
+    assert [(f.kind, f.file, f.line) for f in ro.graph_breaks] == [("frozen-scalar", "sample_models/frozen_scalar.py", 17)]
+    assert ro.recompiles == 1 and ro.cudagraph_skips == 1
+    assert "reduce-overhead ran without CUDA graphs (1 skip reason(s))" in (ro.advice or "")
+    assert report.verdict == recorded.report_of("frozen_scalar").verdict  # the rest is unchanged

@@ -50,6 +50,17 @@ def test_recorded_graph_breaks_and_recompiles(case: str, kind: str, line: int, w
     assert "\n" not in found.reason
 
 
+def test_a_float_that_changes_every_call_is_one_finding_counted_per_recompile() -> None:
+    """frozen_scalar.py's pattern: compile recompiles once per new value of ``lr`` (4 values:
+    4 graphs, 3 recompiles) and skips cudagraphs for each graph."""
+    rec = _recorded("changing_float")
+    assert rec["counters"]["stats"]["unique_graphs"] == 4
+    found = break_findings(rec["logs"], rec["counters"])
+    assert [(f.kind, f.line, f.count) for f in found] == [("frozen-scalar", 83, 3)]
+    assert found[0].reason == "recompiled: 0/0: lr == 0.1" and (found[0].code or "").startswith("param.add_(grad, alpha=-lr)")
+    assert sum(f.count for f in skip_findings(rec["logs"], rec["counters"], rec["device"])) == 4
+
+
 def test_recorded_break_counts_come_from_torch_counters() -> None:
     rec = _recorded("item_graph_break")
     counted = sum(rec["counters"]["graph_break"].values())
@@ -58,7 +69,7 @@ def test_recorded_break_counts_come_from_torch_counters() -> None:
 
 def test_cpu_reduce_overhead_skips_are_counted_without_a_logged_reason() -> None:
     """On CPU torch bumps ``cudagraph_skips`` and logs nothing; the finding says why."""
-    for case in ("cpu_reduce_overhead", "item_graph_break", "mutated_input", "changing_scalar"):
+    for case in ("cpu_reduce_overhead", "item_graph_break", "mutated_input", "changing_scalar", "changing_float"):
         rec = _recorded(case)
         skips = skip_findings(rec["logs"], rec["counters"], rec["device"])
         assert rec["counters"]["inductor"]["cudagraph_skips"] >= 1

@@ -176,4 +176,21 @@ def break_findings(logs: list[dict[str, Any]], counters: dict[str, dict[str, int
             findings.append(_recompile_findings(msg))
     for reason, count in counted.items():
         findings.append(_finding(reason, BREAK_RULES, count=int(count)))
-    return findings
+    return _merge_recompiles(findings)
+
+
+def _merge_recompiles(findings: list[CompileFinding]) -> list[CompileFinding]:
+    """One finding per recompiled line and kind (a float that changes every call recompiles
+    once per value), counted; the first reason is kept."""
+    out: list[CompileFinding] = []
+    index: dict[tuple, int] = {}
+    for f in findings:
+        key = (f.kind, f.file, f.line)
+        if not f.reason.startswith("recompiled") or key not in index:
+            if f.reason.startswith("recompiled"):
+                index[key] = len(out)
+            out.append(f)
+            continue
+        first = out[index[key]]
+        out[index[key]] = CompileFinding(**{**_as_dict(first), "count": first.count + f.count})
+    return out

@@ -86,7 +86,7 @@ def deadline(seconds: float | None) -> Iterator[bool]:
         yield True
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old_handler)
+        signal.signal(signal.SIGALRM, old_handler if old_handler is not None else signal.SIG_DFL)
         if old_left > 0:
             signal.setitimer(signal.ITIMER_REAL, max(0.001, old_left - (time.monotonic() - start)))
 

@@ -77,3 +77,17 @@ CASES.update(
         "dynamic_shapes": (shape_step, _shapes, "default"),
     }
 )
+
+
+def lr_step(param, grad, lr):
+    param.add_(grad, alpha=-lr)  # line 83: a float that changes every call (frozen_scalar.py)
+    return param.norm()
+
+
+def _lrs():
+    g = torch.Generator().manual_seed(0)
+    param, grad = torch.randn(64, generator=g), torch.randn(64, generator=g)
+    return [((param, grad, 0.1 * 0.98**i), {}) for i in range(4)]
+
+
+CASES["changing_float"] = (lr_step, _lrs, "reduce-overhead")

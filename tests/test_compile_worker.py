@@ -89,3 +89,42 @@ def test_compile_time_counters_and_graph_break_records(capsys: pytest.CaptureFix
     assert result.kernels_per_step is None and not [e for e in events.items if e["type"] == "timing"]
     assert _logging_state() == before
     assert "Graph break" not in capsys.readouterr().err  # torch's warnings stayed out of the terminal
+
+
+def test_compare_compile_runs_both_modes_and_puts_the_state_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan's entry point on CPU: both modes in order, one ``compile`` event each, the
+    user's state saved before and restored after each mode (a stand-in for UserState, whose
+    real one synchronises CUDA), nothing at all without ``--compare compile``."""
+    from types import SimpleNamespace
+
+    from launchprof.worker import compile_compare, plan_bursts
+
+    state = torch.zeros(4)
+    log: list[str] = []
+
+    class FakeState:
+        def __init__(self, run: Any, sets: list) -> None:
+            self.saved = state.clone()
+            log.append("save")
+
+        def restore(self) -> None:
+            state.copy_(self.saved)
+            log.append("restore")
+
+    def step(s: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        s.add_(x)  # the user's state the compiled calls mutate
+        return s * 2
+
+    monkeypatch.setattr(plan_bursts, "UserState", FakeState)
+    events = Events()
+    config = SimpleNamespace(compare=(), repeat=5, compile_timeout=300.0)
+    run = SimpleNamespace(fn=step, config=config, events=events, captured=None, replay_sets=[], eager_sets=[((state, torch.ones(4)), {})])
+    compile_compare.compare_compile(run)
+    assert events.items == [] and log == []  # not asked for
+    config.compare = ("compile",)
+    compile_compare.compare_compile(run)
+    results = [e for e in events.items if e["type"] == "compile"]
+    assert [(r["mode"], r["field"], r["status"]) for r in results] == [("reduce-overhead", "compile", "ok"), ("default", "compile-no-cudagraphs", "ok")]
+    assert log == ["save", "restore", "save", "restore"]
+    assert torch.equal(state, torch.zeros(4))  # 2 x (at least 3 passes) compiled calls, undone
+    assert [e["type"] for e in events.items].count("compile-start") == 2

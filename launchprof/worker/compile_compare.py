@@ -214,12 +214,13 @@ def compare_compile(run: TargetRun) -> None:
             run.events.write("note", text=f"compile comparison skipped: the user's state could not be saved ({type(exc).__name__}: {exc})")
             return
         try:
-            with silenced():
-                result = measure_mode(run.fn, mode, sets, run.config.repeat, run.config.compile_timeout, run.events)
-        except Exception as exc:  # launchprof's own failure: reported, never fatal
-            result = ModeResult(mode=mode, field=MODES[mode], status="failed", error=f"{type(exc).__name__}: {str(exc)[:400]}")
-        finally:
+            try:
+                with silenced():
+                    result = measure_mode(run.fn, mode, sets, run.config.repeat, run.config.compile_timeout, run.events)
+            except Exception as exc:  # launchprof's own failure: reported, never fatal
+                result = ModeResult(mode=mode, field=MODES[mode], status="failed", error=f"{type(exc).__name__}: {str(exc)[:400]}")
             with contextlib.suppress(Exception):
-                torch._dynamo.reset()
+                torch._dynamo.reset()  # the script goes on with no compiled code of ours
+            run.events.write("compile", **asdict(result))  # before the restore, which may fail
+        finally:
             state.restore()
-        run.events.write("compile", **asdict(result))

@@ -72,7 +72,7 @@ def compile_table(report: Report) -> list[tuple[str, ...]] | None:
         ("kernels per call", fmt.count(eager.kernels_per_step) if eager and eager.kernels_per_step is not None else fmt.NA, hand_kernels),
         ("one-off cost", "none", fmt.duration(replay.setup_us) if replay and replay.setup_us is not None else fmt.NA),
         ("CUDA graphs", "no", "yes" if replay is not None else fmt.NA),
-        ("graph breaks", "none", "none"),
+        ("graph breaks", fmt.NA, fmt.NA),
         ("status", "ok", _hand_status(report)),
     ]
     keys = ("step", "kernels", "setup", "graphs", "breaks", "status")

@@ -105,7 +105,7 @@ def compile_lines(report: Report) -> list[str]:
             out.append(f"torch.compile mode={result.mode}: {_status(result)}: {result.error}")
         for prefix, findings in (("cudagraph skip", result.skip_reasons), ("graph break", result.graph_breaks)):
             for f in findings:
-                line = finding_line(prefix, f)
+                line = finding_line("recompile" if f.reason.startswith("recompiled") else prefix, f)
                 if line not in seen:
                     seen.add(line)
                     out.append(line)

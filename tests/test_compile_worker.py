@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import signal
-import time
 from typing import Any
 
 import pytest
@@ -17,7 +16,6 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from launchprof.worker.compile_compare import deadline, measure_mode, warm_up  # noqa: E402
-from launchprof.worker.compile_logs import TorchLogTap  # noqa: E402
 
 
 class Events:
@@ -63,11 +61,11 @@ def test_deadline_restores_the_scripts_own_timer() -> None:
 def test_timeout_is_reported_and_leaves_logging_and_signals_alone() -> None:
     before_logging, before_handler = _logging_state(), signal.getsignal(signal.SIGALRM)
     x = torch.randn(16)
-    start = time.perf_counter()
     compiled, result = warm_up(step_with_item, "default", [((x,), {})], timeout_s=0.05)
     assert compiled is None and result.status == "timeout"
     assert "--compile-timeout 0.05 s" in (result.error or "")
-    assert time.perf_counter() - start < 10.0  # stopped near the limit, not after a whole compile
+    # Stopped near the limit, not after a whole compile (seconds here; generous for a busy host).
+    assert result.compile_s is not None and result.compile_s < 5.0
     assert signal.getsignal(signal.SIGALRM) == before_handler
     assert signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
     assert _logging_state() == before_logging

@@ -32,6 +32,8 @@ from launchprof.commands.options import (  # noqa: F401 - typer reads the aliase
     AnalyzeFailOnOpt,
     RepeatOpt,
     TimeoutOpt,
+    CompareOpt,
+    CompileTimeoutOpt,
     AnalyzeProfileOpt,
     ShowOutputOpt,
     AnalyzeSaveTraceOpt,
@@ -161,6 +163,8 @@ def analyze(
     buckets: BucketsOpt = None,
     bucket_memory: BucketMemoryOpt = "2GiB",
     nproc_per_node: NprocOpt = None,
+    compare: CompareOpt = None,
+    compile_timeout: CompileTimeoutOpt = 300.0,
 ) -> int:
     """Run SCRIPT eagerly and as a CUDA graph replay; report speedup, hazards and a verdict.
 
@@ -193,6 +197,8 @@ def analyze(
                 buckets=buckets,
                 bucket_memory=bucket_memory,
                 nproc_per_node=nproc_per_node,
+                compare=tuple(compare or ()),
+                compile_timeout=compile_timeout,
             )
         )
 

@@ -61,6 +61,7 @@ class Evidence:
     internal_error: str | None = None
     # Filled by the analysis from the eager trace: kernel names per profiled call.
     kernel_sequences: list[list[str]] = field(default_factory=list)
+    compiles: list[dict[str, Any]] = field(default_factory=list)  # --compare compile, one per mode
 
     @property
     def target_calls(self) -> int:
@@ -100,6 +101,7 @@ _LISTS = {
     "phase": "phases",
     "timing-end": "timing_ends",
     **{kind: "buckets" for kind in ("bucket-plan", "bucket-measure", "bucket-check", "bucket-leak", "bucket-end")},
+    "compile": "compiles",
 }
 
 

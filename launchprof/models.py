@@ -337,6 +337,8 @@ class Report:
     candidates: list[Candidate] = dataclasses.field(default_factory=list)  # whole-script mode only
     ranks: list[RankSummary] | None = None  # multi-GPU (--nproc-per-node): one entry per rank; the rest is combined
     rank_skew: list[RankSkew] | None = None  # multi-GPU: step-time spread between ranks (stragglers)
+    compile: CompileResult | None = None  # --compare compile: torch.compile(mode="reduce-overhead")
+    compile_no_cudagraphs: CompileResult | None = None  # the same, mode="default" (fusion, no graphs)
 
     def to_dict(self) -> dict[str, Any]:
         return REPORT_ADAPTER.dump_python(self, mode="json")
@@ -422,3 +424,6 @@ class RunHeader:
 
 
 HEADER_ADAPTER: TypeAdapter[RunHeader] = TypeAdapter(RunHeader)
+
+
+from launchprof.compile_report import CompileResult  # noqa: E402  (it builds on Stats above)

@@ -61,6 +61,8 @@ class AnalyzeProgress:
             elif kind == "timing" and e.get("mode") == "burst":
                 self.timed += len(e.get("wall_us") or [])
                 self._burst_update()
+            elif kind == "compile-start":
+                self.progress.update(self.task, description=f"torch.compile mode={e.get('mode')}: compiling, then timing", completed=0, total=None)
             elif kind == "plan-end":
                 self.progress.update(self.task, description="measured; the script finishes", total=None)
 

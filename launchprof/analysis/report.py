@@ -12,6 +12,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from launchprof import __version__
 from launchprof.analysis.anatomy import with_anatomy
+from launchprof.analysis.compile import with_compile
 from launchprof.analysis.concurrency import concurrency_notes
 from launchprof.analysis.notes import extra_nodes, memory_for_no_gain
 from launchprof.analysis.prediction import predicted
@@ -138,6 +139,7 @@ def analyse(run: Run, profile: Any = None) -> Report:
     created = h.created or report.created
     report = whole_script(report, run.events, h.project_root)
     report = with_failure_advice(report, run.events, h.script, list(h.argv or []))
+    report = with_compile(report, ev, h.project_root)
     return dataclasses.replace(
         report, created=created, project_root=h.project_root, run_file=str(run.path) if run.path else None
     )

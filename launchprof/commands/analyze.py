@@ -23,7 +23,7 @@ from launchprof.analysis.failure import is_async_cuda_error, located_note
 from launchprof.analysis.report import machine_of
 from launchprof.analysis.runinfo import script_failed
 from launchprof.commands.analyze_ranks import check_ranks, run_ranks_analysis
-from launchprof.commands.checks import check_output_creatable, check_script, check_target_defined
+from launchprof.commands.checks import check_compare, check_output_creatable, check_script, check_target_defined
 from launchprof.commands.emit import emit
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
 from launchprof.evidence import Evidence, parse_events
@@ -66,6 +66,8 @@ class AnalyzeOptions:
     buckets: str | None = None  # --buckets 1,2,4,8: the user's capture sizes
     bucket_memory: str = "2GiB"  # --bucket-memory: the shared pool's limit
     nproc_per_node: int | None = None  # --nproc-per-node: N ranks under torch's launcher (launchprof.commands.analyze_ranks)
+    compare: tuple[str, ...] = ()  # --compare compile
+    compile_timeout: float = 300.0
 
 
 def check_usage(options: AnalyzeOptions) -> list[Output]:
@@ -77,6 +79,7 @@ def check_usage(options: AnalyzeOptions) -> list[Output]:
         check_target_defined(spec, options.script, source)
     check_choice(options.fail_on)
     bucket_options(options)
+    check_compare(options.compare)
     outputs = plan_outputs(list(options.formats), list(options.outputs))
     for out in outputs:
         if out.path is not None:
@@ -177,6 +180,8 @@ def measure(options: AnalyzeOptions, console: Console, report_on_stdout: bool = 
         repeat=options.repeat,
         calibrate=options.calibrate,
         **bucket_options(options),
+        compare=tuple(options.compare),
+        compile_timeout=options.compile_timeout,
     )
     with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
         result = run_worker(

@@ -190,3 +190,13 @@ def check_output_creatable(path: Path) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     os.close(fd)
     os.unlink(probe)
+
+
+COMPARE_CHOICES = ("compile",)
+
+
+def check_compare(values: tuple[str, ...] | list[str]) -> None:
+    """``--compare`` takes known comparisons only (now: ``compile``)."""
+    for value in values:
+        if value not in COMPARE_CHOICES:
+            raise UsageError(f"unknown --compare value {value!r} (choose from: {', '.join(COMPARE_CHOICES)})")

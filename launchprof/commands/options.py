@@ -82,6 +82,21 @@ RepeatOpt = Annotated[
         help="Timed calls of each kind (eager, replay); each kind stops early after 5 s and says so.",
     ),
 ]
+CompareOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--compare",
+        metavar="WHAT",
+        help="Also measure the target another way, beside eager and hand capture (repeatable). `compile`: "
+        'under torch.compile(mode="reduce-overhead") and mode="default": compile time, step time, kernels, '
+        "cudagraph skips and graph breaks.",
+        show_default=False,
+    ),
+]
+CompileTimeoutOpt = Annotated[
+    float,
+    typer.Option("--compile-timeout", min=1.0, metavar="SECONDS", help="With --compare compile: give up on a torch.compile mode after this many seconds (reported as a timeout)."),
+]
 TimeoutOpt = Annotated[
     float | None,
     typer.Option("--timeout", min=1.0, help="Stop the script after this many seconds and report what was measured.", show_default=False),

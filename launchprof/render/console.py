@@ -25,6 +25,7 @@ from launchprof.render import format as fmt
 from launchprof.render.anatomy import anatomy_line
 from launchprof.render.buckets import console_buckets
 from launchprof.render.base import Renderer
+from launchprof.render.compile import compile_console
 from launchprof.render.legend import TERMS
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
 from launchprof.render.ranks import console_ranks
@@ -181,6 +182,7 @@ class ConsoleRenderer(Renderer):
         graph = anatomy_line(report)
         if graph:
             parts.append(Text(graph))
+        parts += compile_console(report)
         cand = candidates(report, root)
         if cand is not None:
             parts.append(cand)

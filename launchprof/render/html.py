@@ -20,6 +20,7 @@ from markupsafe import Markup
 from launchprof.render import figures
 from launchprof.render.anatomy import anatomy_line, anatomy_svg
 from launchprof.render.buckets import html_buckets
+from launchprof.render.compile import compile_html
 from launchprof.render import format as fmt
 from launchprof.render.legend import TERMS
 from launchprof.render.base import Renderer
@@ -223,6 +224,7 @@ class HtmlRenderer(Renderer):
             graph_line=anatomy_line(report),
             ranks=html_ranks(report),
             graph_svg=anatomy_svg(report),
+            compile_section=compile_html(report),
             hazards=hazards,
             hints=figures.shared_hints(ordered, root),
             machine=machine_line(report),

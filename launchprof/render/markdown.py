@@ -15,6 +15,7 @@ from launchprof.render import figures
 from launchprof.render import format as fmt
 from launchprof.render.anatomy import anatomy_line
 from launchprof.render.buckets import markdown_buckets
+from launchprof.render.compile import compile_markdown
 from launchprof.render.legend import TERMS
 from launchprof.render.base import Renderer
 from launchprof.render.figures import key_numbers, location, machine_line, sorted_hazards, verdict_sentence
@@ -93,6 +94,7 @@ class MarkdownRenderer(Renderer):
             parts.append(md_table(("Measure", "Value"), rows))
             parts += [f"> {md_text(line)}" for line in figures.detail_lines(report)]
             parts += [f"> {md_text(line)}" for line in [anatomy_line(report)] if line]
+            parts += compile_markdown(report)
         parts += markdown_ranks(report, md_text, md_table)
         parts += markdown_buckets(report, root) + self._candidates(report, root) + [self._hazards(report, root)]
         parts += self._fixes(report, root)

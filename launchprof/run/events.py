@@ -149,6 +149,7 @@ MODELS: dict[str, type[Event]] = {
     **{name: Event for name in ("anatomy", "race-check")},
     **{name: Event for name in ("outputs", "kept-output", "loop-back")},
     **{name: Event for name in ("bucket-plan", "bucket-measure", "bucket-check", "bucket-leak", "bucket-end")},
+    **{name: Event for name in ("compile", "compile-start")},
 }
 
 

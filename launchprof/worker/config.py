@@ -27,6 +27,8 @@ class WorkerConfig:
     buckets: list[int] | None = None  # --buckets: capture sizes to measure (None: the default rule)
     bucket_memory: int = DEFAULT_MEMORY_BYTES  # --bucket-memory: limit of the buckets' shared pool
     ranks: int = 0  # --nproc-per-node: each rank writes its own files (launchprof.ranks.worker_side)
+    compare: tuple[str, ...] = ()  # --compare: "compile" also measures torch.compile
+    compile_timeout: float = 300.0  # --compile-timeout, seconds per torch.compile mode
 
     def to_file(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self)), encoding="utf-8")

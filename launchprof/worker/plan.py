@@ -22,6 +22,7 @@ import torch
 from launchprof.worker.buckets import measure_buckets
 from launchprof.worker.burst import BURST_SETS
 from launchprof.worker.capture import CaptureFailed, Captured, capture
+from launchprof.worker.compile_compare import compare_compile
 from launchprof.worker.config import WorkerConfig, in_loop_calls, pre_capture_calls
 from launchprof.worker.events import EventWriter
 from launchprof.worker.frames import frame_site, snippet
@@ -475,6 +476,7 @@ class TargetRun:
         if bursts:
             self._bursts()
             measure_buckets(self)  # varying shapes only: the bucket plan, measured (worker/buckets.py)
+            compare_compile(self)  # --compare compile only (worker/compile_compare.py)
             sets = list(self.replay_sets or self.eager_sets)
             self.race_set = sets[-1] if sets else None
         self.events.write(

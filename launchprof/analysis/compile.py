@@ -1,0 +1,146 @@
+"""``--compare compile``: the worker's ``compile`` events -> the report's ``compile`` and
+``compile_no_cudagraphs`` fields, and the one line of advice between eager, hand capture and
+torch.compile. Pure: returns data, never prints.
+
+Step times come from the ``timing`` bursts of kind ``compile`` / ``compile-no-cudagraphs``,
+timed exactly as eager and replay (same machinery, same sample count, same process), so the
+three columns compare like with like.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from launchprof.analysis.compile_findings import break_findings, skip_findings
+from launchprof.compile_report import CompileFinding, CompileResult
+from launchprof.evidence import Evidence
+from launchprof.session import EagerProfile, Report, ReplayProfile
+from launchprof.stats import stats_of
+
+FIELDS = {"reduce-overhead": "compile", "default": "compile-no-cudagraphs"}
+# Within this ratio two step times are "about the same".
+SAME = 1.1
+
+
+def _relative(finding: CompileFinding, root: str | None) -> CompileFinding:
+    """The user's file relative to the project root, as hazards name theirs."""
+    if not finding.file or not root:
+        return finding
+    prefix = root.rstrip("/") + "/"
+    if finding.file.startswith(prefix):
+        return dataclasses.replace(finding, file=finding.file[len(prefix) :])
+    return finding
+
+
+def compile_result(event: dict[str, Any], ev: Evidence, root: str | None = None) -> CompileResult:
+    """One mode's result from its ``compile`` event and its bursts."""
+    mode = str(event.get("mode") or "reduce-overhead")
+    kind = str(event.get("field") or FIELDS.get(mode, mode))
+    samples = list(ev.burst_wall_us.get(kind) or [])
+    logs = list(event.get("logs") or [])
+    counters = dict(event.get("counters") or {})
+    skips = [_relative(f, root) for f in skip_findings(logs, counters, event.get("device"))]
+    breaks = [_relative(f, root) for f in break_findings(logs, counters)]
+    recompiles = sum(1 for r in logs if "Recompiling function" in str(r.get("message") or ""))
+    return CompileResult(
+        mode=mode,
+        status=str(event.get("status") or "ok"),
+        error=event.get("error"),
+        step_us=stats_of(samples),
+        compile_s=event.get("compile_s"),
+        kernels_per_step=event.get("kernels_per_step"),
+        cudagraphs_used=event.get("cudagraphs_used"),
+        skip_reasons=skips,
+        graph_breaks=breaks,
+        cudagraph_skips=int((counters.get("inductor") or {}).get("cudagraph_skips") or 0),
+        recompiles=recompiles,
+        samples_us=samples,
+        timing="burst" if samples else None,
+        details={k: event.get(k) for k in ("warmup_calls", "passes", "graph_launches", "device") if event.get(k) is not None},
+    )
+
+
+def _us(value: float) -> str:
+    return f"{value:.0f} µs" if abs(value) < 10_000 else f"{value / 1000:.1f} ms"
+
+
+def _median(stats: Any) -> float | None:
+    value = getattr(stats, "median", None) if stats is not None else None
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None
+
+
+def hazards_caught(result: CompileResult) -> int:
+    """Distinct (kind, line) pairs compile reported: what it works around instead of failing."""
+    return len({(f.kind, f.file, f.line) for f in result.skip_reasons + result.graph_breaks if f.kind})
+
+
+def _versus_capture(ro: float | None, hand: float | None) -> str | None:
+    if ro is None or hand is None:
+        return None
+    r = ro / hand
+    if r >= SAME:
+        return f"hand capture is {r:.1f}x faster than compile here"
+    if r <= 1 / SAME:
+        return f"compile is {1 / r:.1f}x faster than hand capture here"
+    return "compile and hand capture are within 10% of each other here"
+
+
+def _fusion_and_graphs(eager: EagerProfile | None, ro: CompileResult, plain: CompileResult | None) -> list[str]:
+    parts = []
+    eager_k = eager.kernels_per_step if eager else None
+    fused_k = plain.kernels_per_step if plain and plain.ok else ro.kernels_per_step
+    if eager_k and fused_k is not None and fused_k != eager_k:
+        parts.append(f"compile fuses {eager_k} kernels into {fused_k}" if fused_k < eager_k else f"compile runs {fused_k} kernels where eager runs {eager_k}")
+    ro_us, plain_us = _median(ro.step_us), _median(plain.step_us) if plain and plain.ok else None
+    if ro.cudagraphs_used is False:
+        parts.append(f"reduce-overhead ran without CUDA graphs ({len(ro.skip_reasons)} skip reason(s))")
+    elif ro_us is not None and plain_us is not None:
+        saved = plain_us - ro_us
+        parts.append(f"graphs then save a further {_us(saved)} per call" if saved >= 0 else f"its graphs then cost {_us(-saved)} more per call")
+    return parts
+
+
+def _payback(eager_us: float | None, ro: CompileResult) -> str | None:
+    ro_us = _median(ro.step_us)
+    if eager_us is None or ro_us is None or ro.compile_s is None:
+        return None
+    gain = eager_us - ro_us
+    if gain <= 0:
+        return f"compile is slower than eager per call: its {ro.compile_s:.0f} s never pay back"
+    return f"compile pays back its {ro.compile_s:.0f} s after {math.ceil(ro.compile_s * 1e6 / gain):,} calls"
+
+
+def advice(eager: EagerProfile | None, replay: ReplayProfile | None, capture_valid: bool, ro: CompileResult | None, plain: CompileResult | None) -> str | None:
+    """One line: which of eager, hand capture and torch.compile to use here, and why."""
+    if ro is None:
+        return None
+    hand_us = _median(replay.step_us) if replay and capture_valid else None
+    if not ro.ok:
+        rest = f"hand capture: {_us(hand_us)} per call" if hand_us else "eager is the comparison left"
+        return f"torch.compile (reduce-overhead) {'timed out' if ro.status == 'timeout' else 'failed'} here; {rest}"
+    parts = [p for p in (_versus_capture(_median(ro.step_us), hand_us),) if p]
+    if replay is not None and not capture_valid:
+        parts.append("hand capture gives wrong results or failed here")
+    caught = hazards_caught(ro)
+    if caught:
+        parts.append(f"compile is safer: it caught {caught} hazard{'s' if caught != 1 else ''}")
+    parts += _fusion_and_graphs(eager, ro, plain)
+    payback = _payback(_median(eager.step_us) if eager else None, ro)
+    if payback:
+        parts.append(payback)
+    return "; ".join(parts) if parts else None
+
+
+def with_compile(report: Report, ev: Evidence, root: str | None) -> Report:
+    """The report with its compile fields filled (unchanged when compile was not compared)."""
+    events = {str(e.get("mode")): e for e in ev.compiles}
+    if not events:
+        return report
+    ro = compile_result(events["reduce-overhead"], ev, root) if "reduce-overhead" in events else None
+    plain = compile_result(events["default"], ev, root) if "default" in events else None
+    valid = report.validation is not None and report.validation.matches == report.validation.calls_compared and report.verdict != "not-capturable"
+    if ro is not None:
+        ro = dataclasses.replace(ro, advice=advice(report.eager, report.replay, valid, ro, plain))
+    return dataclasses.replace(report, compile=ro, compile_no_cudagraphs=plain)

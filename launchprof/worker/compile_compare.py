@@ -1,0 +1,227 @@
+"""``--compare compile``: the same target under torch.compile, beside eager and hand capture.
+
+Runs once, from the plan's ``finish`` after the bursts, on the argument sets the bursts
+used. For each mode (``reduce-overhead``: fusion and CUDA graphs; ``default``: the same
+fusion without graphs, which separates what fusion gains from what graphs gain):
+
+- compile and warm up: passes over the argument sets until a pass compiles nothing new
+  (at least three, since reduce-overhead warms up, records, then replays); the wall time of
+  those passes is ``compile_s``, what a user waits before compiled calls run at speed;
+- count kernels per call in one profiled steady call (as the eager profile counts them), and
+  whether that call launched a CUDA graph;
+- time steady calls with the same burst machinery and sample count as eager and replay;
+- keep torch's own log records and counters (graph breaks, cudagraph skips): the analysis
+  translates them.
+
+The extra calls run on saved user state that is put back afterwards (plan_bursts.UserState),
+with the user's prints silenced, and dynamo is reset after each mode so that the script goes
+on as ``python script.py`` would. A failure or a timeout (``--compile-timeout``) is one
+``compile`` event with its status; nothing else of the run is touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from launchprof.worker.compile_logs import TorchLogTap, clear_counters, counters_now
+
+if TYPE_CHECKING:
+    from launchprof.worker.events import EventWriter
+    from launchprof.worker.plan import TargetRun
+
+# mode -> the Report field (and burst kind) it fills.
+MODES = {"reduce-overhead": "compile", "default": "compile-no-cudagraphs"}
+MIN_PASSES = 3  # reduce-overhead: warm-up run, recording run, first replay
+MAX_PASSES = 8
+
+
+class CompileTimeout(BaseException):
+    """Raised by the alarm inside torch's compile. A BaseException, so that torch's own
+    ``except Exception`` handlers (which may fall back to eager) do not swallow it."""
+
+
+@dataclass
+class ModeResult:
+    """One mode's outcome, as the ``compile`` event carries it."""
+
+    mode: str
+    field: str
+    status: str = "ok"  # ok, failed, timeout
+    error: str | None = None
+    compile_s: float | None = None
+    warmup_calls: int = 0
+    passes: int = 0
+    kernels_per_step: int | None = None
+    graph_launches: int | None = None  # cudaGraphLaunch calls in the profiled call
+    cudagraphs_used: bool | None = None
+    device: str = "cpu"
+    logs: list[dict[str, Any]] = field(default_factory=list)
+    counters: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None) -> Iterator[bool]:
+    """Raise CompileTimeout after ``seconds`` (SIGALRM: main thread, POSIX only). Yields
+    whether the limit is enforced; a timer the script had set is re-armed afterwards."""
+    usable = seconds is not None and seconds > 0 and hasattr(signal, "setitimer")
+    if not usable or threading.current_thread() is not threading.main_thread():
+        yield False
+        return
+
+    def _raise(signum: int, frame: Any) -> None:
+        raise CompileTimeout()
+
+    old_handler = signal.signal(signal.SIGALRM, _raise)
+    old_left, _ = signal.setitimer(signal.ITIMER_REAL, float(seconds))
+    start = time.monotonic()
+    try:
+        yield True
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old_handler if old_handler is not None else signal.SIG_DFL)
+        if old_left > 0:
+            signal.setitimer(signal.ITIMER_REAL, max(0.001, old_left - (time.monotonic() - start)))
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """Whether the alarm is behind ``exc`` (torch may wrap it in its own errors)."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        if isinstance(e, CompileTimeout):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
+
+
+def _sync() -> None:
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
+def _frames_compiled() -> int:
+    from torch._dynamo.utils import counters
+
+    return int(sum((counters.get("frames") or {}).values())) + int(sum((counters.get("stats") or {}).values()))
+
+
+def warm_up(fn: Callable[..., Any], mode: str, sets: list[tuple[tuple, dict]], timeout_s: float | None) -> tuple[Callable[..., Any] | None, ModeResult]:
+    """Compile ``fn`` in ``mode`` and call it over ``sets`` until steady. Device-agnostic
+    (runs on CPU tensors too); returns the compiled callable (None on failure) and the result."""
+    torch._dynamo.reset()
+    clear_counters()
+    result = ModeResult(mode=mode, field=MODES.get(mode, mode))
+    compiled = None
+    tap = TorchLogTap()
+    start = time.perf_counter()
+    try:
+        with tap, deadline(timeout_s):
+            start = time.perf_counter()  # the tap's imports are launchprof's, not compile's
+            compiled = torch.compile(fn, mode=mode)
+            while result.passes < MAX_PASSES:
+                before = _frames_compiled()
+                for args, kwargs in sets:
+                    compiled(*args, **kwargs)
+                    _sync()
+                    result.warmup_calls += 1
+                result.passes += 1
+                if result.passes >= MIN_PASSES and _frames_compiled() == before:
+                    break
+        result.compile_s = time.perf_counter() - start
+    except BaseException as exc:
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)) and not _timed_out(exc):
+            raise
+        compiled = None
+        result.status = "timeout" if _timed_out(exc) else "failed"
+        result.compile_s = time.perf_counter() - start
+        result.error = (
+            f"no steady compiled call within --compile-timeout {timeout_s:g} s"
+            if result.status == "timeout"
+            else f"{type(exc).__name__}: {str(exc).strip()[:600]}"
+        )
+    result.logs = tap.records
+    result.counters = counters_now()
+    return compiled, result
+
+
+def profile_call(compiled: Callable[..., Any], args: tuple, kwargs: dict, result: ModeResult) -> None:
+    """Kernels per call and graph launches in one steady call, counted from the profiler's
+    own rows the way the eager profile counts them (worker/profiler_tables.py)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from launchprof.worker.profiler_tables import chrome_rows
+
+    _sync()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        compiled(*args, **kwargs)
+        _sync()
+    rows = chrome_rows(prof.profiler.kineto_results.events(), 0)
+    result.kernels_per_step = sum(1 for r in rows if r["cat"] == "kernel")
+    result.graph_launches = sum(1 for r in rows if r["cat"] in ("cuda_runtime", "cuda_driver") and "GraphLaunch" in r["name"])
+    result.cudagraphs_used = result.graph_launches > 0
+
+
+def _bursts(compiled: Callable[..., Any], kind: str, sets: list[tuple[tuple, dict]], repeat: int, events: EventWriter) -> None:
+    """Steady calls timed exactly as eager and replay are (worker/burst.py)."""
+    from launchprof.worker.burst import Kind, run_bursts
+
+    def call(a: tuple, k: dict) -> Callable[[], Any]:
+        return lambda: compiled(*a, **k)
+
+    run_bursts([Kind(kind, [call(a, k) for a, k in sets])], repeat, events)
+
+
+def measure_mode(fn: Callable[..., Any], mode: str, sets: list[tuple[tuple, dict]], repeat: int, timeout_s: float | None, events: EventWriter) -> ModeResult:
+    """Compile, profile and time one mode; every failure ends up in the result."""
+    events.write("compile-start", mode=mode, timeout_s=timeout_s)
+    compiled, result = warm_up(fn, mode, sets, timeout_s)
+    result.device = "cuda" if torch.cuda.is_available() else "cpu"
+    if compiled is not None and torch.cuda.is_available():
+        try:
+            profile_call(compiled, *sets[0], result)
+        except Exception as exc:
+            events.write("note", text=f"compile ({mode}): kernels per call not counted ({type(exc).__name__}: {str(exc)[:200]})")
+        try:
+            _bursts(compiled, result.field, sets, repeat, events)
+        except Exception as exc:
+            result.status, result.error = "failed", f"timing compiled calls failed: {type(exc).__name__}: {str(exc)[:400]}"
+    return result
+
+
+def compare_compile(run: TargetRun) -> None:
+    """Both modes on the bursts' argument sets, the user's state put back after each;
+    nothing unless ``--compare compile`` asked for it."""
+    from launchprof.worker.plan_bursts import UserState, silenced
+
+    if "compile" not in run.config.compare:
+        return
+    sets = list(run.replay_sets if run.captured is not None else run.eager_sets)
+    if not sets:
+        run.events.write("note", text="compile comparison skipped: no recorded calls to run it on")
+        return
+    for mode in MODES:
+        try:
+            state = UserState(run, sets)
+        except Exception as exc:
+            run.events.write("note", text=f"compile comparison skipped: the user's state could not be saved ({type(exc).__name__}: {exc})")
+            return
+        try:
+            try:
+                with silenced():
+                    result = measure_mode(run.fn, mode, sets, run.config.repeat, run.config.compile_timeout, run.events)
+            except Exception as exc:  # launchprof's own failure: reported, never fatal
+                result = ModeResult(mode=mode, field=MODES[mode], status="failed", error=f"{type(exc).__name__}: {str(exc)[:400]}")
+            with contextlib.suppress(Exception):
+                torch._dynamo.reset()  # the script goes on with no compiled code of ours
+            run.events.write("compile", **asdict(result))  # before the restore, which may fail
+        finally:
+            state.restore()

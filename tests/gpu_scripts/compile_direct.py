@@ -1,0 +1,64 @@
+"""The plainest measurement of a step under torch.compile, to check --compare compile against
+(used by compile_step.py and compile_frozen.py, in the same process, after the script ran):
+
+- each mode compiled afresh (torch._dynamo.reset()), warmed up over the calls;
+- steady calls timed between two synchronisations, cycling through the calls, median of 60;
+- kernels per call from torch.profiler's own events (FunctionEvent.device_type CUDA, copies,
+  memsets and sync records left out), one steady call.
+Only torch is used: no launchprof module.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+NOT_KERNELS = ("Memcpy", "Memset", "Context Sync", "Stream Sync", "Event Sync", "Stream Wait Event")
+
+
+def median_us(calls: list[Callable[[], Any]], n: int = 60) -> float:
+    samples = []
+    for i in range(n):
+        fn = calls[i % len(calls)]
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        samples.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(samples)
+
+
+def kernels(fn: Callable[[], Any]) -> int:
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    cuda = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    return sum(1 for e in cuda if not e.name.startswith(NOT_KERNELS))
+
+
+def measure(fn: Callable[..., Any], sets: list[tuple[tuple, dict]], reset_state: Callable[[], None]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for mode in ("reduce-overhead", "default"):
+        torch._dynamo.reset()
+        compiled = torch.compile(fn, mode=mode)
+        calls = [(lambda a=a, k=k: compiled(*a, **k)) for a, k in sets]
+        for _ in range(4):
+            for call in calls:
+                call()
+        out[mode] = {"step_us": median_us(calls), "kernels": kernels(calls[0])}
+        reset_state()
+    torch._dynamo.reset()
+    return out
+
+
+def write(path: str, data: dict[str, Any]) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)

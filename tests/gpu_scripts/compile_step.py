@@ -1,0 +1,49 @@
+"""A capturable small step (6 small kernels) for --compare compile (tests/test_gpu_compile.py).
+
+After the loop, with LAUNCHPROF_DIRECT_OUT set, the same step is compiled and timed directly
+in this process (compile_direct.py). The script prints RESULT <checksum>: launchprof's extra
+calls must leave it as `python compile_step.py` prints it. The step mutates nothing: under
+reduce-overhead a mutated argument would make compile skip its CUDA graphs.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+from compile_direct import measure, write
+
+torch.manual_seed(0)
+W = torch.randn(64, 64, device="cuda")
+
+
+def step(x: torch.Tensor, scale: torch.Tensor, bias: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
+    h = torch.relu(x @ W)  # 2 kernels
+    h = h * scale + bias  # 2
+    return torch.tanh(h) - shift  # 2
+
+
+RAW_STEP = step  # launchprof's hook rebinds `step`; the direct timing compiles the function itself
+
+
+def main() -> None:
+    g = torch.Generator(device="cuda").manual_seed(1)
+    total = torch.zeros((), device="cuda")
+    sets = []
+    for i in range(80):
+        x = torch.randn(32, 64, device="cuda", generator=g)
+        scale = torch.rand(1, device="cuda", generator=g)
+        bias = torch.randn(32, 64, device="cuda", generator=g)
+        shift = torch.randn(32, 64, device="cuda", generator=g)
+        total += step(x, scale, bias, shift).sum()
+        if i < 4:
+            sets.append(((x, scale, bias, shift), {}))
+    print(f"RESULT {float(total):.6f}", flush=True)
+    out = os.environ.get("LAUNCHPROF_DIRECT_OUT")
+    if out:
+        write(out, measure(RAW_STEP, sets, lambda: None))
+
+
+if __name__ == "__main__":
+    main()

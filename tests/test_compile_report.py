@@ -1,0 +1,181 @@
+"""``--compare compile`` on CPU: the worker's events -> the report's compile fields and
+advice (launchprof.analysis.compile), the models in JSON, and every renderer's columns."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import reports
+from launchprof.analysis.compile import advice, compile_result, with_compile
+from launchprof.compile_report import CompileFinding, CompileResult
+from launchprof.evidence import parse_events
+from launchprof.render import RenderOptions, renderer_for
+from launchprof.session import Report, Stats
+
+DATA = Path(__file__).resolve().parent / "data" / "compile"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _recorded(name: str) -> dict:
+    return json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def _events(ro: dict, plain: dict, ro_us: list[float], plain_us: list[float]) -> list[dict]:
+    """The events a worker writes for --compare compile: bursts per mode, then its result."""
+    return [
+        {"type": "timing", "kind": "compile", "mode": "burst", "burst": 0, "wall_us": ro_us, "gpu_us": []},
+        {"type": "compile", **ro},
+        {"type": "timing", "kind": "compile-no-cudagraphs", "mode": "burst", "burst": 0, "wall_us": plain_us, "gpu_us": []},
+        {"type": "compile", **plain},
+    ]
+
+
+def _ok(mode: str, kernels: int, graphs: bool, compile_s: float, logs: list | None = None, counters: dict | None = None) -> dict:
+    return {
+        "mode": mode, "field": "compile" if mode == "reduce-overhead" else "compile-no-cudagraphs", "status": "ok",
+        "compile_s": compile_s, "kernels_per_step": kernels, "cudagraphs_used": graphs, "device": "cuda",
+        "logs": logs or [], "counters": counters or {},
+    }
+
+
+def test_compile_fields_from_events_and_advice_numbers() -> None:
+    """graphs_help: eager 1843 µs, 212 kernels; replay 796 µs. Compile: 1000 µs with graphs,
+    1200 µs without, 12 kernels, 25 s to compile."""
+    ev = parse_events(_events(_ok("reduce-overhead", 12, True, 25.0), _ok("default", 12, False, 20.0), [1000.0] * 5, [1200.0] * 5))
+    report = with_compile(reports.graphs_help(), ev, None)
+    ro, plain = report.compile, report.compile_no_cudagraphs
+    assert ro is not None and plain is not None
+    assert ro.step_us == Stats(median=1000.0, p10=1000.0, p90=1000.0, n=5) and ro.timing == "burst"
+    assert plain.step_us is not None and plain.step_us.median == 1200.0
+    assert (ro.kernels_per_step, ro.cudagraphs_used, ro.compile_s) == (12, True, 25.0)
+    line = ro.advice or ""
+    assert "hand capture is 1.3x faster than compile here" in line  # 1000 / 796
+    assert "compile fuses 212 kernels into 12" in line
+    assert "graphs then save a further 200 µs per call" in line
+    # 25 s / (1843.2 - 1000) µs per call = 29,648.9 -> 29,649 calls
+    assert "compile pays back its 25 s after 29,649 calls" in line
+    assert plain.advice is None
+
+
+def test_no_compile_events_leave_the_report_alone() -> None:
+    report = reports.graphs_help()
+    assert with_compile(report, parse_events([]), None) is report
+    assert report.compile is None and report.compile_no_cudagraphs is None
+
+
+def test_recorded_graph_break_becomes_a_finding_relative_to_the_root() -> None:
+    rec = _recorded("item_graph_break")
+    event = {**rec, "field": "compile", "device": "cuda"}
+    result = compile_result(event, parse_events([]), rec["root"])  # where it was recorded
+    breaks = [f for f in result.graph_breaks if f.kind == "hidden-sync"]
+    assert len(breaks) == 1 and breaks[0].file == "tests/data/compile/cases.py" and breaks[0].line == 9
+    # On a CUDA device, skips torch counted but never logged stay unexplained (kind None).
+    assert result.cudagraph_skips == rec["counters"]["inductor"]["cudagraph_skips"]
+    assert [f.kind for f in result.skip_reasons] == [None]
+    assert result.step_us is None and result.timing is None  # no bursts recorded
+
+
+def test_advice_when_compile_is_faster_and_safer() -> None:
+    eager = reports.graphs_help().eager
+    replay = reports.graphs_help().replay
+    hazard = CompileFinding(kind="frozen-scalar", reason="recompiled: n == 1", file="a.py", line=3)
+    ro = CompileResult(mode="reduce-overhead", step_us=Stats(400.0, 390.0, 420.0, 20), compile_s=3.0, kernels_per_step=12,
+                       cudagraphs_used=True, graph_breaks=[hazard, dataclasses.replace(hazard, line=4)])
+    line = advice(eager, replay, True, ro, None) or ""
+    assert "compile is 2.0x faster than hand capture here" in line  # 796 / 400
+    assert "compile is safer: it caught 2 hazards" in line
+
+
+def test_advice_when_compile_is_slower_than_eager_and_when_it_failed() -> None:
+    eager, replay = reports.graphs_help().eager, reports.graphs_help().replay
+    slow = CompileResult(mode="reduce-overhead", step_us=Stats(2000.0, 1990.0, 2100.0, 20), compile_s=12.0, cudagraphs_used=False,
+                         skip_reasons=[CompileFinding(kind="host-side-effect", reason="cpu device (x)")])
+    line = advice(eager, replay, False, slow, None) or ""
+    assert "never pay back" in line and "reduce-overhead ran without CUDA graphs (1 skip reason(s))" in line
+    assert "hand capture gives wrong results or failed here" in line
+    failed = CompileResult(mode="reduce-overhead", status="timeout", error="no steady compiled call within --compile-timeout 5 s")
+    assert advice(eager, replay, True, failed, None) == "torch.compile (reduce-overhead) timed out here; hand capture: 796 µs per call"
+
+
+def _compared() -> Report:
+    ev = parse_events(
+        _events(
+            _ok("reduce-overhead", 12, True, 25.0, _recorded("item_graph_break")["logs"], _recorded("item_graph_break")["counters"]),
+            {"mode": "default", "field": "compile-no-cudagraphs", "status": "failed", "error": "RuntimeError: boom", "device": "cuda"},
+            [1000.0] * 5,
+            [],
+        )
+    )
+    return with_compile(reports.graphs_help(), ev, None)
+
+
+def test_every_format_shows_the_three_columns_and_the_advice() -> None:
+    report = _compared()
+    for fmt in ("text", "md", "html"):
+        out = " ".join(renderer_for(fmt, RenderOptions()).render(report).split())  # the terminal wraps
+        for column in ("eager", "hand capture", "torch.compile"):
+            assert column in out, (fmt, column)
+        assert "compile fuses 212 kernels into 12" in out, fmt
+        assert "hidden-sync" in out and "cases.py:9" in out, fmt
+        assert "RuntimeError: boom" in out, fmt
+    md = renderer_for("md", RenderOptions()).render(report)
+    row = next(line for line in md.splitlines() if line.startswith("| step time (median)"))
+    assert [c.strip() for c in row.strip("|").split("|")] == ["step time (median)", "1.84 ms", "796.0 µs", "1.00 ms", "—"]
+    data = json.loads(renderer_for("json", RenderOptions()).render(report))
+    assert data["compile"]["step_us"]["median"] == 1000.0 and data["compile"]["kernels_per_step"] == 12
+    assert data["compile_no_cudagraphs"]["status"] == "failed"
+    assert {"step_us", "compile_s", "kernels_per_step", "cudagraphs_used", "skip_reasons", "graph_breaks"} <= set(data["compile"])
+
+
+def test_without_compare_no_format_mentions_compile() -> None:
+    report = reports.graphs_help()
+    for fmt in ("text", "md", "html"):
+        assert "torch.compile" not in renderer_for(fmt, RenderOptions()).render(report), fmt
+
+
+def test_report_with_compile_round_trips_through_json() -> None:
+    report = _compared()
+    again = Report.from_dict(json.loads(report.to_json()))
+    assert again.compile == report.compile and again.compile_no_cudagraphs == report.compile_no_cudagraphs
+
+
+def test_compile_models_import_in_either_order() -> None:
+    """models.py and compile_report.py import each other; both orders must work."""
+    code = "import launchprof.compile_report as c; from launchprof.models import Report; print(c.CompileResult(mode='m', step_us={'median': 1, 'p10': 1, 'p90': 1, 'n': 1}).step_us.n)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0 and out.stdout.strip() == "1", out.stderr
+
+
+def test_analyse_fills_compile_from_a_run_with_its_project_root() -> None:
+    """Through the product's own path (run file -> analyse): the compile events of a run
+    recorded on the H200 (frozen_scalar), with torch's messages naming absolute paths."""
+    import recorded
+
+    run = recorded.load("frozen_scalar")
+    root = run.header.project_root
+    logs = [
+        {"logger": "torch._dynamo.guards.__recompiles", "level": "DEBUG", "message": (
+            f"Recompiling function update in {root}/sample_models/frozen_scalar.py:16\n"
+            "    triggered by the following guard failure(s):\n    - 0/0: lr == 0.1\n"
+            f'    - User stack trace:\n    -   File "{root}/sample_models/frozen_scalar.py", line 17, in update\n'
+            "    -     param.add_(grad, alpha=-lr)  # expect: frozen-scalar\n")},
+        {"logger": "torch._inductor.cudagraph_utils.__cudagraphs", "level": "WARNING", "message": (
+            "skipping cudagraphs due to mutated inputs (1 instances). Found from : \n "
+            f'  File "{root}/sample_models/frozen_scalar.py", line 17, in update\n    param.add_(grad, alpha=-lr)\n')},
+    ]
+    extra = _events(
+        _ok("reduce-overhead", 3, False, 4.0, logs, {"inductor": {"cudagraph_skips": 1}}),
+        _ok("default", 3, False, 3.0), [60.0] * 4, [40.0] * 4,
+    )
+    report = recorded.analyse(dataclasses.replace(run, events=[*run.events[:-3], *extra, *run.events[-3:]]))
+    ro = report.compile
+    assert ro is not None and report.compile_no_cudagraphs is not None
+    assert [(f.kind, f.file, f.line) for f in ro.skip_reasons] == [("reallocated-input", "sample_models/frozen_scalar.py", 17)]
+    assert [(f.kind, f.file, f.line) for f in ro.graph_breaks] == [("frozen-scalar", "sample_models/frozen_scalar.py", 17)]
+    assert ro.recompiles == 1 and ro.cudagraph_skips == 1
+    assert "reduce-overhead ran without CUDA graphs (1 skip reason(s))" in (ro.advice or "")
+    assert report.verdict == recorded.report_of("frozen_scalar").verdict  # the rest is unchanged

@@ -1,0 +1,128 @@
+"""The worker's torch.compile pass on CPU (launchprof.worker.compile_compare): compile time,
+torch's counters and log records, the timeout, and that torch's logging is left as found.
+
+Slow: one real compile (~5-30 s on a small CPU). The GPU parts (kernels per call, bursts,
+the user's state) are in tests/test_gpu_compile.py.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from launchprof.worker.compile_compare import deadline, measure_mode, warm_up  # noqa: E402
+
+
+class Events:
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+
+    def write(self, type: str, **fields: Any) -> None:
+        self.items.append({"type": type, **fields})
+
+
+def step_with_item(x: torch.Tensor) -> torch.Tensor:
+    y = torch.relu(x) * 2
+    n = y.sum().item()  # a graph break: the test checks this line number
+    return y / (n + 1.0)
+
+
+ITEM_LINE = step_with_item.__code__.co_firstlineno + 2
+
+
+def _logging_state() -> list[tuple]:
+    from torch._logging._internal import log_state
+
+    names = ["torch._dynamo", "torch._inductor", "torch._dynamo.symbolic_convert.__graph_breaks", "torch._inductor.cudagraph_utils.__cudagraphs"]
+    loggers = [logging.getLogger(n) for n in names]
+    return [(lg.name, lg.level, lg.propagate, lg.disabled, tuple(lg.handlers)) for lg in loggers] + [tuple(sorted(log_state.artifact_names))]
+
+
+def test_deadline_restores_the_scripts_own_timer() -> None:
+    fired: list[int] = []
+    old = signal.signal(signal.SIGALRM, lambda *a: fired.append(1))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 5.0)
+        with deadline(10.0) as enforced:
+            assert enforced
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 4.0 < left <= 5.0  # re-armed with what was left, not dropped
+        assert signal.getsignal(signal.SIGALRM) is not None and not fired
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_timeout_is_reported_and_leaves_logging_and_signals_alone() -> None:
+    before_logging, before_handler = _logging_state(), signal.getsignal(signal.SIGALRM)
+    x = torch.randn(16)
+    compiled, result = warm_up(step_with_item, "default", [((x,), {})], timeout_s=0.05)
+    assert compiled is None and result.status == "timeout"
+    assert "--compile-timeout 0.05 s" in (result.error or "")
+    # Stopped near the limit, not after a whole compile (seconds here; generous for a busy host).
+    assert result.compile_s is not None and result.compile_s < 5.0
+    assert signal.getsignal(signal.SIGALRM) == before_handler
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
+    assert _logging_state() == before_logging
+
+
+def test_compile_time_counters_and_graph_break_records(capsys: pytest.CaptureFixture[str]) -> None:
+    before = _logging_state()
+    events = Events()
+    x = [((torch.randn(16),), {}), ((torch.randn(16),), {})]
+    result = measure_mode(step_with_item, "default", x, repeat=5, timeout_s=300, events=events)
+    assert result.status == "ok", result.error
+    assert result.device == "cpu" and result.compile_s is not None and result.compile_s > 0
+    assert result.passes >= 3 and result.warmup_calls == 2 * result.passes
+    assert sum(result.counters["graph_break"].values()) >= 1
+    breaks = [r for r in result.logs if r["logger"].endswith("__graph_breaks")]
+    assert breaks and f"{__file__}:{ITEM_LINE}" in breaks[0]["message"]
+    assert events.items[0] == {"type": "compile-start", "mode": "default", "timeout_s": 300}
+    # Without CUDA there is nothing to profile or time: no kernel count, no bursts.
+    assert result.kernels_per_step is None and not [e for e in events.items if e["type"] == "timing"]
+    assert _logging_state() == before
+    assert "Graph break" not in capsys.readouterr().err  # torch's warnings stayed out of the terminal
+
+
+def test_compare_compile_runs_both_modes_and_puts_the_state_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan's entry point on CPU: both modes in order, one ``compile`` event each, the
+    user's state saved before and restored after each mode (a stand-in for UserState, whose
+    real one synchronises CUDA), nothing at all without ``--compare compile``."""
+    from types import SimpleNamespace
+
+    from launchprof.worker import compile_compare, plan_bursts
+
+    state = torch.zeros(4)
+    log: list[str] = []
+
+    class FakeState:
+        def __init__(self, run: Any, sets: list) -> None:
+            self.saved = state.clone()
+            log.append("save")
+
+        def restore(self) -> None:
+            state.copy_(self.saved)
+            log.append("restore")
+
+    def step(s: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        s.add_(x)  # the user's state the compiled calls mutate
+        return s * 2
+
+    monkeypatch.setattr(plan_bursts, "UserState", FakeState)
+    events = Events()
+    config = SimpleNamespace(compare=(), repeat=5, compile_timeout=300.0)
+    run = SimpleNamespace(fn=step, config=config, events=events, captured=None, replay_sets=[], eager_sets=[((state, torch.ones(4)), {})])
+    compile_compare.compare_compile(run)
+    assert events.items == [] and log == []  # not asked for
+    config.compare = ("compile",)
+    compile_compare.compare_compile(run)
+    results = [e for e in events.items if e["type"] == "compile"]
+    assert [(r["mode"], r["field"], r["status"]) for r in results] == [("reduce-overhead", "compile", "ok"), ("default", "compile-no-cudagraphs", "ok")]
+    assert log == ["save", "restore", "save", "restore"]
+    assert torch.equal(state, torch.zeros(4))  # 2 x (at least 3 passes) compiled calls, undone
+    assert [e["type"] for e in events.items].count("compile-start") == 2

@@ -1,0 +1,97 @@
+"""``analyze --compare compile`` on a real GPU (skipped without CUDA).
+
+Each script (tests/gpu_scripts/compile_*.py) runs its loop under launchprof, then times the
+same step compiled afresh in the same process with a plain loop and counts its kernels with
+torch.profiler's own events (compile_direct.py). The report's figures must agree with those,
+and the script's printed result must be what `python SCRIPT` prints: the compiled calls
+launchprof adds leave the user's state alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = ROOT / "tests" / "gpu_scripts"
+
+
+def _result(text: str) -> list[float]:
+    m = re.search(r"^RESULT (.+)$", text, re.M)
+    assert m, text[-2000:]
+    return [float(v) for v in m.group(1).split()]
+
+
+def run(tmp_path: Path, script: str, target: str) -> tuple[dict, dict, list[float], list[float]]:
+    """(report, direct figures, RESULT under launchprof, RESULT of `python SCRIPT`)."""
+    out, direct = tmp_path / f"{script}.json", tmp_path / f"{script}.direct.json"
+    path = str(SCRIPTS / f"{script}.py")
+    proc = subprocess.run(
+        [sys.executable, "-m", "launchprof", "analyze", path, "--target", target, "--compare", "compile", "-f", "json", "-o", str(out)],
+        capture_output=True, text=True, timeout=900, cwd=ROOT, env={**os.environ, "LAUNCHPROF_DIRECT_OUT": str(direct)},
+    )
+    assert out.exists() and direct.exists(), proc.stderr[-3000:]
+    plain = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=300, cwd=SCRIPTS)
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    return json.loads(out.read_text()), json.loads(direct.read_text()), _result(proc.stdout + proc.stderr), _result(plain.stdout)
+
+
+def _check_mode(result: dict, direct: dict) -> None:
+    """Step time within 15% of the plain loop; kernels per call as torch.profiler counts them."""
+    assert result["status"] == "ok", result.get("error")
+    assert result["timing"] == "burst" and result["step_us"]["n"] >= 20
+    assert abs(result["step_us"]["median"] / direct["step_us"] - 1) <= 0.15, (result["step_us"], direct)
+    assert result["kernels_per_step"] == direct["kernels"], (result["kernels_per_step"], direct)
+    assert result["compile_s"] > 0
+
+
+def test_capturable_step_under_compile(tmp_path: Path) -> None:
+    report, direct, under, plain = run(tmp_path, "compile_step", "step")
+    assert under == pytest.approx(plain, rel=1e-5), "launchprof's extra calls changed the script's result"
+    ro, nocg = report["compile"], report["compile_no_cudagraphs"]
+    _check_mode(ro, direct["reduce-overhead"])
+    _check_mode(nocg, direct["default"])
+    assert ro["cudagraphs_used"] is True and ro["skip_reasons"] == [] and ro["graph_breaks"] == []
+    assert nocg["cudagraphs_used"] is False
+    # Fusion: compile runs fewer kernels than the eager step (6: a matmul and 5 pointwise).
+    assert nocg["kernels_per_step"] < report["eager"]["kernels_per_step"]
+    assert ro["advice"] and "per call" in ro["advice"]
+
+
+def test_frozen_scalar_step_under_compile(tmp_path: Path) -> None:
+    report, direct, under, plain = run(tmp_path, "compile_frozen", "update")
+    assert under == pytest.approx(plain, rel=1e-5), "launchprof's extra calls changed the script's result"
+    assert any(h["kind"] == "frozen-scalar" for h in report["hazards"])  # hand capture freezes lr
+    ro = report["compile"]
+    _check_mode(ro, direct["reduce-overhead"])
+    _check_mode(report["compile_no_cudagraphs"], direct["default"])
+    # Compile works around the scalar (it recompiles on lr): it says so, at the user's line.
+    found = [f for f in ro["skip_reasons"] + ro["graph_breaks"] if f["kind"] == "frozen-scalar"]
+    assert found and found[0]["file"].endswith("compile_frozen.py"), ro
+    assert "compile is safer" in ro["advice"]
+
+
+def test_compile_timeout_keeps_the_rest_of_the_report(tmp_path: Path) -> None:
+    out = tmp_path / "t.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "launchprof", "analyze", str(SCRIPTS / "compile_frozen.py"), "--target", "update",
+         "--compare", "compile", "--compile-timeout", "1", "-f", "json", "-o", str(out)],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+        # No warm inductor cache from the tests before: four compiles then take seconds.
+        env={**os.environ, "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(out.read_text())
+    assert report["compile"]["status"] == "timeout", report["compile"]
+    assert report["compile_no_cudagraphs"]["status"] in ("timeout", "ok")
+    assert report["replay"]["step_us"]["median"] > 0 and report["verdict"] != "script-failed"
+    assert "timed out" in report["compile"]["advice"]

@@ -127,11 +127,12 @@ def predict_speedup(
 ) -> Prediction:
     """Predicted eager-step / replay-step ratio for a step of ``kernels_per_step`` kernels.
 
-    ``extra_launches`` are launches a replay step makes besides the graph itself: copies of
-    new inputs into static buffers, and PyTorch's RNG prologue (two small fills per
-    registered generator on every ``replay()``); each costs one eager op. ``host_overhead_us``
-    is what the measurement adds to both sides (synchronise, events): it keeps predicted
-    and measured steps comparable when the step is small.
+    ``extra_launches`` are launches a replay step makes besides the graph itself: the
+    copies of new inputs into static buffers, each one eager op. (PyTorch's RNG prologue,
+    two small fills per registered generator on every ``replay()``, is already inside
+    the profile's LaunchGraph, which is timed on torch's own ``CUDAGraph.replay()``.)
+    ``host_overhead_us`` is anything the measurement adds to the replay side only; the
+    analysis passes none since the step is timed like the profile (latency mode).
 
     ``kernel_us`` is the list of kernel durations of one step (or their median, or None);
     ``gpu_busy_us`` the GPU busy time per step; ``launch_api_us`` the host time per step
@@ -164,7 +165,7 @@ def predict_speedup(
     )
     why += ", mostly kernel time" if bound == "gpu" else ", mostly per-node overhead"
     if extra_launches:
-        why += f", plus {extra_launches} small launch{'es' if extra_launches != 1 else ''} for input copies and the RNG prologue"
+        why += f", plus {extra_launches} input cop{'ies' if extra_launches != 1 else 'y'} into the static buffers"
     why += ")"
     why += f" against {eager_step_us:.0f} µs measured eagerly: about {speedup:.1f}x"
     if low is not None and high is not None:

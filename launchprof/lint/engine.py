@@ -13,22 +13,25 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from launchprof.errors import UsageError
-from launchprof.hazards.kinds import KINDS
-from launchprof.lint.collector import Collector
+from launchprof.lint.collector import Collector, Found
 from launchprof.lint.definitions import FunctionRef
 from launchprof.lint.files import SourceFile, Unreadable, collect_files, parse_file, read_file
 from launchprof.lint.index import Index, module_matches, unknown_target
 from launchprof.lint.loader import ModuleLoader
 from launchprof.lint.parallel import ChunkResult, check_in_workers, workers_for
-from launchprof.lint.suppress import unknown_suppressions
+from launchprof.lint.suppress import suppression_kinds
 from launchprof.project import find_project_root, relative_to_root
-from launchprof.session import Hazard
+
+if TYPE_CHECKING:
+    from launchprof.session import Hazard
 
 # Under --all, free the trees of the files already checked this often (files).
 COLLECT_EVERY = 256
@@ -99,7 +102,7 @@ class _Scan:
     lines: int = 0
     read: int = 0
     unreadable: list[str] = field(default_factory=list)
-    unknown_ignores: list[str] = field(default_factory=list)
+    ignores: list[tuple[str, int, str]] = field(default_factory=list)  # (file, line, kind) in ignore comments
 
     def source(self, path: str) -> SourceFile | None:
         """Parse one file, counting its lines and noting unknown ignore kinds; None when unreadable."""
@@ -111,12 +114,9 @@ class _Scan:
             return None
         self.read += 1
         self.lines += data.count(b"\n")
-        for line, kind in unknown_suppressions(data, KNOWN_KINDS):
-            self.unknown_ignores.append(f"{relative_to_root(os.path.abspath(path), self.root)}:{line}: unknown kind {kind!r} in `# launchprof: ignore[...]`")
+        for line, kind in suppression_kinds(data):
+            self.ignores.append((relative_to_root(os.path.abspath(path), self.root), line, kind))
         return source
-
-
-KNOWN_KINDS = frozenset(KINDS)
 
 
 def lint(
@@ -127,11 +127,13 @@ def lint(
     project_root: Path | None = None,
     exclude: tuple[str, ...] = (),
     strict: bool = False,
+    meanwhile: Callable[[], object] | None = None,
 ) -> LintResult:
     """Check the targets under ``paths`` (or ``target``, or every function) for capture hazards.
 
     A file that cannot be read or parsed is noted and skipped; only when no file at all
-    could be read is that a usage error (there is nothing to report on).
+    could be read is that a usage error (there is nothing to report on). ``meanwhile``
+    is called while worker processes check the files (under ``--all`` on many files).
     """
     if not paths:
         raise UsageError("give at least one file or folder to lint")
@@ -141,7 +143,7 @@ def lint(
     collector = Collector(root, strict)
     with _fast_tree_work():  # no syntax tree outlives this block
         if all_functions:
-            targets = _lint_every_function(files, scan, collector)
+            targets = _lint_every_function(files, scan, collector, meanwhile)
             walked = len(targets)
         else:
             targets = _lint_targets(files, target, scan, collector)
@@ -149,9 +151,9 @@ def lint(
         collector.walked.clear()
     if files and not scan.read:
         raise UsageError(scan.unreadable[0] if len(files) == 1 else f"no file could be read: {scan.unreadable[0]} (and {len(files) - 1} more)")
-    hazards = sorted(collector.hazards, key=lambda h: (h.file or "", h.line or 0, h.kind, h.message))
+    found = sorted(collector.hazards, key=lambda h: (h.file, h.line, h.kind, h.message))
     return LintResult(
-        hazards=tuple(hazards),
+        hazards=tuple(as_hazard(f) for f in found),
         suppressed=collector.suppressed,
         targets=tuple(targets),
         functions=walked,
@@ -160,7 +162,7 @@ def lint(
         skipped=tuple(collector.skipped),
         unreadable=tuple(scan.unreadable),
         unresolved=tuple(collector.unresolved),
-        unknown_ignores=tuple(scan.unknown_ignores),
+        unknown_ignores=tuple(unknown_ignores(scan.ignores)),
         root=str(root),
     )
 
@@ -197,13 +199,38 @@ def _lint_targets(files: list[str], target: str | None, scan: _Scan, collector: 
     return [_target(r) for r in roots]
 
 
-def _lint_every_function(files: list[str], scan: _Scan, collector: Collector) -> list[Target]:
+def as_hazard(found: Found) -> Hazard:
+    """A finding as a report hazard: severity and fix hint from its kind."""
+    from launchprof.hazards.kinds import KINDS
+    from launchprof.session import Hazard
+
+    kind = KINDS[found.kind]
+    return Hazard(
+        kind=kind.id,
+        severity=kind.severity,
+        message=found.message,
+        file=found.file,
+        line=found.line,
+        hint=f"{kind.hint} {found.hint}".strip(),
+        source="static",
+        details=found.details,
+    )
+
+
+def unknown_ignores(ignores: list[tuple[str, int, str]]) -> list[str]:
+    """Kinds in ``# launchprof: ignore[...]`` comments that are no hazard kind (a typo silences nothing)."""
+    from launchprof.hazards.kinds import KINDS
+
+    return [f"{file}:{line}: unknown kind {kind!r} in `# launchprof: ignore[...]`" for file, line, kind in ignores if kind not in KINDS]
+
+
+def _lint_every_function(files: list[str], scan: _Scan, collector: Collector, meanwhile: Callable[[], object] | None = None) -> list[Target]:
     """``--all``: every file on its own, nothing followed; in worker processes when there are many."""
     workers = workers_for(len(files))
     if not workers:
         return _check_files(files, scan, collector)
     targets: list[Target] = []
-    for part in check_in_workers(files, scan.root, collector.strict, workers):
+    for part in check_in_workers(files, scan.root, collector.strict, workers, meanwhile):
         collector.hazards.extend(part.hazards)
         collector.suppressed += part.suppressed
         collector.skipped.extend(part.skipped)
@@ -211,7 +238,7 @@ def _lint_every_function(files: list[str], scan: _Scan, collector: Collector) ->
         scan.lines += part.lines
         scan.read += part.read
         scan.unreadable.extend(part.unreadable)
-        scan.unknown_ignores.extend(part.unknown_ignores)
+        scan.ignores.extend(part.ignores)
     return targets
 
 
@@ -222,7 +249,7 @@ def check_chunk(files: list[str], root: Path, strict: bool) -> ChunkResult:
     targets = _check_files(files, scan, collector)
     gc.collect(1)  # this chunk's trees: the worker goes on to the next chunk
     return ChunkResult(
-        collector.hazards, collector.suppressed, collector.skipped, targets, scan.lines, scan.read, scan.unreadable, scan.unknown_ignores
+        collector.hazards, collector.suppressed, collector.skipped, targets, scan.lines, scan.read, scan.unreadable, scan.ignores
     )
 
 

@@ -9,10 +9,11 @@ runs stay in one process, where starting workers would cost more than they save.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from launchprof.session import Hazard
+from launchprof.lint.collector import Found
 
 # Fewer files than this are checked in this process.
 PARALLEL_MIN_FILES = 64
@@ -24,14 +25,14 @@ CHUNK_FILES = 16
 class ChunkResult:
     """What checking one chunk of files gave (everything picklable, no syntax trees)."""
 
-    hazards: list[Hazard]
+    hazards: list[Found]
     suppressed: int
     skipped: list[str]
     targets: list
     lines: int
     read: int
     unreadable: list[str]
-    unknown_ignores: list[str]
+    ignores: list[tuple[str, int, str]]
 
 
 def workers_for(files: int) -> int:
@@ -47,12 +48,19 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def check_in_workers(files: list[str], root: Path, strict: bool, workers: int) -> list[ChunkResult]:
-    """Check ``files`` in ``workers`` forked processes; the results come back in file order."""
+def check_in_workers(files: list[str], root: Path, strict: bool, workers: int, meanwhile: Callable[[], object] | None = None) -> list[ChunkResult]:
+    """Check ``files`` in ``workers`` forked processes; the results come back in file order.
+
+    ``meanwhile`` runs in this process while the workers check: the command imports what
+    it needs to render the report then, on the core the workers leave it.
+    """
     import multiprocessing  # only here: a small run does not pay for importing it
 
     from launchprof.lint.engine import check_chunk
 
     chunks = [(files[i : i + CHUNK_FILES], root, strict) for i in range(0, len(files), CHUNK_FILES)]
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        return pool.starmap(check_chunk, chunks, chunksize=1)
+        pending = pool.starmap_async(check_chunk, chunks, chunksize=1)
+        if meanwhile is not None:
+            meanwhile()
+        return pending.get()

@@ -57,6 +57,14 @@ class Collector:
     walked: dict[tuple, FunctionFacts | None] = field(default_factory=dict)
     contexts: dict[int, int] = field(default_factory=dict)
     _seen: set[tuple] = field(default_factory=set)
+    _relative: dict[str, str] = field(default_factory=dict)  # source path -> report path
+
+    def relative(self, path: str) -> str:
+        """A source file's path in the report (resolving it once: it is the same for every finding)."""
+        found = self._relative.get(path)
+        if found is None:
+            found = self._relative[path] = relative_to_root(os.path.abspath(path), self.root)
+        return found
 
     def walk(self, ref: FunctionRef, params: dict, follow: bool) -> FunctionFacts | None:
         """Walk one function; one that cannot be walked is skipped and named, never a traceback."""
@@ -113,7 +121,7 @@ class Collector:
         """Calls lint could not follow: listed in the footer, warnings under ``--strict``."""
         source = facts.ref.module.source
         for node, why in facts.unresolved:
-            where = f"{relative_to_root(os.path.abspath(source.path), self.root)}:{node.lineno}"  # type: ignore[attr-defined]
+            where = f"{self.relative(source.path)}:{node.lineno}"  # type: ignore[attr-defined]
             entry = f"{where} `{text(node, 40)}` ({why})"
             if entry in self.unresolved:
                 continue
@@ -137,5 +145,4 @@ class Collector:
         if len(chain) > 1:
             details["call_chain"] = " → ".join([*chain, f"{os.path.basename(source.path)}:{finding.line}"])
             message = f"{message} (reached from the target: {details['call_chain']})"
-        file = relative_to_root(os.path.abspath(source.path), self.root)
-        self.hazards.append(Found(finding.kind, message, file, finding.line, finding.hint, details))
+        self.hazards.append(Found(finding.kind, message, self.relative(source.path), finding.line, finding.hint, details))

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from launchprof.errors import UsageError
 from launchprof.lint.collector import Collector, Found
 from launchprof.lint.definitions import FunctionRef
-from launchprof.lint.files import SourceFile, Unreadable, collect_files, parse_file, read_file
+from launchprof.lint.files import SourceFile, Unreadable, collect_files, forget_folders, parse_file, read_file
 from launchprof.lint.index import Index, module_matches, unknown_target
 from launchprof.lint.loader import ModuleLoader
 from launchprof.lint.parallel import ChunkResult, check_in_workers, workers_for
@@ -137,6 +137,7 @@ def lint(
     """
     if not paths:
         raise UsageError("give at least one file or folder to lint")
+    forget_folders()
     root = find_project_root(paths[0], project_root)
     files = collect_files(paths, root, exclude)
     scan = _Scan(root, exclude)

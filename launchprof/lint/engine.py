@@ -293,7 +293,7 @@ def _break_cycles(index: Index, refs: list[FunctionRef]) -> None:
             ref.cls.__dict__.clear()
         ref.__dict__.clear()
     for info in index.all_modules:
-        for cls in info.classes.values():
+        for cls in (*info.classes.values(), *info.replaced):
             cls.__dict__.clear()
         info.__dict__.clear()
     index.__dict__.clear()

@@ -79,6 +79,7 @@ def _fast_tree_work() -> Iterator[None]:
     Deeply nested expressions in generated code need more than the default 1000 frames.
     """
     was_enabled = gc.isenabled()
+    was_frozen = gc.get_freeze_count() > 0  # a caller's own freeze is left as it was
     limit = sys.getrecursionlimit()
     gc.disable()
     gc.freeze()  # what existed before (the imports) is not rescanned by the collections below
@@ -88,7 +89,8 @@ def _fast_tree_work() -> Iterator[None]:
     finally:
         sys.setrecursionlimit(limit)
         gc.collect()
-        gc.unfreeze()
+        if not was_frozen:
+            gc.unfreeze()
         if was_enabled:
             gc.enable()
 

@@ -101,15 +101,13 @@ def run(options: LintOptions) -> int:
 def _import_report_modules(outputs: list[Output]) -> None:
     """Import what building and rendering the report will need: the models, the hazard
     kinds, ``emit``, ``--fail-on`` and the renderers of the chosen formats."""
-    import importlib
-
     import launchprof.commands.emit  # noqa: F401
     import launchprof.failon  # noqa: F401
     import launchprof.hazards.kinds  # noqa: F401
-    from launchprof.render import _REGISTRY
+    from launchprof.render import renderer_for
 
     for fmt in sorted({"text", *(o.format for o in outputs)}):
-        importlib.import_module(_REGISTRY[fmt].partition(":")[0])
+        renderer_for(fmt)  # imports its module
 
 
 def build_report(result: LintResult, options: LintOptions, seconds: float) -> Report:

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from launchprof.errors import UsageError
@@ -107,7 +106,7 @@ class _Scan:
     ignores: list[tuple[str, int, str]] = field(default_factory=list)  # (file, line, kind) in ignore comments
 
     def source(self, path: str) -> SourceFile | None:
-        """Parse one file, counting its lines and noting unknown ignore kinds; None when unreadable."""
+        """Parse one file, counting its lines and noting the kinds its ignore comments name; None when unreadable."""
         try:
             data = read_file(path)
             source = parse_file(path, data)

@@ -44,8 +44,3 @@ def suppression_kinds(data: bytes) -> list[tuple[int, str]]:
         if kinds:
             named.extend((number, kind) for kind in sorted(kinds))
     return named
-
-
-def unknown_suppressions(data: bytes, known: frozenset[str] | set[str]) -> list[tuple[int, str]]:
-    """``(line, kind)`` for every kind in an ignore comment that is not in ``known``."""
-    return [(line, kind) for line, kind in suppression_kinds(data) if kind not in known]

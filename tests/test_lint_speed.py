@@ -151,3 +151,27 @@ def test_the_lint_command_forks_before_loading_pydantic_or_rich():
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_meanwhile_runs_once_and_only_overlapping_time_counts_as_lint(tmp_path, monkeypatch):
+    """The command's imports run while workers check, or before a one-process check, whose
+    reported time (the report's "in N s") then leaves them out."""
+    import time
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    for i in range(6):
+        (pkg / f"m{i}.py").write_text(MIXED.format(i=i))
+    calls: list[float] = []
+
+    def slow() -> None:
+        calls.append(time.perf_counter())
+        time.sleep(1.0)
+
+    alone = lint([pkg], all_functions=True, meanwhile=slow)
+    assert len(calls) == 1 and alone.seconds < 1.0
+    _in_workers(monkeypatch)
+    together = lint([pkg], all_functions=True, meanwhile=slow)
+    assert len(calls) == 2 and together == alone
+    target = lint([pkg / "m0.py"], target="step0", meanwhile=slow)
+    assert len(calls) == 3 and target.seconds < 1.0 and target.hazards

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import platform
 import sys
-import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -71,7 +70,6 @@ def run(options: LintOptions) -> int:
     if options.source_root is not None and not root.is_dir():
         raise UsageError(f"--project-root {options.source_root}: no such folder")
     exclude = (*options.exclude, *configured_excludes(root))
-    started = time.perf_counter()
     result = lint(
         options.paths,
         options.target,
@@ -85,7 +83,7 @@ def run(options: LintOptions) -> int:
         raise UsageError(NO_TARGET)
     for warning in result.unknown_ignores:
         print(f"launchprof: warning: {warning}", file=sys.stderr)
-    report = build_report(result, options, time.perf_counter() - started)
+    report = build_report(result, options, result.seconds)
     from launchprof.commands.emit import emit
     from launchprof.failon import fail_reason
     from launchprof.render import RenderOptions

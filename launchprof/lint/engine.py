@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -62,6 +63,7 @@ class LintResult:
     unresolved: tuple[str, ...] = ()  # calls from a target that could not be followed: "file:line `code` (why)"
     unknown_ignores: tuple[str, ...] = ()  # "file:line: unknown kind 'x'" in `# launchprof: ignore[...]`
     root: str = ""  # the project root hazard files are relative to
+    seconds: float = field(default=0.0, compare=False)  # lint's own time (``meanwhile`` excluded when it ran first)
 
 
 @contextmanager
@@ -134,18 +136,26 @@ def lint(
 
     A file that cannot be read or parsed is noted and skipped; only when no file at all
     could be read is that a usage error (there is nothing to report on). ``meanwhile``
-    is called while worker processes check the files (under ``--all`` on many files).
+    is called once: while worker processes check the files (under ``--all`` on many
+    files), else before the checking starts, and then its time is not lint's.
     """
     if not paths:
         raise UsageError("give at least one file or folder to lint")
+    started = time.perf_counter()
     forget_folders()
     root = find_project_root(paths[0], project_root)
     files = collect_files(paths, root, exclude)
+    workers = workers_for(len(files)) if all_functions else 0
+    if meanwhile is not None and not workers:
+        before = time.perf_counter()
+        meanwhile()  # nothing to overlap it with
+        started += time.perf_counter() - before
+        meanwhile = None
     scan = _Scan(root, exclude)
     collector = Collector(root, strict)
     with _fast_tree_work():  # no syntax tree outlives this block
         if all_functions:
-            targets = _lint_every_function(files, scan, collector, meanwhile)
+            targets = _lint_every_function(files, scan, collector, workers, meanwhile)
             walked = len(targets)
         else:
             targets = _lint_targets(files, target, scan, collector)
@@ -166,6 +176,7 @@ def lint(
         unresolved=tuple(collector.unresolved),
         unknown_ignores=tuple(unknown_ignores(scan.ignores)),
         root=str(root),
+        seconds=time.perf_counter() - started,
     )
 
 
@@ -226,9 +237,10 @@ def unknown_ignores(ignores: list[tuple[str, int, str]]) -> list[str]:
     return [f"{file}:{line}: unknown kind {kind!r} in `# launchprof: ignore[...]`" for file, line, kind in ignores if kind not in KINDS]
 
 
-def _lint_every_function(files: list[str], scan: _Scan, collector: Collector, meanwhile: Callable[[], object] | None = None) -> list[Target]:
-    """``--all``: every file on its own, nothing followed; in worker processes when there are many."""
-    workers = workers_for(len(files))
+def _lint_every_function(
+    files: list[str], scan: _Scan, collector: Collector, workers: int, meanwhile: Callable[[], object] | None = None
+) -> list[Target]:
+    """``--all``: every file on its own, nothing followed; in ``workers`` processes when there are any."""
     if not workers:
         return _check_files(files, scan, collector)
     targets: list[Target] = []

@@ -338,8 +338,12 @@ def main() -> None:
         from typer._click.exceptions import ClickException
     except ImportError:  # a typer that uses click itself
         from click.exceptions import ClickException
+    from launchprof.commands.plain_argv import call_plainly
+
     try:
-        code = app(standalone_mode=False)
+        code = call_plainly(app, sys.argv[1:])  # a plain `lint` command line skips typer's parser
+        if code is None:
+            code = app(standalone_mode=False)
     except KeyboardInterrupt:
         error_line("interrupted")
         sys.exit(int(ExitCode.INTERRUPTED))

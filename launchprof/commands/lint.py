@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import platform
 import sys
-import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from launchprof import __version__
-from launchprof.commands.emit import emit
 from launchprof.errors import ExitCode, UsageError
-from launchprof.failon import check_choice, fail_reason
 from launchprof.lint import LintResult, lint
-from launchprof.outputs import plan_outputs
-from launchprof.render import RenderOptions
+from launchprof.outputs import Output, plan_outputs
 from launchprof.lint.config import configured_excludes
 from launchprof.project import find_project_root
-from launchprof.session import SCHEMA_VERSION, STATIC_VERDICT, Machine, Report
+
+if TYPE_CHECKING:
+    from launchprof.session import Report
 
 LINT_FAIL_ON = ("never", "error", "warning")
 NO_TARGET = (
@@ -52,8 +51,16 @@ class LintOptions:
 
 
 def run(options: LintOptions) -> int:
-    """Lint, render, and return the exit code (0, or 1 when ``--fail-on`` trips)."""
-    fail_on = check_choice(options.fail_on, LINT_FAIL_ON)
+    """Lint, render, and return the exit code (0, or 1 when ``--fail-on`` trips).
+
+    The report models and renderers (pydantic, rich) are imported while worker processes
+    lint, or after linting, never before: forked workers then start small and early.
+    """
+    fail_on = options.fail_on
+    if fail_on not in LINT_FAIL_ON:  # checked before any work; launchprof.failon loads the report models
+        from launchprof.failon import check_choice
+
+        check_choice(fail_on, LINT_FAIL_ON)
     if options.target is not None and options.all_functions:
         raise UsageError("--target and --all exclude each other: check one function (and what it calls) or all of them")
     if not options.paths:
@@ -63,13 +70,24 @@ def run(options: LintOptions) -> int:
     if options.source_root is not None and not root.is_dir():
         raise UsageError(f"--project-root {options.source_root}: no such folder")
     exclude = (*options.exclude, *configured_excludes(root))
-    started = time.perf_counter()
-    result = lint(options.paths, options.target, options.all_functions, project_root=root, exclude=exclude, strict=options.strict)
+    result = lint(
+        options.paths,
+        options.target,
+        options.all_functions,
+        project_root=root,
+        exclude=exclude,
+        strict=options.strict,
+        meanwhile=lambda: _import_report_modules(outputs),
+    )
     if not result.targets and not options.all_functions:
         raise UsageError(NO_TARGET)
     for warning in result.unknown_ignores:
         print(f"launchprof: warning: {warning}", file=sys.stderr)
-    report = build_report(result, options, time.perf_counter() - started)
+    report = build_report(result, options, result.seconds)
+    from launchprof.commands.emit import emit
+    from launchprof.failon import fail_reason
+    from launchprof.render import RenderOptions
+
     emit(report, outputs, RenderOptions(source_root=root), github=options.github)
     reason = fail_reason(report, fail_on)
     if reason:
@@ -78,8 +96,22 @@ def run(options: LintOptions) -> int:
     return int(ExitCode.OK)
 
 
+def _import_report_modules(outputs: list[Output]) -> None:
+    """Import what building and rendering the report will need: the models, the hazard
+    kinds, ``emit``, ``--fail-on`` and the renderers of the chosen formats."""
+    import launchprof.commands.emit  # noqa: F401
+    import launchprof.failon  # noqa: F401
+    import launchprof.hazards.kinds  # noqa: F401
+    from launchprof.render import renderer_for
+
+    for fmt in sorted({"text", *(o.format for o in outputs)}):
+        renderer_for(fmt)  # imports its module
+
+
 def build_report(result: LintResult, options: LintOptions, seconds: float) -> Report:
     """The lint result as a report: nothing measured, hazards marked ``source="static"``."""
+    from launchprof.session import SCHEMA_VERSION, STATIC_VERDICT, Machine, Report
+
     return Report(
         schema_version=SCHEMA_VERSION,
         launchprof_version=__version__,

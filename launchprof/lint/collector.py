@@ -13,7 +13,6 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from launchprof.hazards.kinds import KINDS
 from launchprof.lint.definitions import FunctionRef
 from launchprof.lint.facts import FunctionFacts, text
 from launchprof.lint.params import callee_params, root_params
@@ -21,11 +20,28 @@ from launchprof.lint.rules import RULES, Finding, Tree
 from launchprof.lint.suppress import is_suppressed
 from launchprof.lint.walker import Walker
 from launchprof.project import relative_to_root
-from launchprof.session import Hazard
 
 # A function called from many places with different argument kinds is walked at most this often.
 MAX_CONTEXTS = 8
 UNRESOLVED_KIND = "unresolved-call"
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A finding as lint records it: plain data, cheap to pass back from a worker process.
+
+    It becomes a report :class:`~launchprof.session.Hazard` (severity and fix hint from
+    the kind) in the parent process (:func:`launchprof.lint.engine.as_hazard`), so checking
+    files needs neither pydantic nor the hazard package: worker processes start working
+    while the parent is still importing the report models.
+    """
+
+    kind: str
+    message: str
+    file: str
+    line: int
+    hint: str  # the finding's own hint, after the kind's
+    details: dict[str, str]
 
 
 @dataclass
@@ -34,13 +50,21 @@ class Collector:
 
     root: Path
     strict: bool = False
-    hazards: list[Hazard] = field(default_factory=list)
+    hazards: list[Found] = field(default_factory=list)
     suppressed: int = 0
     skipped: list[str] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)
     walked: dict[tuple, FunctionFacts | None] = field(default_factory=dict)
     contexts: dict[int, int] = field(default_factory=dict)
     _seen: set[tuple] = field(default_factory=set)
+    _relative: dict[str, str] = field(default_factory=dict)  # source path -> report path
+
+    def relative(self, path: str) -> str:
+        """A source file's path in the report (resolving it once: it is the same for every finding)."""
+        found = self._relative.get(path)
+        if found is None:
+            found = self._relative[path] = relative_to_root(os.path.abspath(path), self.root)
+        return found
 
     def walk(self, ref: FunctionRef, params: dict, follow: bool) -> FunctionFacts | None:
         """Walk one function; one that cannot be walked is skipped and named, never a traceback."""
@@ -97,7 +121,7 @@ class Collector:
         """Calls lint could not follow: listed in the footer, warnings under ``--strict``."""
         source = facts.ref.module.source
         for node, why in facts.unresolved:
-            where = f"{relative_to_root(os.path.abspath(source.path), self.root)}:{node.lineno}"  # type: ignore[attr-defined]
+            where = f"{self.relative(source.path)}:{node.lineno}"  # type: ignore[attr-defined]
             entry = f"{where} `{text(node, 40)}` ({why})"
             if entry in self.unresolved:
                 continue
@@ -116,21 +140,9 @@ class Collector:
         if is_suppressed(line, finding.kind):
             self.suppressed += 1
             return
-        kind = KINDS[finding.kind]
         details = {"function": facts.ref.qualname, "code": line.strip()}
         message = finding.message
         if len(chain) > 1:
             details["call_chain"] = " → ".join([*chain, f"{os.path.basename(source.path)}:{finding.line}"])
             message = f"{message} (reached from the target: {details['call_chain']})"
-        self.hazards.append(
-            Hazard(
-                kind=kind.id,
-                severity=kind.severity,
-                message=message,
-                file=relative_to_root(os.path.abspath(source.path), self.root),
-                line=finding.line,
-                hint=f"{kind.hint} {finding.hint}".strip(),
-                source="static",
-                details=details,
-            )
-        )
+        self.hazards.append(Found(finding.kind, message, self.relative(source.path), finding.line, finding.hint, details))

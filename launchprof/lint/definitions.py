@@ -200,15 +200,26 @@ def _built_model(ref: FunctionRef) -> Val:
 
 
 def _own_statements(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.stmt]:
-    """The function's statements in order, not those of functions or classes defined inside it."""
+    """The function's statements in order, not those of functions or classes defined inside it.
+
+    Only the fields that hold statements are read (``body``, ``handlers``, ``orelse``,
+    ``finalbody``, ``cases``, in the order every statement type declares them): looking
+    at every child expression as well made this a tenth of lint's walk.
+    """
     stack = list(reversed(fn.body))
     while stack:
         node = stack.pop()
         yield node
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
-        for child in reversed(list(ast.iter_child_nodes(node))):
-            if isinstance(child, ast.stmt):
-                stack.append(child)
-            elif isinstance(child, ast.excepthandler | ast.match_case):
-                stack.extend(reversed(child.body))
+        inner: list[ast.stmt] = []
+        for name in _STATEMENT_FIELDS:
+            for child in getattr(node, name, ()):
+                if isinstance(child, ast.stmt):
+                    inner.append(child)
+                elif isinstance(child, ast.excepthandler | ast.match_case):
+                    inner.extend(child.body)
+        stack.extend(reversed(inner))
+
+
+_STATEMENT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")

@@ -13,22 +13,25 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from launchprof.errors import UsageError
-from launchprof.hazards.kinds import KINDS
-from launchprof.lint.collector import Collector
+from launchprof.lint.collector import Collector, Found
 from launchprof.lint.definitions import FunctionRef
-from launchprof.lint.files import SourceFile, Unreadable, collect_files, parse_file, read_file
+from launchprof.lint.files import SourceFile, Unreadable, collect_files, forget_folders, parse_file, read_file
 from launchprof.lint.index import Index, module_matches, unknown_target
 from launchprof.lint.loader import ModuleLoader
 from launchprof.lint.parallel import ChunkResult, check_in_workers, workers_for
-from launchprof.lint.suppress import unknown_suppressions
+from launchprof.lint.suppress import suppression_kinds
 from launchprof.project import find_project_root, relative_to_root
-from launchprof.session import Hazard
+
+if TYPE_CHECKING:
+    from launchprof.session import Hazard
 
 # Under --all, free the trees of the files already checked this often (files).
 COLLECT_EVERY = 256
@@ -60,6 +63,7 @@ class LintResult:
     unresolved: tuple[str, ...] = ()  # calls from a target that could not be followed: "file:line `code` (why)"
     unknown_ignores: tuple[str, ...] = ()  # "file:line: unknown kind 'x'" in `# launchprof: ignore[...]`
     root: str = ""  # the project root hazard files are relative to
+    seconds: float = field(default=0.0, compare=False)  # lint's own time (``meanwhile`` excluded when it ran first)
 
 
 @contextmanager
@@ -68,21 +72,26 @@ def _fast_tree_work() -> Iterator[None]:
 
     Parsing allocates millions of long-lived AST nodes; with the GC on, its repeated
     scans of them cost more than the parse itself (torch's 1.2 million lines parse in
-    5.4 s with the GC paused, 12.6 s with it on). The index refers to itself (a
-    function knows its module), so the trees are freed by one collection at the end,
-    while nothing refers to them any more: left to the caller's GC they would first be
-    scanned as survivors, which measured six times slower. Deeply nested expressions
-    in generated code need more than the default 1000 frames.
+    5.4 s with the GC paused, 12.6 s with it on). In target mode the index refers to
+    itself (a function knows its module), so the trees are freed by one collection at
+    the end, while nothing refers to them any more: left to the caller's GC they would
+    first be scanned as survivors, which measured six times slower. Objects from before
+    (the imports) are frozen meanwhile, so that collection scans only what lint made.
+    Deeply nested expressions in generated code need more than the default 1000 frames.
     """
     was_enabled = gc.isenabled()
+    was_frozen = gc.get_freeze_count() > 0  # a caller's own freeze is left as it was
     limit = sys.getrecursionlimit()
     gc.disable()
+    gc.freeze()  # what existed before (the imports) is not rescanned by the collections below
     sys.setrecursionlimit(max(limit, 20000))
     try:
         yield
     finally:
         sys.setrecursionlimit(limit)
         gc.collect()
+        if not was_frozen:
+            gc.unfreeze()
         if was_enabled:
             gc.enable()
 
@@ -96,10 +105,10 @@ class _Scan:
     lines: int = 0
     read: int = 0
     unreadable: list[str] = field(default_factory=list)
-    unknown_ignores: list[str] = field(default_factory=list)
+    ignores: list[tuple[str, int, str]] = field(default_factory=list)  # (file, line, kind) in ignore comments
 
     def source(self, path: str) -> SourceFile | None:
-        """Parse one file, counting its lines and noting unknown ignore kinds; None when unreadable."""
+        """Parse one file, counting its lines and noting the kinds its ignore comments name; None when unreadable."""
         try:
             data = read_file(path)
             source = parse_file(path, data)
@@ -108,12 +117,9 @@ class _Scan:
             return None
         self.read += 1
         self.lines += data.count(b"\n")
-        for line, kind in unknown_suppressions(data, KNOWN_KINDS):
-            self.unknown_ignores.append(f"{relative_to_root(os.path.abspath(path), self.root)}:{line}: unknown kind {kind!r} in `# launchprof: ignore[...]`")
+        for line, kind in suppression_kinds(data):
+            self.ignores.append((relative_to_root(os.path.abspath(path), self.root), line, kind))
         return source
-
-
-KNOWN_KINDS = frozenset(KINDS)
 
 
 def lint(
@@ -124,21 +130,32 @@ def lint(
     project_root: Path | None = None,
     exclude: tuple[str, ...] = (),
     strict: bool = False,
+    meanwhile: Callable[[], object] | None = None,
 ) -> LintResult:
     """Check the targets under ``paths`` (or ``target``, or every function) for capture hazards.
 
     A file that cannot be read or parsed is noted and skipped; only when no file at all
-    could be read is that a usage error (there is nothing to report on).
+    could be read is that a usage error (there is nothing to report on). ``meanwhile``
+    is called once: while worker processes check the files (under ``--all`` on many
+    files), else before the checking starts, and then its time is not lint's.
     """
     if not paths:
         raise UsageError("give at least one file or folder to lint")
+    started = time.perf_counter()
+    forget_folders()
     root = find_project_root(paths[0], project_root)
     files = collect_files(paths, root, exclude)
+    workers = workers_for(len(files)) if all_functions else 0
+    if meanwhile is not None and not workers:
+        before = time.perf_counter()
+        meanwhile()  # nothing to overlap it with
+        started += time.perf_counter() - before
+        meanwhile = None
     scan = _Scan(root, exclude)
     collector = Collector(root, strict)
     with _fast_tree_work():  # no syntax tree outlives this block
         if all_functions:
-            targets = _lint_every_function(files, scan, collector)
+            targets = _lint_every_function(files, scan, collector, workers, meanwhile)
             walked = len(targets)
         else:
             targets = _lint_targets(files, target, scan, collector)
@@ -146,9 +163,9 @@ def lint(
         collector.walked.clear()
     if files and not scan.read:
         raise UsageError(scan.unreadable[0] if len(files) == 1 else f"no file could be read: {scan.unreadable[0]} (and {len(files) - 1} more)")
-    hazards = sorted(collector.hazards, key=lambda h: (h.file or "", h.line or 0, h.kind, h.message))
+    found = sorted(collector.hazards, key=lambda h: (h.file, h.line, h.kind, h.message))
     return LintResult(
-        hazards=tuple(hazards),
+        hazards=tuple(as_hazard(f) for f in found),
         suppressed=collector.suppressed,
         targets=tuple(targets),
         functions=walked,
@@ -157,8 +174,9 @@ def lint(
         skipped=tuple(collector.skipped),
         unreadable=tuple(scan.unreadable),
         unresolved=tuple(collector.unresolved),
-        unknown_ignores=tuple(scan.unknown_ignores),
+        unknown_ignores=tuple(unknown_ignores(scan.ignores)),
         root=str(root),
+        seconds=time.perf_counter() - started,
     )
 
 
@@ -194,13 +212,39 @@ def _lint_targets(files: list[str], target: str | None, scan: _Scan, collector: 
     return [_target(r) for r in roots]
 
 
-def _lint_every_function(files: list[str], scan: _Scan, collector: Collector) -> list[Target]:
-    """``--all``: every file on its own, nothing followed; in worker processes when there are many."""
-    workers = workers_for(len(files))
+def as_hazard(found: Found) -> Hazard:
+    """A finding as a report hazard: severity and fix hint from its kind."""
+    from launchprof.hazards.kinds import KINDS
+    from launchprof.session import Hazard
+
+    kind = KINDS[found.kind]
+    return Hazard(
+        kind=kind.id,
+        severity=kind.severity,
+        message=found.message,
+        file=found.file,
+        line=found.line,
+        hint=f"{kind.hint} {found.hint}".strip(),
+        source="static",
+        details=found.details,
+    )
+
+
+def unknown_ignores(ignores: list[tuple[str, int, str]]) -> list[str]:
+    """Kinds in ``# launchprof: ignore[...]`` comments that are no hazard kind (a typo silences nothing)."""
+    from launchprof.hazards.kinds import KINDS
+
+    return [f"{file}:{line}: unknown kind {kind!r} in `# launchprof: ignore[...]`" for file, line, kind in ignores if kind not in KINDS]
+
+
+def _lint_every_function(
+    files: list[str], scan: _Scan, collector: Collector, workers: int, meanwhile: Callable[[], object] | None = None
+) -> list[Target]:
+    """``--all``: every file on its own, nothing followed; in ``workers`` processes when there are any."""
     if not workers:
         return _check_files(files, scan, collector)
     targets: list[Target] = []
-    for part in check_in_workers(files, scan.root, collector.strict, workers):
+    for part in check_in_workers(files, scan.root, collector.strict, workers, meanwhile):
         collector.hazards.extend(part.hazards)
         collector.suppressed += part.suppressed
         collector.skipped.extend(part.skipped)
@@ -208,7 +252,7 @@ def _lint_every_function(files: list[str], scan: _Scan, collector: Collector) ->
         scan.lines += part.lines
         scan.read += part.read
         scan.unreadable.extend(part.unreadable)
-        scan.unknown_ignores.extend(part.unknown_ignores)
+        scan.ignores.extend(part.ignores)
     return targets
 
 
@@ -219,7 +263,7 @@ def check_chunk(files: list[str], root: Path, strict: bool) -> ChunkResult:
     targets = _check_files(files, scan, collector)
     gc.collect(1)  # this chunk's trees: the worker goes on to the next chunk
     return ChunkResult(
-        collector.hazards, collector.suppressed, collector.skipped, targets, scan.lines, scan.read, scan.unreadable, scan.unknown_ignores
+        collector.hazards, collector.suppressed, collector.skipped, targets, scan.lines, scan.read, scan.unreadable, scan.ignores
     )
 
 
@@ -236,12 +280,36 @@ def _check_files(files: list[str], scan: _Scan, collector: Collector) -> list[Ta
         source = scan.source(path)
         if source is None:
             continue
-        queue = list(Index([source]).all_modules[0].all_functions())
+        index = Index([source])
+        queue = list(index.all_modules[0].all_functions())
+        done: list[FunctionRef] = []
         while queue:
             ref = queue.pop(0)
+            done.append(ref)
             targets.append(_target(ref))
             queue.extend(collector.check_alone(ref))
+        _break_cycles(index, done)
     return targets
+
+
+def _break_cycles(index: Index, refs: list[FunctionRef]) -> None:
+    """Let reference counting free a checked file's tree at once, without the cyclic GC.
+
+    The index, its modules, classes and functions point at each other (a function
+    knows its module and class, a class its methods and cached attribute kinds), so a
+    tree would otherwise wait for a collection that scans every one of its nodes: that
+    scan cost about as much as parsing. Under ``--all`` nothing is needed after the
+    file is checked, so the links are cut here.
+    """
+    for ref in refs:
+        if ref.cls is not None:
+            ref.cls.__dict__.clear()
+        ref.__dict__.clear()
+    for info in index.all_modules:
+        for cls in (*info.classes.values(), *info.replaced):
+            cls.__dict__.clear()
+        info.__dict__.clear()
+    index.__dict__.clear()
 
 
 def _target(ref: FunctionRef) -> Target:

@@ -64,7 +64,7 @@ def collect_files(paths: tuple[Path, ...] | list[Path], root: Path, exclude: tup
         else:
             raise UsageError(f"no such file or folder: {p}")
         for f in candidates:
-            key = os.path.realpath(f)
+            key = real_path(f)
             if key not in seen:
                 seen.add(key)
                 files.append(f)
@@ -127,15 +127,46 @@ def parse_file(path: str, data: bytes | None = None) -> SourceFile:
 
 def module_name(path: str) -> tuple[str, bool]:
     """The dotted module name of ``path``: folders with ``__init__.py`` above it become packages."""
-    p = Path(path).resolve()
-    is_package = p.name == "__init__.py"
-    parts = [] if is_package else [p.stem]
-    folder = p.parent
-    while (folder / "__init__.py").is_file():
-        parts.insert(0, folder.name)
-        folder = folder.parent
+    folder, name = os.path.split(real_path(path))
+    is_package = name == "__init__.py"
+    parts = [*_package_parts(folder), *([] if is_package else [os.path.splitext(name)[0]])]
     if not parts:  # an __init__.py outside any package
-        parts = [p.parent.name]
+        parts = [os.path.basename(folder)]
     return ".".join(parts), is_package
+
+
+# Folder lookups, once per folder and run (``forget_folders`` starts a run): resolving a
+# path and looking for __init__.py up the tree for every file cost as much as a fifth
+# of checking it.
+_REAL_FOLDERS: dict[str, str] = {}
+_PACKAGES: dict[str, tuple[str, ...]] = {}
+
+
+def forget_folders() -> None:
+    """Start a run afresh: files may have moved since the last one in this process."""
+    _REAL_FOLDERS.clear()
+    _PACKAGES.clear()
+
+
+def real_path(path: str) -> str:
+    """``os.path.realpath(path)``, resolving each folder once per run."""
+    folder, name = os.path.split(path)
+    if name in ("", ".", ".."):
+        return os.path.realpath(path)
+    real = _REAL_FOLDERS.get(folder)
+    if real is None:
+        real = _REAL_FOLDERS[folder] = os.path.realpath(folder)
+    full = os.path.join(real, name)
+    return os.path.realpath(full) if os.path.islink(full) else full
+
+
+def _package_parts(folder: str) -> tuple[str, ...]:
+    """The dotted parts of the package a (resolved) folder is: () when it has no __init__.py."""
+    parts = _PACKAGES.get(folder)
+    if parts is None:
+        parent = os.path.dirname(folder)
+        is_package = parent != folder and os.path.isfile(os.path.join(folder, "__init__.py"))
+        parts = _PACKAGES[folder] = (*_package_parts(parent), os.path.basename(folder)) if is_package else ()
+    return parts
 
 

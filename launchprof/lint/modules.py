@@ -35,6 +35,7 @@ class ModuleInfo:
         self.classes: dict[str, ClassInfo] = {}
         self._global_exprs: dict[str, ast.expr] = {}
         self._global_vals: dict[str, Val | None] = {}
+        self.replaced: list[ClassInfo] = []  # classes defined again under the same name (see engine._break_cycles)
         self._scan(source.tree.body)
 
     def _scan(self, body: list[ast.stmt]) -> None:
@@ -44,6 +45,8 @@ class ModuleInfo:
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.functions[node.name] = FunctionRef(self, node.name, node, None, self.is_marked(node))
             elif isinstance(node, ast.ClassDef):
+                if node.name in self.classes:
+                    self.replaced.append(self.classes[node.name])
                 self.classes[node.name] = self._class(node)
             elif isinstance(node, ast.Assign):
                 for t in node.targets:

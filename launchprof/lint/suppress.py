@@ -29,17 +29,18 @@ def is_suppressed(line: str, kind: str) -> bool:
     return kinds is not None and (not kinds or kind in kinds)
 
 
-def unknown_suppressions(data: bytes, known: frozenset[str] | set[str]) -> list[tuple[int, str]]:
-    """``(line, kind)`` for every kind in an ignore comment that is not a hazard kind.
+def suppression_kinds(data: bytes) -> list[tuple[int, str]]:
+    """``(line, kind)`` for every kind named in an ignore comment of a file's source.
 
-    A misspelt kind (``ignore[hiden-sync]``) silences nothing; saying so is the only way
-    the user learns that the finding they meant to excuse is still reported.
+    The caller keeps those that are not hazard kinds: a misspelt kind (``ignore[hiden-sync]``)
+    silences nothing, and saying so is the only way the user learns that the finding they
+    meant to excuse is still reported.
     """
     if b"launchprof" not in data:
         return []
-    unknown: list[tuple[int, str]] = []
+    named: list[tuple[int, str]] = []
     for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
         kinds = ignored_kinds(line)
         if kinds:
-            unknown.extend((number, kind) for kind in sorted(kinds) if kind not in known)
-    return unknown
+            named.extend((number, kind) for kind in sorted(kinds))
+    return named

@@ -39,8 +39,9 @@ from launchprof.worker.bucket_inputs import (
     sliced,
 )
 from launchprof.worker.bucket_leak import locate_leak
-from launchprof.worker.memory import pool_segment_bytes
+from launchprof.worker.memory import pool_bytes, pool_segment_bytes
 from launchprof.worker.plan_bursts import UserState, protected_tensors, silenced
+from launchprof.worker.rank_sync import distributed
 from launchprof.worker.trees import clone_tensors, leaves
 from launchprof.worker.validator import Snapshot
 
@@ -51,6 +52,10 @@ REPLAY_REPS = 20  # synchronised replays per size for its replay time
 SEQUENCE_ROUNDS = 10  # whole observed sequences timed per side (eager, plan)
 MAX_SEQUENCE = 200  # calls of the observed sequence replayed
 TIME_CAP_S = 20.0  # the sequence timing stops after this long
+# More capture sizes than this are not measured (two captures and a check each): the default
+# rule gives 1, 2, 4, 8 then every multiple of 8, so a size that varies up to 4096 (a prompt
+# length) would otherwise mean 500+ captures inside every analyze run.
+MAX_MEASURED_SIZES = 128
 # (rtol, atol): the validator's rtol with torch.testing's atol, since a padded call runs other
 # kernel shapes than the real one (float32 sums in another order); looser for half types.
 _TOLERANCE = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5)}
@@ -117,11 +122,27 @@ def _setup(run: TargetRun) -> Setup | None:
         "bucket-plan", arguments=[{"argument": p, "dim": d} for p, d in axis.arguments], sizes=sizes,
         source=source, limit_bytes=run.config.bucket_memory, recorded_sizes=sorted({c.size for c in real}),
     )
-    if run.captured is None or not real:
-        why = "the step was not captured" if run.captured is None else "no recorded call carries the varying arguments"
+    why = _unmeasurable(run, real, sizes)
+    if why:
         run.events.write("note", text=f"bucket plan not measured: {why}")
         return None
     return Setup(axis.arguments, sizes, source, run.config.bucket_memory, axis.sizes, real, _moved(run, real))
+
+
+def _unmeasurable(run: TargetRun, real: list[CallSet], sizes: list[int]) -> str | None:
+    """Why the plan cannot be measured here, or None."""
+    if run.captured is None:
+        return "the step was not captured"
+    if not real:
+        return "no recorded call carries the varying arguments"
+    if len(sizes) > MAX_MEASURED_SIZES:
+        return f"{len(sizes)} capture sizes are too many to measure in one run; pass --buckets with the sizes you would capture"
+    if distributed():
+        # Every extra call would have to be made alike on every rank (captures, checks, the
+        # timed sequence, a size that runs out of memory on one rank only): a collective in
+        # the step would otherwise wait for ever.
+        return "the step runs on several ranks (torch.distributed); measure the plan on one GPU"
+    return None
 
 
 def _moved(run: TargetRun, real: list[CallSet]) -> list[str]:
@@ -180,12 +201,6 @@ def _record(graph: torch.cuda.CUDAGraph, pool: Any, call: Callable[[], Any]) -> 
         return call()
 
 
-def _pool_bytes(pool: Any) -> int:
-    """Bytes of the allocator segments that belong to memory pool ``pool``."""
-    wanted = tuple(pool)
-    return sum(int(s.get("total_size", 0)) for s in torch.cuda.memory_snapshot() if tuple(s.get("segment_pool_id", ())) == wanted)
-
-
 def _private_pools(run: TargetRun, padders: dict[int, Padder]) -> tuple[dict[int, int], int | None]:
     """Each size captured alone into its own pool, largest first, after one throwaway
     capture of the smallest: the graph's own bytes per size, and the one-time workspace.
@@ -210,7 +225,10 @@ def _private_pools(run: TargetRun, padders: dict[int, Padder]) -> tuple[dict[int
         run.events.write("bucket-measure", stage="private", size=size, pool_bytes=own[size], capture_ms=ms,
                          reserved_bytes=max(torch.cuda.memory_reserved() - reserved, 0))
         del graph, out
-    return own, max(first - own[smallest], 0)
+    # The plan's own capture ran before and already holds the capture stream's workspace,
+    # so this throwaway usually finds none: the one-time figure is the one measured there.
+    found = max(first - own[smallest], 0)
+    return own, found or getattr(run.captured, "workspace_bytes", None) or found
 
 
 def _replay_us(graph: torch.cuda.CUDAGraph) -> float:
@@ -233,7 +251,7 @@ def _shared_pool(run: TargetRun, plan: Plan) -> int:
     for size in sorted(plan.kept, reverse=True):
         graph, out, ms = _capture(run.fn, plan.padders[size], pool)
         plan.graphs[size], plan.outs[size] = graph, out
-        now = _pool_bytes(pool)
+        now = pool_bytes(pool) or 0
         run.events.write("bucket-measure", stage="shared", size=size, capture_ms=ms, replay_us=_replay_us(graph),
                          added_bytes=max(now - total, 0), pool_total_bytes=now)
         total = max(total, now)

@@ -224,3 +224,15 @@ def test_workspace_comes_from_the_plans_own_capture_when_the_throwaway_finds_non
     wb.measure_buckets(run)
     end = next(e for e in events_of(tmp_path) if e["type"] == "bucket-end")
     assert end["workspace_bytes"] == 32 * MiB
+
+
+def test_buckets_asked_for_without_varying_shapes_say_so(fake_cuda, tmp_path):
+    mod, _ = cpu_sample("batch_reduce", tmp_path)
+    w1, w2 = mod.weights()
+    run = make_run(mod.step, [((torch.randn(4, mod.DIM), w1, w2), {}) for _ in range(3)], tmp_path, buckets=[1, 2, 4])
+    wb.measure_buckets(run)
+    events = events_of(tmp_path)
+    assert not [e for e in events if e["type"].startswith("bucket")]
+    assert [e["text"] for e in events if e["type"] == "note"] == [
+        "--buckets: the target's argument shapes did not vary between calls, so there is no bucket plan"
+    ]

@@ -114,6 +114,8 @@ def _setup(run: TargetRun) -> Setup | None:
     history, _ = observed_history(run.config.events_path)
     axis = batch_axis({p: s for p, s in history.items() if len(set(s)) > 1})
     if axis is None:
+        if run.config.buckets:  # asked for, so say why there is none
+            run.events.write("note", text="--buckets: the target's argument shapes did not vary between calls, so there is no bucket plan")
         return None
     sizes = list(run.config.buckets or default_sizes(max(axis.sizes)))
     source = "user" if run.config.buckets else "default"

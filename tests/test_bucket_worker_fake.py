@@ -236,3 +236,16 @@ def test_buckets_asked_for_without_varying_shapes_say_so(fake_cuda, tmp_path):
     assert [e["text"] for e in events if e["type"] == "note"] == [
         "--buckets: the target's argument shapes did not vary between calls, so there is no bucket plan"
     ]
+
+
+def test_one_warm_up_stream_for_every_capture(fake_cuda, monkeypatch, tmp_path):
+    """cuBLAS keeps a workspace per stream it ran on for the rest of the process: the bucket
+    captures (a throwaway, one per size alone, one per size shared) share one side stream."""
+    mod, _ = cpu_sample("batch_reduce", tmp_path)
+    w1, w2 = mod.weights()
+    run = make_run(mod.step, [((torch.randn(n, mod.DIM), w1, w2), {}) for n in (3, 8, 5, 13)], tmp_path)
+    made: list[FakeStream] = []
+    monkeypatch.setattr(torch.cuda, "Stream", lambda *a, **k: made.append(FakeStream()) or made[-1])
+    wb.measure_buckets(run)
+    assert [e for e in events_of(tmp_path) if e["type"] == "bucket-end"]
+    assert len(made) == 1

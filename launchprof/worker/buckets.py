@@ -165,10 +165,14 @@ def _base(real: list[CallSet], size: int) -> CallSet:
 
 def _measure(run: TargetRun, setup: Setup) -> None:
     padders = {s: Padder(run.fn, _base(setup.real, s), setup.axis, setup.moved, s) for s in setup.sizes}
-    own, workspace = _private_pools(run, padders)
+    # One warm-up stream for every capture: cuBLAS keeps a workspace (32 MiB on Hopper) per
+    # stream it ran on for the rest of the process, so a new stream per capture would leave
+    # up to 32 of them to the user's script.
+    side = torch.cuda.Stream()
+    own, workspace = _private_pools(run, padders, side)
     kept, dropped = fit_memory(setup.sizes, own, setup.limit)
     plan = Plan(kept, {s: padders[s] for s in kept})
-    shared = _shared_pool(run, plan)
+    shared = _shared_pool(run, plan, side)
     failures = _checks(run, setup, plan)
     if failures:
         _leaks(run, setup, plan, failures[0])
@@ -181,10 +185,9 @@ def _measure(run: TargetRun, setup: Setup) -> None:
     plan.graphs.clear()
 
 
-def _capture(fn: Callable[..., Any], padder: Padder, pool: Any = None) -> tuple[torch.cuda.CUDAGraph, Any, float]:
-    """Warm up on a side stream, then capture (+ instantiate) the padded call: the graph,
-    its static outputs and the milliseconds capture and instantiate took."""
-    side = torch.cuda.Stream()
+def _capture(fn: Callable[..., Any], padder: Padder, side: Any, pool: Any = None) -> tuple[torch.cuda.CUDAGraph, Any, float]:
+    """Warm up on side stream ``side``, then capture (+ instantiate) the padded call: the
+    graph, its static outputs and the milliseconds capture and instantiate took."""
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         fn(*padder.args, **padder.kwargs)
@@ -203,21 +206,21 @@ def _record(graph: torch.cuda.CUDAGraph, pool: Any, call: Callable[[], Any]) -> 
         return call()
 
 
-def _private_pools(run: TargetRun, padders: dict[int, Padder]) -> tuple[dict[int, int], int | None]:
+def _private_pools(run: TargetRun, padders: dict[int, Padder], side: Any) -> tuple[dict[int, int], int | None]:
     """Each size captured alone into its own pool, largest first, after one throwaway
     capture of the smallest: the graph's own bytes per size, and the one-time workspace.
     A size that runs out of memory counts as too large for any limit."""
     from launchprof.worker.capture import recover_after_failed_capture
 
     smallest = min(padders)
-    graph, out, _ = _capture(run.fn, padders[smallest])
+    graph, out, _ = _capture(run.fn, padders[smallest], side)
     first = pool_segment_bytes(graph) or 0
     del graph, out
     own: dict[int, int] = {}
     for size in sorted(padders, reverse=True):
         reserved = torch.cuda.memory_reserved()
         try:
-            graph, out, ms = _capture(run.fn, padders[size])
+            graph, out, ms = _capture(run.fn, padders[size], side)
         except torch.cuda.OutOfMemoryError:
             recover_after_failed_capture()
             own[size] = 2**62
@@ -246,12 +249,12 @@ def _replay_us(graph: torch.cuda.CUDAGraph) -> float:
     return statistics.median(times)
 
 
-def _shared_pool(run: TargetRun, plan: Plan) -> int:
+def _shared_pool(run: TargetRun, plan: Plan, side: Any) -> int:
     """The kept sizes captured largest first into one pool: what each adds, and the total."""
     pool = torch.cuda.graph_pool_handle()
     total = 0
     for size in sorted(plan.kept, reverse=True):
-        graph, out, ms = _capture(run.fn, plan.padders[size], pool)
+        graph, out, ms = _capture(run.fn, plan.padders[size], side, pool)
         plan.graphs[size], plan.outs[size] = graph, out
         now = pool_bytes(pool) or 0
         run.events.write("bucket-measure", stage="shared", size=size, capture_ms=ms, replay_us=_replay_us(graph),

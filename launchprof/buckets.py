@@ -119,6 +119,11 @@ def fit_memory(sizes: Sequence[int], pool_of: dict[int, int], limit: int) -> tup
     return kept, dropped
 
 
+def memory_text(n: int) -> str:
+    """Bytes as the plan's own lines say them (the --bucket-memory units): 2 GiB, 512 MiB."""
+    return f"{n / 2**30:.3g} GiB" if n >= 2**30 else f"{n / 2**20:.3g} MiB"
+
+
 def explain(source: str, seen: Sequence[int], kept: Sequence[int], dropped: Sequence[int], limit: int) -> str:
     """The choice in one line."""
     largest = max(seen, default=0)
@@ -128,7 +133,7 @@ def explain(source: str, seen: Sequence[int], kept: Sequence[int], dropped: Sequ
         why = f"1, 2, 4, 8 then multiples of 8 up to the largest size seen ({largest})"
     line = f"{why}: {len(kept)} graphs, padding waste {padding_waste(seen, kept) * 100:.1f}%"
     if dropped:
-        under = f"{limit / 2**30:g} GiB" if limit >= 2**30 else f"{limit / 2**20:g} MiB"
+        under = memory_text(limit)
         line += (f"; sizes {', '.join(map(str, dropped))} dropped to keep the shared pool under "
                  f"{under} (--bucket-memory): the {eager_calls(seen, kept)} observed calls above {max(kept)} run eagerly")
     elif eager_calls(seen, kept):

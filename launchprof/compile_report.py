@@ -11,11 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from pydantic import ConfigDict
-from pydantic.dataclasses import dataclass
-
-# Same settings as launchprof.models.model: frozen, unknown keys ignored.
-_model = dataclass(frozen=True, config=ConfigDict(extra="ignore"))
+from launchprof.model_base import model as _model
 
 STATUS_OK = "ok"
 

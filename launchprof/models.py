@@ -16,10 +16,10 @@ import dataclasses
 import json
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, ConfigDict, TypeAdapter, ValidationError
-from pydantic.dataclasses import dataclass
+from pydantic import BeforeValidator, TypeAdapter, ValidationError
 
 from launchprof.enums import Severity, Verdict
+from launchprof.model_base import model  # frozen, unknown keys ignored: reports from a newer launchprof load
 from launchprof.models_buckets import BucketPlan
 from launchprof.ranks.models import RankSkew, RankSummary
 
@@ -27,15 +27,6 @@ from launchprof.ranks.models import RankSkew, RankSummary
 # prediction, hazard fingerprints and the run file's name (see launchprof.run.migrate).
 # Version 3: ``buckets`` is the measured bucket plan (launchprof.models_buckets), not a list.
 SCHEMA_VERSION = 3
-
-# Extra keys are ignored so that a report written by a newer launchprof with added
-# fields still loads here (fields are added, never renamed).
-_CONFIG = ConfigDict(extra="ignore")
-
-
-def model(cls: type) -> Any:
-    """A frozen, validated dataclass that ignores unknown keys."""
-    return dataclass(frozen=True, config=_CONFIG)(cls)
 
 
 @model

@@ -9,14 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from pydantic import ConfigDict
-from pydantic.dataclasses import dataclass
-
-_CONFIG = ConfigDict(extra="ignore")
-
-
-def _model(cls: type) -> type:
-    return dataclass(frozen=True, config=_CONFIG)(cls)
+from launchprof.model_base import model as _model
 
 
 @_model

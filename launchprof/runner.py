@@ -80,6 +80,19 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def stop_signals_as_interrupt() -> dict[int, Any]:
+    """A CI cancel (SIGTERM) or a closed terminal (SIGHUP) must stop the worker too: it runs
+    in its own session and would otherwise keep the GPU. Treat them like Ctrl-C; returns the
+    handlers to put back."""
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            previous[sig] = signal.signal(sig, _raise_interrupt)
+        except (ValueError, OSError):  # not the main thread
+            pass
+    return previous
+
+
 def _stop(proc: subprocess.Popen[bytes], first: int = signal.SIGTERM, grace: float = 5.0) -> None:
     """Signal the whole process group, then kill it if it does not go."""
     for sig, wait in ((first, grace), (signal.SIGKILL, 5.0)):
@@ -124,14 +137,7 @@ def run_worker(
     )
     reader = EventReader(Path(config.events_path))
     timed_out = interrupted = False
-    # A CI cancel (SIGTERM) or a closed terminal (SIGHUP) must stop the worker too: it runs
-    # in its own session and would otherwise keep the GPU. Treat them like Ctrl-C.
-    previous = {}
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        try:
-            previous[sig] = signal.signal(sig, _raise_interrupt)
-        except (ValueError, OSError):  # not the main thread
-            pass
+    previous = stop_signals_as_interrupt()
     try:
         while proc.poll() is None:
             new = reader.poll()

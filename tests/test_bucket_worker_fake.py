@@ -71,7 +71,7 @@ def fake_cuda(monkeypatch):
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
     monkeypatch.setattr(wb, "_record", record)
     monkeypatch.setattr(wb, "pool_segment_bytes", lambda g: g.bytes)
-    monkeypatch.setattr(wb, "_pool_bytes", lambda pool: max(g.bytes for g in pools[pool]))
+    monkeypatch.setattr(wb, "pool_bytes", lambda pool: max(g.bytes for g in pools[pool]))
     monkeypatch.setattr(wb, "REPLAY_REPS", 2)
     monkeypatch.setattr(wb, "SEQUENCE_ROUNDS", 4)
     return pools
@@ -188,3 +188,64 @@ def test_nothing_happens_when_shapes_do_not_vary(fake_cuda, tmp_path):
     run = make_run(mod.step, [((torch.randn(4, mod.DIM), w1, w2), {}) for _ in range(3)], tmp_path)
     wb.measure_buckets(run)
     assert not [e for e in events_of(tmp_path) if e["type"].startswith("bucket") or e["type"] == "note"]
+
+
+@pytest.mark.parametrize(
+    ("config", "distributed", "says"),
+    [
+        ({"buckets": list(range(1, wb.MAX_MEASURED_SIZES + 2))}, False, "too many to measure"),
+        ({}, True, "several ranks"),
+    ],
+)
+def test_plans_it_cannot_measure_safely_are_recommended_only(fake_cuda, monkeypatch, tmp_path, config, distributed, says):
+    """Hundreds of sizes (a varying prompt length) or a step on several ranks, where an extra
+    call made on one rank only would leave the others in a collective: no capture at all, a
+    note, and the plan still recommended from the shapes."""
+    mod, _ = cpu_sample("batch_reduce", tmp_path)
+    w1, w2 = mod.weights()
+    run = make_run(mod.step, [((torch.randn(n, mod.DIM), w1, w2), {}) for n in (3, 8, 5)], tmp_path, **config)
+    monkeypatch.setattr(wb, "distributed", lambda: distributed)
+    wb.measure_buckets(run)
+    events = events_of(tmp_path)
+    assert [e for e in events if e["type"] == "bucket-plan"]
+    assert not [e for e in events if e["type"] in ("bucket-measure", "bucket-check", "bucket-end")]
+    assert any(says in e["text"] for e in events if e["type"] == "note")
+    plan = bucket_plan(parse_events(events))
+    assert plan.measured == [] and plan.padding_safe is None
+
+
+def test_workspace_comes_from_the_plans_own_capture_when_the_throwaway_finds_none(fake_cuda, tmp_path):
+    """The stand-in's pools hold no workspace (as on a GPU once the plan's capture ran): the
+    figure is the one the plan's own capture measured, not 0."""
+    mod, _ = cpu_sample("batch_reduce", tmp_path)
+    w1, w2 = mod.weights()
+    run = make_run(mod.step, [((torch.randn(n, mod.DIM), w1, w2), {}) for n in (3, 8, 5)], tmp_path)
+    run.captured = type("Captured", (), {"workspace_bytes": 32 * MiB})()
+    wb.measure_buckets(run)
+    end = next(e for e in events_of(tmp_path) if e["type"] == "bucket-end")
+    assert end["workspace_bytes"] == 32 * MiB
+
+
+def test_buckets_asked_for_without_varying_shapes_say_so(fake_cuda, tmp_path):
+    mod, _ = cpu_sample("batch_reduce", tmp_path)
+    w1, w2 = mod.weights()
+    run = make_run(mod.step, [((torch.randn(4, mod.DIM), w1, w2), {}) for _ in range(3)], tmp_path, buckets=[1, 2, 4])
+    wb.measure_buckets(run)
+    events = events_of(tmp_path)
+    assert not [e for e in events if e["type"].startswith("bucket")]
+    assert [e["text"] for e in events if e["type"] == "note"] == [
+        "--buckets: the target's argument shapes did not vary between calls, so there is no bucket plan"
+    ]
+
+
+def test_one_warm_up_stream_for_every_capture(fake_cuda, monkeypatch, tmp_path):
+    """cuBLAS keeps a workspace per stream it ran on for the rest of the process: the bucket
+    captures (a throwaway, one per size alone, one per size shared) share one side stream."""
+    mod, _ = cpu_sample("batch_reduce", tmp_path)
+    w1, w2 = mod.weights()
+    run = make_run(mod.step, [((torch.randn(n, mod.DIM), w1, w2), {}) for n in (3, 8, 5, 13)], tmp_path)
+    made: list[FakeStream] = []
+    monkeypatch.setattr(torch.cuda, "Stream", lambda *a, **k: made.append(FakeStream()) or made[-1])
+    wb.measure_buckets(run)
+    assert [e for e in events_of(tmp_path) if e["type"] == "bucket-end"]
+    assert len(made) == 1

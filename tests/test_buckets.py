@@ -161,6 +161,13 @@ def test_memory_limit_drops_sizes_and_says_those_calls_run_eagerly():
     assert "dropped" in plan.explanation and "calls above 8 run eagerly" in plan.explanation
 
 
+def test_a_pool_over_the_limit_even_at_the_smallest_size_is_said_in_readable_units():
+    plan = bucket_plan(parse_events(measured_events([3, 8, 1], [1, 2, 4, 8], limit=MiB // 2)))
+    assert plan.recommended == [1] and plan.dropped == [2, 4, 8]
+    assert "the measured shared pool (1 MiB) passes --bucket-memory (0.5 MiB)" in " ".join(plan.notes)
+    assert "keep the shared pool under 0.5 MiB" in plan.explanation
+
+
 def test_a_padding_leak_is_never_called_safe():
     plan = measured_plan(leak=True)
     assert plan.padding_safe is False

@@ -88,6 +88,13 @@ def test_advice_when_compile_is_faster_and_safer() -> None:
     line = advice(eager, replay, True, ro, None) or ""
     assert "compile is 2.0x faster than hand capture here" in line  # 796 / 400
     assert "compile is safer: it caught 2 hazards" in line
+    assert "compile pays back its 3.0 s after" in line  # a short compile keeps its tenths
+
+
+def test_a_sub_second_compile_is_not_zero_seconds() -> None:
+    eager = reports.graphs_help().eager
+    ro = CompileResult(mode="reduce-overhead", step_us=Stats(400.0, 390.0, 420.0, 20), compile_s=0.4, cudagraphs_used=True)
+    assert "compile pays back its 0.4 s after" in (advice(eager, None, False, ro, None) or "")
 
 
 def test_advice_when_compile_is_slower_than_eager_and_when_it_failed() -> None:

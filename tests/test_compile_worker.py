@@ -126,3 +126,39 @@ def test_compare_compile_runs_both_modes_and_puts_the_state_back(monkeypatch: py
     assert log == ["save", "restore", "save", "restore"]
     assert torch.equal(state, torch.zeros(4))  # 2 x (at least 3 passes) compiled calls, undone
     assert [e["type"] for e in events.items].count("compile-start") == 2
+
+
+@pytest.mark.parametrize("seconds", [float("inf"), 1e12])
+def test_a_limit_too_long_for_the_timer_is_no_limit_not_a_failure(seconds: float) -> None:
+    """setitimer raises OverflowError past time_t: --compile-timeout inf must not fail compile."""
+    with deadline(seconds) as enforced:
+        assert not enforced
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
+
+
+def test_compare_compile_never_raises_into_the_script(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A restore that fails (CUDA in a bad state after a compile) is a note and stops the
+    comparison; a step on several ranks is not compiled at all (the others would hang)."""
+    from types import SimpleNamespace
+
+    from launchprof.worker import compile_compare, plan_bursts
+
+    class BrokenRestore:
+        def __init__(self, run: Any, sets: list) -> None:
+            pass
+
+        def restore(self) -> None:
+            raise RuntimeError("CUDA error: an illegal memory access")
+
+    monkeypatch.setattr(plan_bursts, "UserState", BrokenRestore)
+    monkeypatch.setattr(compile_compare, "measure_mode", lambda fn, mode, *a: compile_compare.ModeResult(mode=mode, field="x"))
+    events = Events()
+    config = SimpleNamespace(compare=("compile",), repeat=5, compile_timeout=300.0)
+    run = SimpleNamespace(fn=len, config=config, events=events, captured=None, replay_sets=[], eager_sets=[((torch.ones(1),), {})])
+    compile_compare.compare_compile(run)
+    assert [e["type"] for e in events.items] == ["compile", "note"]
+    assert "could not be restored" in events.items[1]["text"] and "illegal memory access" in events.items[1]["text"]
+    events.items.clear()
+    monkeypatch.setattr(compile_compare, "distributed", lambda: True)
+    compile_compare.compare_compile(run)
+    assert [e["type"] for e in events.items] == ["note"] and "several ranks" in events.items[0]["text"]

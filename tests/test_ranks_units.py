@@ -125,6 +125,8 @@ def test_a_ranks_output_tail_comes_from_the_launchers_log_files(tmp_path):
     [
         (["--nproc-per-node", "0"], "--nproc-per-node must be 1 or more (got 0)"),
         (["--nproc-per-node", "2", "--locate-async"], "--locate-async works on one GPU only"),
+        (["--nproc-per-node", "2", "--compare", "compile"], "--compare works on one GPU only"),
+        (["--nproc-per-node", "2", "--buckets", "1,2,4"], "--buckets works on one GPU only"),
         (["--nproc-per-node", "2", "--target", "nosuch"], "nosuch"),
     ],
 )

@@ -20,6 +20,7 @@ from launchprof.buckets import (
     eager_calls,
     explain,
     fit_memory,
+    memory_text,
     padding_waste,
     paste_snippet,
 )
@@ -125,7 +126,7 @@ def _notes(ev: Evidence, axis: BatchAxis, shared: int | None, limit: int, measur
     if not measured:
         notes.append("not measured on the GPU: capture time, replay time, memory and padding safety are unknown")
     if shared is not None and shared > limit:
-        notes.append(f"the measured shared pool ({shared} bytes) passes --bucket-memory ({limit} bytes): "
+        notes.append(f"the measured shared pool ({memory_text(shared)}) passes --bucket-memory ({memory_text(limit)}): "
                      "capture fewer sizes (--buckets) or allow more memory")
     if axis.others:
         names = ", ".join(f"{p} dim {d}" for p, d in axis.others)

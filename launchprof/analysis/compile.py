@@ -66,6 +66,11 @@ def _us(value: float) -> str:
     return f"{value:.0f} µs" if abs(value) < 10_000 else f"{value / 1000:.1f} ms"
 
 
+def _seconds(value: float) -> str:
+    """Compile time as the advice says it: a sub-second compile is not "0 s"."""
+    return f"{value:.0f} s" if value >= 10 else f"{value:.1f} s"
+
+
 def _median(stats: Any) -> float | None:
     value = getattr(stats, "median", None) if stats is not None else None
     return float(value) if isinstance(value, (int, float)) and value > 0 else None
@@ -108,8 +113,8 @@ def _payback(eager_us: float | None, ro: CompileResult) -> str | None:
         return None
     gain = eager_us - ro_us
     if gain <= 0:
-        return f"compile is slower than eager per call: its {ro.compile_s:.0f} s never pay back"
-    return f"compile pays back its {ro.compile_s:.0f} s after {math.ceil(ro.compile_s * 1e6 / gain):,} calls"
+        return f"compile is slower than eager per call: its {_seconds(ro.compile_s)} never pay back"
+    return f"compile pays back its {_seconds(ro.compile_s)} after {math.ceil(ro.compile_s * 1e6 / gain):,} calls"
 
 
 def advice(eager: EagerProfile | None, replay: ReplayProfile | None, capture_valid: bool, ro: CompileResult | None, plain: CompileResult | None) -> str | None:

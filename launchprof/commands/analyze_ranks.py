@@ -169,7 +169,16 @@ def check_ranks(options: Any) -> None:
         return
     if n < 1:
         raise UsageError(f"--nproc-per-node must be 1 or more (got {n})")
-    for flag, used in (("--locate-async", options.locate_async), ("--save-trace", options.save_trace is not None)):
+    # The bucket plan and the compile comparison make extra calls on one rank's own schedule
+    # (a size that runs out of memory, a compile that times out): with collectives in the
+    # step the other ranks would wait for ever, so each rank's worker would skip them anyway.
+    one_gpu = (
+        ("--locate-async", options.locate_async),
+        ("--save-trace", options.save_trace is not None),
+        ("--compare", bool(options.compare)),
+        ("--buckets", options.buckets is not None),
+    )
+    for flag, used in one_gpu:
         if used:
             raise UsageError(f"{flag} works on one GPU only: leave out --nproc-per-node, or leave out {flag}")
 

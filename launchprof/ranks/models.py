@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from pydantic import ConfigDict
-from pydantic.dataclasses import dataclass
-
-_CONFIG = ConfigDict(extra="ignore")
+from launchprof.model_base import model
 
 # How a rank ended, from the worst: each names who or what ended it.
 RANK_STATUSES = ("environment", "target-problem", "died", "stopped", "timed-out", "interrupted", "script-failed", "ok")
 
 
-@dataclass(frozen=True, config=_CONFIG)
+@model
 class RankSummary:
     """One rank: how its worker ended and the figures a reader compares across ranks."""
 
@@ -43,7 +40,7 @@ class RankSummary:
     output_tail: list[str] = dataclasses.field(default_factory=list)  # its last output lines
 
 
-@dataclass(frozen=True, config=_CONFIG)
+@model
 class RankSkew:
     """How far apart the ranks' step times are, for one side (eager or replay)."""
 

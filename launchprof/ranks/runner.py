@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from launchprof.ranks.paths import rank_folder_file
-from launchprof.runner import EventReader, WorkerResult, _raise_interrupt, worker_env
+from launchprof.runner import EventReader, WorkerResult, stop_signals_as_interrupt, worker_env
 from launchprof.worker.config import WorkerConfig
 
 # Seconds the other ranks may stay silent after one rank's script failed before they are stopped.
@@ -182,12 +182,7 @@ def run_ranks(
     )
     watch = _Watch({r: EventReader(rank_folder_file(config.events_path, r)) for r in range(nproc)})
     timed_out = interrupted = False
-    previous = {}
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        try:
-            previous[sig] = signal.signal(sig, _raise_interrupt)
-        except (ValueError, OSError):  # not the main thread
-            pass
+    previous = stop_signals_as_interrupt()
     try:
         while proc.poll() is None:
             now = time.perf_counter()

@@ -39,8 +39,9 @@ from launchprof.worker.bucket_inputs import (
     sliced,
 )
 from launchprof.worker.bucket_leak import locate_leak
-from launchprof.worker.memory import pool_segment_bytes
+from launchprof.worker.memory import pool_bytes, pool_segment_bytes
 from launchprof.worker.plan_bursts import UserState, protected_tensors, silenced
+from launchprof.worker.rank_sync import distributed
 from launchprof.worker.trees import clone_tensors, leaves
 from launchprof.worker.validator import Snapshot
 
@@ -51,6 +52,10 @@ REPLAY_REPS = 20  # synchronised replays per size for its replay time
 SEQUENCE_ROUNDS = 10  # whole observed sequences timed per side (eager, plan)
 MAX_SEQUENCE = 200  # calls of the observed sequence replayed
 TIME_CAP_S = 20.0  # the sequence timing stops after this long
+# More capture sizes than this are not measured (two captures and a check each): the default
+# rule gives 1, 2, 4, 8 then every multiple of 8, so a size that varies up to 4096 (a prompt
+# length) would otherwise mean 500+ captures inside every analyze run.
+MAX_MEASURED_SIZES = 128
 # (rtol, atol): the validator's rtol with torch.testing's atol, since a padded call runs other
 # kernel shapes than the real one (float32 sums in another order); looser for half types.
 _TOLERANCE = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5)}
@@ -109,6 +114,8 @@ def _setup(run: TargetRun) -> Setup | None:
     history, _ = observed_history(run.config.events_path)
     axis = batch_axis({p: s for p, s in history.items() if len(set(s)) > 1})
     if axis is None:
+        if run.config.buckets:  # asked for, so say why there is none
+            run.events.write("note", text="--buckets: the target's argument shapes did not vary between calls, so there is no bucket plan")
         return None
     sizes = list(run.config.buckets or default_sizes(max(axis.sizes)))
     source = "user" if run.config.buckets else "default"
@@ -117,11 +124,27 @@ def _setup(run: TargetRun) -> Setup | None:
         "bucket-plan", arguments=[{"argument": p, "dim": d} for p, d in axis.arguments], sizes=sizes,
         source=source, limit_bytes=run.config.bucket_memory, recorded_sizes=sorted({c.size for c in real}),
     )
-    if run.captured is None or not real:
-        why = "the step was not captured" if run.captured is None else "no recorded call carries the varying arguments"
+    why = _unmeasurable(run, real, sizes)
+    if why:
         run.events.write("note", text=f"bucket plan not measured: {why}")
         return None
     return Setup(axis.arguments, sizes, source, run.config.bucket_memory, axis.sizes, real, _moved(run, real))
+
+
+def _unmeasurable(run: TargetRun, real: list[CallSet], sizes: list[int]) -> str | None:
+    """Why the plan cannot be measured here, or None."""
+    if run.captured is None:
+        return "the step was not captured"
+    if not real:
+        return "no recorded call carries the varying arguments"
+    if len(sizes) > MAX_MEASURED_SIZES:
+        return f"{len(sizes)} capture sizes are too many to measure in one run; pass --buckets with the sizes you would capture"
+    if distributed():
+        # Every extra call would have to be made alike on every rank (captures, checks, the
+        # timed sequence, a size that runs out of memory on one rank only): a collective in
+        # the step would otherwise wait for ever.
+        return "the step runs on several ranks (torch.distributed); measure the plan on one GPU"
+    return None
 
 
 def _moved(run: TargetRun, real: list[CallSet]) -> list[str]:
@@ -142,10 +165,14 @@ def _base(real: list[CallSet], size: int) -> CallSet:
 
 def _measure(run: TargetRun, setup: Setup) -> None:
     padders = {s: Padder(run.fn, _base(setup.real, s), setup.axis, setup.moved, s) for s in setup.sizes}
-    own, workspace = _private_pools(run, padders)
+    # One warm-up stream for every capture: cuBLAS keeps a workspace (32 MiB on Hopper) per
+    # stream it ran on for the rest of the process, so a new stream per capture would leave
+    # up to 32 of them to the user's script.
+    side = torch.cuda.Stream()
+    own, workspace = _private_pools(run, padders, side)
     kept, dropped = fit_memory(setup.sizes, own, setup.limit)
     plan = Plan(kept, {s: padders[s] for s in kept})
-    shared = _shared_pool(run, plan)
+    shared = _shared_pool(run, plan, side)
     failures = _checks(run, setup, plan)
     if failures:
         _leaks(run, setup, plan, failures[0])
@@ -158,10 +185,9 @@ def _measure(run: TargetRun, setup: Setup) -> None:
     plan.graphs.clear()
 
 
-def _capture(fn: Callable[..., Any], padder: Padder, pool: Any = None) -> tuple[torch.cuda.CUDAGraph, Any, float]:
-    """Warm up on a side stream, then capture (+ instantiate) the padded call: the graph,
-    its static outputs and the milliseconds capture and instantiate took."""
-    side = torch.cuda.Stream()
+def _capture(fn: Callable[..., Any], padder: Padder, side: Any, pool: Any = None) -> tuple[torch.cuda.CUDAGraph, Any, float]:
+    """Warm up on side stream ``side``, then capture (+ instantiate) the padded call: the
+    graph, its static outputs and the milliseconds capture and instantiate took."""
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         fn(*padder.args, **padder.kwargs)
@@ -180,27 +206,21 @@ def _record(graph: torch.cuda.CUDAGraph, pool: Any, call: Callable[[], Any]) -> 
         return call()
 
 
-def _pool_bytes(pool: Any) -> int:
-    """Bytes of the allocator segments that belong to memory pool ``pool``."""
-    wanted = tuple(pool)
-    return sum(int(s.get("total_size", 0)) for s in torch.cuda.memory_snapshot() if tuple(s.get("segment_pool_id", ())) == wanted)
-
-
-def _private_pools(run: TargetRun, padders: dict[int, Padder]) -> tuple[dict[int, int], int | None]:
+def _private_pools(run: TargetRun, padders: dict[int, Padder], side: Any) -> tuple[dict[int, int], int | None]:
     """Each size captured alone into its own pool, largest first, after one throwaway
     capture of the smallest: the graph's own bytes per size, and the one-time workspace.
     A size that runs out of memory counts as too large for any limit."""
     from launchprof.worker.capture import recover_after_failed_capture
 
     smallest = min(padders)
-    graph, out, _ = _capture(run.fn, padders[smallest])
+    graph, out, _ = _capture(run.fn, padders[smallest], side)
     first = pool_segment_bytes(graph) or 0
     del graph, out
     own: dict[int, int] = {}
     for size in sorted(padders, reverse=True):
         reserved = torch.cuda.memory_reserved()
         try:
-            graph, out, ms = _capture(run.fn, padders[size])
+            graph, out, ms = _capture(run.fn, padders[size], side)
         except torch.cuda.OutOfMemoryError:
             recover_after_failed_capture()
             own[size] = 2**62
@@ -210,7 +230,10 @@ def _private_pools(run: TargetRun, padders: dict[int, Padder]) -> tuple[dict[int
         run.events.write("bucket-measure", stage="private", size=size, pool_bytes=own[size], capture_ms=ms,
                          reserved_bytes=max(torch.cuda.memory_reserved() - reserved, 0))
         del graph, out
-    return own, max(first - own[smallest], 0)
+    # The plan's own capture ran before and already holds the capture stream's workspace,
+    # so this throwaway usually finds none: the one-time figure is the one measured there.
+    found = max(first - own[smallest], 0)
+    return own, found or getattr(run.captured, "workspace_bytes", None) or found
 
 
 def _replay_us(graph: torch.cuda.CUDAGraph) -> float:
@@ -226,14 +249,14 @@ def _replay_us(graph: torch.cuda.CUDAGraph) -> float:
     return statistics.median(times)
 
 
-def _shared_pool(run: TargetRun, plan: Plan) -> int:
+def _shared_pool(run: TargetRun, plan: Plan, side: Any) -> int:
     """The kept sizes captured largest first into one pool: what each adds, and the total."""
     pool = torch.cuda.graph_pool_handle()
     total = 0
     for size in sorted(plan.kept, reverse=True):
-        graph, out, ms = _capture(run.fn, plan.padders[size], pool)
+        graph, out, ms = _capture(run.fn, plan.padders[size], side, pool)
         plan.graphs[size], plan.outs[size] = graph, out
-        now = _pool_bytes(pool)
+        now = pool_bytes(pool) or 0
         run.events.write("bucket-measure", stage="shared", size=size, capture_ms=ms, replay_us=_replay_us(graph),
                          added_bytes=max(now - total, 0), pool_total_bytes=now)
         total = max(total, now)

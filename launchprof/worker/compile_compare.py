@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from launchprof.worker.compile_logs import TorchLogTap, clear_counters, counters_now
+from launchprof.worker.rank_sync import distributed
 
 if TYPE_CHECKING:
     from launchprof.worker.events import EventWriter
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 MODES = {"reduce-overhead": "compile", "default": "compile-no-cudagraphs"}
 MIN_PASSES = 3  # reduce-overhead: warm-up run, recording run, first replay
 MAX_PASSES = 8
+MAX_ALARM_S = 1e7  # longer --compile-timeout values set no alarm (see deadline)
 
 
 class CompileTimeout(BaseException):
@@ -71,7 +73,9 @@ class ModeResult:
 def deadline(seconds: float | None) -> Iterator[bool]:
     """Raise CompileTimeout after ``seconds`` (SIGALRM: main thread, POSIX only). Yields
     whether the limit is enforced; a timer the script had set is re-armed afterwards."""
-    usable = seconds is not None and seconds > 0 and hasattr(signal, "setitimer")
+    # The platform's timer takes at most about 3e8 s (time_t): a longer limit is no limit (the
+    # run's own --timeout still applies) rather than an OverflowError that fails the compile.
+    usable = seconds is not None and 0 < seconds < MAX_ALARM_S and hasattr(signal, "setitimer")
     if not usable or threading.current_thread() is not threading.main_thread():
         yield False
         return
@@ -204,6 +208,9 @@ def compare_compile(run: TargetRun) -> None:
 
     if "compile" not in run.config.compare:
         return
+    if distributed():  # compiling on one rank while the others go on would hang their collectives
+        run.events.write("note", text="compile comparison skipped: the step runs on several ranks (torch.distributed)")
+        return
     sets = list(run.replay_sets if run.captured is not None else run.eager_sets)
     if not sets:
         run.events.write("note", text="compile comparison skipped: no recorded calls to run it on")
@@ -215,13 +222,31 @@ def compare_compile(run: TargetRun) -> None:
             run.events.write("note", text=f"compile comparison skipped: the user's state could not be saved ({type(exc).__name__}: {exc})")
             return
         try:
-            try:
-                with silenced():
-                    result = measure_mode(run.fn, mode, sets, run.config.repeat, run.config.compile_timeout, run.events)
-            except Exception as exc:  # launchprof's own failure: reported, never fatal
-                result = ModeResult(mode=mode, field=MODES[mode], status="failed", error=f"{type(exc).__name__}: {str(exc)[:400]}")
-            with contextlib.suppress(Exception):
-                torch._dynamo.reset()  # the script goes on with no compiled code of ours
-            run.events.write("compile", **asdict(result))  # before the restore, which may fail
+            _one_mode(run, mode, sets, silenced)
         finally:
-            state.restore()
+            restored = _restore(run, state)
+        if not restored:
+            return
+
+
+def _one_mode(run: TargetRun, mode: str, sets: list[tuple[tuple, dict]], silenced: Callable[[], Any]) -> None:
+    """One mode measured and its ``compile`` event written; launchprof's own failures included."""
+    try:
+        with silenced():
+            result = measure_mode(run.fn, mode, sets, run.config.repeat, run.config.compile_timeout, run.events)
+    except Exception as exc:  # launchprof's own failure: reported, never fatal
+        result = ModeResult(mode=mode, field=MODES[mode], status="failed", error=f"{type(exc).__name__}: {str(exc)[:400]}")
+    with contextlib.suppress(Exception):
+        torch._dynamo.reset()  # the script goes on with no compiled code of ours
+    run.events.write("compile", **asdict(result))  # before the restore, which may fail
+
+
+def _restore(run: TargetRun, state: Any) -> bool:
+    """Put the user's state back; a failure is a note (this runs inside the user's call of
+    the target: nothing may raise into their script), and the next mode is not run."""
+    try:
+        state.restore()
+        return True
+    except Exception as exc:
+        run.events.write("note", text=f"state after the compile comparison could not be restored ({type(exc).__name__}: {str(exc)[:300]})")
+        return False

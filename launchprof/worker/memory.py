@@ -19,11 +19,20 @@ import torch
 CAPTURE_MARGIN_BYTES = 64 * 2**20
 
 
+def pool_bytes(pool: Any) -> int | None:
+    """Bytes of the allocator segments tagged with memory pool ``pool`` (a graph's ``pool()``
+    or a ``graph_pool_handle()``); None where the snapshot cannot say."""
+    try:
+        wanted = tuple(pool)
+        return sum(int(seg.get("total_size", 0)) for seg in torch.cuda.memory_snapshot() if tuple(seg.get("segment_pool_id", ())) == wanted)
+    except Exception:
+        return None
+
+
 def pool_segment_bytes(graph: torch.cuda.CUDAGraph) -> int | None:
     """Bytes of the segments tagged with this graph's private pool id."""
     try:
-        pool = tuple(graph.pool())
-        return sum(int(seg.get("total_size", 0)) for seg in torch.cuda.memory_snapshot() if tuple(seg.get("segment_pool_id", ())) == pool)
+        return pool_bytes(graph.pool())
     except Exception:
         return None
 

@@ -103,4 +103,7 @@ def run_plan_bursts(run: TargetRun) -> None:
     except Exception as exc:
         run.events.write("note", text=f"timing bursts stopped ({type(exc).__name__}: {str(exc)[:300]}); the in-loop timings are reported")
     finally:
-        state.restore()
+        try:
+            state.restore()
+        except Exception as exc:  # inside the user's call of the target: never raise into their script
+            run.events.write("note", text=f"state after the timing bursts could not be restored ({type(exc).__name__}: {str(exc)[:300]})")

@@ -17,13 +17,24 @@ import torch
 Agree = Callable[[bool], bool]
 
 
-def agreement() -> Agree | None:
-    """``agree(stop) -> stop on any rank``, or None when the step is not distributed."""
+def distributed() -> bool:
+    """Whether the script has a process group of two ranks or more: then every extra call of
+    the step must be made on every rank alike, or a collective waits for ever."""
     try:
         import torch.distributed as dist
 
-        if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
-            return None
+        return bool(dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1)
+    except Exception:  # a half-initialised group: time the rank alone, as on one GPU
+        return False
+
+
+def agreement() -> Agree | None:
+    """``agree(stop) -> stop on any rank``, or None when the step is not distributed."""
+    if not distributed():
+        return None
+    try:
+        import torch.distributed as dist
+
         device = torch.device("cuda", torch.cuda.current_device()) if "nccl" in str(dist.get_backend()) else torch.device("cpu")
     except Exception:  # a half-initialised group: time the rank alone, as on one GPU
         return None

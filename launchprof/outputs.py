@@ -187,14 +187,36 @@ def for_stream(fmt: str, text: str, utf8: bool) -> str:
     return to_ascii(text)
 
 
-class TrimmedLines(io.TextIOBase):
+class StreamWrapper(io.TextIOBase):
+    """A text stream that passes what it is given on to another, changed by ``write``:
+    the base of the ASCII fallback (render.console.AsciiStream) and of TrimmedLines."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__()
+        self._inner = inner
+
+    def write(self, text: str) -> int:
+        self._inner.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self._inner.flush()
+
+    def isatty(self) -> bool:
+        isatty = getattr(self._inner, "isatty", None)
+        return bool(isatty and isatty())
+
+    def fileno(self) -> int:
+        return self._inner.fileno()
+
+
+class TrimmedLines(StreamWrapper):
     """A text stream that drops the spaces rich pads table cells and panels with at the end
     of each line: a report piped or redirected to a file then diffs and greps cleanly.
     A terminal gets the stream itself (see ``commands.emit.stream_console``)."""
 
     def __init__(self, inner: Any) -> None:
-        super().__init__()
-        self._inner = inner
+        super().__init__(inner)
         self._tail = ""
 
     @property
@@ -213,10 +235,3 @@ class TrimmedLines(io.TextIOBase):
             self._inner.write(self._tail)
             self._tail = ""
         self._inner.flush()
-
-    def isatty(self) -> bool:
-        isatty = getattr(self._inner, "isatty", None)
-        return bool(isatty and isatty())
-
-    def fileno(self) -> int:
-        return self._inner.fileno()

@@ -4,28 +4,13 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
 from launchprof.analysis.load import choose_profile
 from launchprof.crossover import profile as prof
-from launchprof.crossover.simulate import simulate_samples
-from launchprof.crossover.fit import derive_profile
-from launchprof.crossover.plans import QUICK_PLAN
 from launchprof.errors import UsageError
-from tests.test_profile import H100, H200
-
-
-@pytest.fixture(scope="module")
-def profile() -> prof.DeviceProfile:
-    return derive_profile(simulate_samples(QUICK_PLAN), H200, quick=True)
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("LAUNCHPROF_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path / "cache" / "profiles"
+from tests.test_profile import H100, H200, cache, profile  # noqa: F401 - the shared fixtures
 
 
 def test_nothing_cached_nothing_carried_is_no_profile(cache):

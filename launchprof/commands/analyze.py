@@ -25,6 +25,7 @@ from launchprof.analysis.runinfo import script_failed
 from launchprof.commands.analyze_ranks import check_ranks, run_ranks_analysis
 from launchprof.commands.checks import check_compare, check_output_creatable, check_script, check_target_defined
 from launchprof.commands.emit import emit
+from launchprof.commands.worker_config import worker_config
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
 from launchprof.evidence import Evidence, parse_events
 from launchprof.failon import check_choice, fail_reason
@@ -171,17 +172,8 @@ def save_run(
 
 def measure(options: AnalyzeOptions, console: Console, report_on_stdout: bool = False) -> tuple[WorkerResult, Path]:
     rundir = Path(tempfile.mkdtemp(prefix="launchprof-"))
-    config = WorkerConfig(
-        script=str(options.script.resolve()),
-        script_args=list(options.script_args),
-        target=options.target,
-        events_path=str(rundir / "events.jsonl"),
-        trace_path=str(rundir / "trace.json"),
-        repeat=options.repeat,
-        calibrate=options.calibrate,
-        **bucket_options(options),
-        compare=tuple(options.compare),
-        compile_timeout=options.compile_timeout,
+    config = worker_config(
+        options, rundir, **bucket_options(options), compare=tuple(options.compare), compile_timeout=options.compile_timeout
     )
     with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
         result = run_worker(

@@ -38,7 +38,7 @@ from launchprof.ranks.runner import RankRun, RanksResult, run_ranks
 from launchprof.render import RenderOptions, renderer_for
 from launchprof.run import default_run_path, load_run, prune
 from launchprof.session import Report
-from launchprof.worker.config import WorkerConfig
+from launchprof.commands.worker_config import worker_config
 
 NO_GPU_HELP = "lint, report and compare work without a GPU"
 WORKER = "launchprof.worker"
@@ -46,15 +46,7 @@ WORKER = "launchprof.worker"
 
 def measure_ranks(options: Any, console: Console, report_on_stdout: bool, module: str = WORKER) -> tuple[RanksResult, Path]:
     rundir = Path(tempfile.mkdtemp(prefix="launchprof-ranks-"))
-    config = WorkerConfig(
-        script=str(options.script.resolve()),
-        script_args=list(options.script_args),
-        target=options.target,
-        events_path=str(rundir / "events.jsonl"),
-        trace_path=str(rundir / "trace.json"),
-        repeat=options.repeat,
-        calibrate=options.calibrate,
-    )
+    config = worker_config(options, rundir)
     with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
         result = run_ranks(config, rundir, options.nproc_per_node, options.timeout, options.show_output, progress.update, report_on_stdout, module)
     return result, rundir

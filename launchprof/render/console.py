@@ -20,6 +20,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from launchprof.outputs import StreamWrapper
 from launchprof.render import figures
 from launchprof.render import format as fmt
 from launchprof.render.anatomy import anatomy_line
@@ -227,13 +228,9 @@ class ConsoleRenderer(Renderer):
         return "".join(line.rstrip() + "\n" for line in buf.getvalue().splitlines())
 
 
-class AsciiStream(io.TextIOBase):
+class AsciiStream(StreamWrapper):
     """A text stream that announces itself as ASCII (so rich draws ASCII boxes) and spells
     every non-ASCII symbol written to it in ASCII before passing it on."""
-
-    def __init__(self, inner: Any) -> None:
-        super().__init__()
-        self._inner = inner
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
@@ -242,13 +239,3 @@ class AsciiStream(io.TextIOBase):
     def write(self, text: str) -> int:
         self._inner.write(fmt.to_ascii(text))
         return len(text)
-
-    def flush(self) -> None:
-        self._inner.flush()
-
-    def isatty(self) -> bool:
-        isatty = getattr(self._inner, "isatty", None)
-        return bool(isatty and isatty())
-
-    def fileno(self) -> int:
-        return self._inner.fileno()

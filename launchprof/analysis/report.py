@@ -25,7 +25,7 @@ from launchprof.analysis.buckets import bucket_plan
 from launchprof.enums import Verdict
 from launchprof.errors import UsageError
 from launchprof.evidence import Evidence, parse_events
-from launchprof.hazards import find_hazards
+from launchprof.hazards.rules import find_hazards
 from launchprof.hazards.outputs import output_costs
 from launchprof.run.file import Run
 from launchprof.session import SCHEMA_VERSION, KernelSpan, Machine, Report, Timeline

@@ -1,0 +1,57 @@
+"""Every hazard rule, run in order on one run's evidence (``find_hazards``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from launchprof.evidence import Evidence
+from launchprof.hazards import control_flow, inputs, outputs, races, rng, scalars, shapes, side_effects, streams, syncs, validation
+from launchprof.hazards.common import is_library_file, user_target
+from launchprof.hazards.fixes import with_fixes
+from launchprof.hazards.kinds import SEVERITY_RANK
+from launchprof.session import Hazard
+
+Rule = Callable[[Evidence], list[Hazard]]
+
+RULES: tuple[Rule, ...] = (
+    syncs.hidden_syncs,
+    streams.unjoined_streams,
+    syncs.capture_failure,
+    scalars.frozen_scalars,
+    inputs.reallocated_inputs,
+    shapes.dynamic_shapes,
+    control_flow.data_dependent_control_flow,
+    rng.foreign_rng,
+    side_effects.host_side_effects,
+    validation.replay_mismatch,
+    races.stream_races,
+    outputs.kept_outputs,
+    outputs.loop_back_state,
+)
+
+
+def find_hazards(evidence: Evidence) -> list[Hazard]:
+    """Run every rule; one finding per identity (``Hazard.fingerprint``: kind, project-relative
+    file and the code at the line, launchprof.hazards.identity) and named argument; most
+    severe first, then by place."""
+    functions = list((evidence.probe or {}).get("functions") or [])
+    evidence = dataclasses.replace(evidence, target=user_target(evidence.target, functions))
+    found: dict[tuple[str, str | None], Hazard] = {}
+    for rule in RULES:
+        for hazard in rule(evidence):
+            # Two frozen scalars on one line (`1 - lr * wd`) are two findings.
+            name = hazard.details.get("argument") or hazard.details.get("variable")
+            key = (hazard.fingerprint, name)
+            if key not in found or SEVERITY_RANK[hazard.severity] > SEVERITY_RANK[found[key].severity]:
+                found[key] = hazard
+    return with_fixes(sorted((_placed(h) for h in found.values()), key=lambda h: (-SEVERITY_RANK[h.severity], h.file or "", h.line or 0, h.kind)), evidence)
+
+
+def _placed(h: Hazard) -> Hazard:
+    """A hazard with no line in the user's code says why (issue 13 item 2)."""
+    if h.file and not is_library_file(h.file):
+        return h
+    where = f"it surfaced in library code ({h.file}{':' + str(h.line) if h.line else ''})" if h.file else "no frame of the user's code was on the stack"
+    return dataclasses.replace(h, message=f"{h.message} (no line in your code: {where})")
+

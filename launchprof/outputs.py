@@ -111,8 +111,14 @@ def check_writable(path: Path) -> None:
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise UsageError(f"output folder {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise UsageError(f"output folder {parent} is not writable")
+    # ``os.access`` says yes to root everywhere, also in /proc or on a read-only mount:
+    # only creating a file there shows that the output can be written after the run.
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".launchprof-probe-", dir=parent)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def _is_regular(path: Path) -> bool:

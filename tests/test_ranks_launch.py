@@ -63,8 +63,15 @@ def test_two_ranks_without_cuda_each_say_why(tmp_path):
     out.parent.mkdir()
     tag = uuid.uuid4().hex
     env = {**os.environ, "PYTHONPATH": str(ROOT), TAG: tag}
+    # The CLI counts the GPUs before launching (tests/test_ranks_gpu_count.py) and would stop
+    # here with one line; that count is switched off so the launch itself is exercised: each
+    # rank's worker finds no CUDA, as it would where the count cannot be told.
+    bypass = (
+        "import sys, launchprof.commands.analyze as a; a.check_rank_gpus = lambda n: None; "
+        "from launchprof.cli import main; sys.argv = ['launchprof', *sys.argv[1:]]; main()"
+    )
     proc = subprocess.run(
-        [sys.executable, "-m", "launchprof", "analyze", str(script), "--target", "step", "--nproc-per-node", "2", "-o", str(out)],
+        [sys.executable, "-c", bypass, "analyze", str(script), "--target", "step", "--nproc-per-node", "2", "-o", str(out)],
         capture_output=True, text=True, timeout=240, cwd=tmp_path, env=env,
     )  # fmt: skip
     assert proc.returncode == ExitCode.ENVIRONMENT == 4, proc.stderr

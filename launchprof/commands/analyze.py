@@ -22,7 +22,7 @@ from launchprof.analysis import analyse
 from launchprof.analysis.failure import is_async_cuda_error, located_note
 from launchprof.analysis.report import machine_of
 from launchprof.analysis.runinfo import script_failed
-from launchprof.commands.analyze_ranks import check_ranks, run_ranks_analysis
+from launchprof.commands.analyze_ranks import check_rank_gpus, check_ranks, run_ranks_analysis
 from launchprof.commands.checks import check_compare, check_output_creatable, check_script, check_target_defined
 from launchprof.commands.emit import emit
 from launchprof.commands.worker_config import worker_config
@@ -88,8 +88,13 @@ def check_usage(options: AnalyzeOptions) -> list[Output]:
     for flag, path in (("--save-trace", options.save_trace), ("--run-out", options.run_out)):
         if path is not None and not path.parent.is_dir():
             raise UsageError(f"folder for {flag} does not exist: {path.parent}")
+    if options.run_out is not None:
+        if options.run_out.is_dir():
+            raise UsageError(f"--run-out {options.run_out} is a folder; give a file path (NAME.lprun)")
+        check_output_creatable(options.run_out)
     if options.save_trace is not None:
         check_destination(options.save_trace)
+        check_output_creatable(options.save_trace)
     if options.project_root is not None and not options.project_root.is_dir():
         raise UsageError(f"--project-root is not a folder: {options.project_root}")
     check_ranks(options)
@@ -223,6 +228,7 @@ def run(options: AnalyzeOptions) -> int:
     console = Console(stderr=True)
     outputs = check_usage(options)
     if options.nproc_per_node:
+        check_rank_gpus(options.nproc_per_node)
         return run_ranks_analysis(options, outputs)
     root = find_project_root(options.script, options.project_root)
     result, rundir = measure(options, console, any(o.path is None and o.format != "text" for o in outputs))

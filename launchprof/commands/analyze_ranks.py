@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -173,6 +175,30 @@ def check_ranks(options: Any) -> None:
     for flag, used in one_gpu:
         if used:
             raise UsageError(f"{flag} works on one GPU only: leave out --nproc-per-node, or leave out {flag}")
+
+
+def visible_gpus() -> int | None:
+    """How many CUDA devices torch sees here, asked in a child process so that this process
+    never starts CUDA; None when that cannot be told (the launcher then finds out)."""
+    code = "import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)"
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        return int(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
+    except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
+        return None
+
+
+def check_rank_gpus(n: int, count: int | None = None) -> None:
+    """Before N ranks start: no GPU at all is the environment (exit 4, one line, instead of N
+    workers each saying so through torch's launcher), and more ranks than GPUs is a usage
+    error (exit 2): ranks would share a device and their timings would mean nothing."""
+    count = visible_gpus() if count is None else count
+    if count is None:
+        return
+    if count == 0:
+        raise EnvironmentProblem(f"no CUDA device is available here: --nproc-per-node {n} needs {n} GPUs ({NO_GPU_HELP})")
+    if n > count:
+        raise UsageError(f"--nproc-per-node {n} asks for more ranks than the {count} GPU(s) here: one rank per GPU")
 
 
 def check_launched(result: RanksResult, rundir: Path) -> None:

@@ -40,6 +40,11 @@ def default_sizes(largest: int) -> list[int]:
     return sorted(set(out) | {top})
 
 
+# A capture size is a dimension that is padded up to it: past 16M rows the padded inputs
+# alone would not fit on a GPU.
+MAX_SIZE = 1 << 24
+
+
 def parse_sizes(text: str) -> list[int]:
     """``--buckets 1,2,4,8``: positive integers, any order, duplicates dropped. ValueError
     says what is wrong in one line."""
@@ -50,6 +55,8 @@ def parse_sizes(text: str) -> list[int]:
     for p in parts:
         if not re.fullmatch(r"\d+", p) or int(p) < 1:
             raise ValueError(f"--buckets: {p!r} is not a positive whole number (e.g. --buckets 1,2,4,8)")
+        if int(p) > MAX_SIZE:
+            raise ValueError(f"--buckets: {p} is larger than any capture size can be (at most {MAX_SIZE:,})")
         sizes.append(int(p))
     if len(set(sizes)) > MAX_BUCKETS:
         raise ValueError(f"--buckets: {len(set(sizes))} sizes is more than {MAX_BUCKETS} graphs; choose fewer")

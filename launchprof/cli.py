@@ -84,8 +84,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 def error_line(message: str) -> None:
     """Print one error line on stderr (no traceback, no box)."""
     from rich.console import Console
+    from rich.markup import escape
 
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]launchprof: error:[/] {message}")
+    # The message is text, not markup: "[tool.launchprof]" or "ignore[kind]" must survive.
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]launchprof: error:[/] {escape(message)}")
 
 
 def handles_errors(fn: F) -> F:

@@ -38,7 +38,7 @@ def test_without_cuda_a_clear_environment_problem(call, monkeypatch) -> None:
     with pytest.raises(EnvironmentProblem) as info:
         call(step, torch.ones(3))
     assert info.value.exit_code == ExitCode.ENVIRONMENT
-    assert "needs a CUDA device" in str(info.value)
+    assert "need a CUDA device" in str(info.value)
     assert "\n" not in str(info.value)
 
 

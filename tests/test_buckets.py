@@ -279,7 +279,7 @@ def test_unmeasured_plan_renders_without_a_table():
 
 @pytest.mark.parametrize(
     ("option", "value", "says"),
-    [("--buckets", "1,x", "--buckets"), ("--buckets", "0", "--buckets"), ("--buckets", "", "--buckets"),
+    [("--buckets", "1,x", "--buckets"), ("--buckets", "0", "--buckets"), ("--buckets", "", "--buckets"), ("--buckets", "99999999999999999999", "larger than"),
      ("--bucket-memory", "lots", "--bucket-memory"), ("--bucket-memory", "0GiB", "--bucket-memory")],
 )
 def test_bad_bucket_options_are_one_line_usage_errors(option, value, says):

@@ -31,7 +31,7 @@ from launchprof.worker.config import WorkerConfig, plan_size
 
 Call = tuple[tuple[Any, ...], dict[str, Any]]
 
-NO_CUDA = "launchprof.analyze needs a CUDA device: {problem} (lint, report and compare work without a GPU)"
+NO_CUDA = "launchprof.analyze and launchprof.check need a CUDA device: {problem} (lint, report and compare work without a GPU)"
 # The plan may ask for more calls than plan_size (fallbacks, extra validations when a
 # scalar changes); past this many times plan_size it is closed as it stands.
 EXTRA_CALLS_FACTOR = 3

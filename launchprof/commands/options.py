@@ -179,7 +179,7 @@ ProfileOutputOpt = Annotated[
 CrossoverFormatOpt = Annotated[str, typer.Option("--format", "-f", metavar="FORMAT", help="What to print: text or json.")]
 PlotOpt = Annotated[
     Path | None,
-    typer.Option("--plot", help="Draw the crossover curves to this file (.png or .html).", show_default=False),
+    typer.Option("--plot", help="Draw the crossover curves to this file (.png, .svg or .html).", show_default=False),
 ]
 
 LintPathsArg = Annotated[list[Path], typer.Argument(help="Python files or folders to check.", show_default=False)]

@@ -292,6 +292,8 @@ def mismatch_warnings(profile: DeviceProfile, machine: Machine | None) -> tuple[
 def load_profile(path: str | Path, machine: Machine | None = None) -> LoadedProfile:
     """Read a profile file. A missing or foreign file is a usage error; a mismatch is a warning."""
     p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"device profile {p} is a folder; give a profile file (PROFILE.json)")
     if not p.is_file():
         raise UsageError(f"device profile not found: {p}")
     try:

@@ -111,10 +111,16 @@ def check_writable(path: Path) -> None:
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise UsageError(f"output folder {parent} does not exist")
-    # ``os.access`` says yes to root everywhere, also in /proc or on a read-only mount:
-    # only creating a file there shows that the output can be written after the run.
+    probe_folder(parent, path)
+
+
+def probe_folder(folder: Path, path: Path) -> None:
+    """Create and remove a file in ``folder``, or raise UsageError naming ``path``.
+
+    ``os.access`` says yes to root everywhere, also in /proc or on a read-only mount:
+    only creating a file there shows that the output can be written after the run."""
     try:
-        fd, probe = tempfile.mkstemp(prefix=".launchprof-probe-", dir=parent)
+        fd, probe = tempfile.mkstemp(prefix=".launchprof-probe-", dir=folder)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     os.close(fd)

@@ -13,10 +13,10 @@ import difflib
 import importlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 from launchprof.errors import UsageError
+from launchprof.outputs import probe_folder
 from launchprof.targets import TargetSpec, top_level_names
 
 
@@ -183,13 +183,7 @@ def check_output_creatable(path: Path) -> None:
     only a real attempt shows that the report could be written after the run."""
     if path.exists():
         return
-    parent = Path(os.path.realpath(path)).parent
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".launchprof-probe-", dir=parent)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-    os.close(fd)
-    os.unlink(probe)
+    probe_folder(Path(os.path.realpath(path)).parent, path)
 
 
 COMPARE_CHOICES = ("compile",)

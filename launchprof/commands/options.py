@@ -205,7 +205,12 @@ ExcludeOpt = Annotated[
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Report calls lint cannot follow as warnings.")]
 
 SessionArg = Annotated[
-    Path, typer.Argument(help="A run file (NAME.lprun, re-analysed) or a JSON report written by `analyze -f json`.", show_default=False)
+    Path,
+    typer.Argument(
+        help="A run file (NAME.lprun, re-analysed) or a JSON report written by `analyze -f json`.",
+        metavar="RUN|REPORT",
+        show_default=False,
+    ),
 ]
 ReportProfileOpt = Annotated[
     Path | None,

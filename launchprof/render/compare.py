@@ -133,7 +133,7 @@ def print_text(result: Comparison, gate: GateResult, labels: tuple[str, str], co
     t = to_ascii if ascii_only else (lambda s: s)
     table = Table(title=t(f"launchprof compare: {labels[0]} → {labels[1]}"), title_justify="left")
     for name in ("Metric", "Base", "New", "Change", "Significance"):
-        table.add_column(name, justify="left" if name in ("Metric", "Significance") else "right")
+        table.add_column(name, justify="left" if name in ("Metric", "Significance") else "right", overflow="fold")
     verdict_style = "red" if result.verdict_worse else ""
     table.add_row("Verdict", result.base_verdict, result.new_verdict, "worse" if result.verdict_worse else "", "", style=verdict_style)
     for d in result.deltas:

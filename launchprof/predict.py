@@ -120,7 +120,6 @@ def predict_speedup(
     eager_step_us: float | None,
     profile: DeviceProfile | None,
     extra_launches: int = 0,
-    host_overhead_us: float = 0.0,
     *,
     eager_step_ci: tuple[float, float] | None = None,
     profile_source: str | None = None,
@@ -130,9 +129,8 @@ def predict_speedup(
     ``extra_launches`` are launches a replay step makes besides the graph itself: the
     copies of new inputs into static buffers, each one eager op. (PyTorch's RNG prologue,
     two small fills per registered generator on every ``replay()``, is already inside
-    the profile's LaunchGraph, which is timed on torch's own ``CUDAGraph.replay()``.)
-    ``host_overhead_us`` is anything the measurement adds to the replay side only; the
-    analysis passes none since the step is timed like the profile (latency mode).
+    the profile's LaunchGraph, which is timed on torch's own ``CUDAGraph.replay()``; so is
+    the synchronisation, since LaunchGraph and the step are both timed submit-and-wait.)
 
     ``kernel_us`` is the list of kernel durations of one step (or their median, or None);
     ``gpu_busy_us`` the GPU busy time per step; ``launch_api_us`` the host time per step
@@ -152,11 +150,11 @@ def predict_speedup(
         return Prediction(None, None, "the device profile lacks the replay coefficients (partial sweep?): run `launchprof crossover` again")
     replay, bound = estimate
     launches = extra_launches * (_value(profile.eager_op_us) or 0.0)
-    replay = replay + launches + max(host_overhead_us, 0.0)
+    replay = replay + launches
     speedup = float(eager_step_us) / replay  # type: ignore[arg-type]
     n = kernels_per_step
     low, high = _interval(
-        profile, n, kernel_us, gpu_busy_us, float(eager_step_us), eager_step_ci, extra_launches, host_overhead_us, speedup  # type: ignore[arg-type]
+        profile, n, kernel_us, gpu_busy_us, float(eager_step_us), eager_step_ci, extra_launches, speedup  # type: ignore[arg-type]
     )
     why = (
         f"a replay of {n} kernel{'s' if n != 1 else ''} should take about {replay:.0f} µs "
@@ -218,7 +216,6 @@ def _interval(
     eager_step_us: float,
     eager_step_ci: tuple[float, float] | None,
     extra_launches: int,
-    host_overhead_us: float,
     speedup: float,
 ) -> tuple[float | None, float | None]:
     """The speedup's 95% interval, always containing the point estimate; (None, None) if no model."""
@@ -233,7 +230,7 @@ def _interval(
     if eager_step_ci is not None and all(math.isfinite(v) for v in eager_step_ci):
         eager = Uncertain(eager_step_us, min(eager_step_ci[0], eager_step_us), max(eager_step_ci[1], eager_step_us))
     rng = np.random.default_rng(SEED)
-    draws = replay_draws(model, n, kernel_us, gpu_busy_us, extra_launches, host_overhead_us, rng)
+    draws = replay_draws(model, n, kernel_us, gpu_busy_us, extra_launches, rng)
     low, high = speedup_interval(eager, draws, rng)
     if not (math.isfinite(low) and math.isfinite(high)):
         return None, None

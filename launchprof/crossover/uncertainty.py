@@ -73,7 +73,6 @@ def replay_draws(
     kernel_us: Sequence[float] | float | None,
     gpu_busy_us: float | None,
     extra_launches: int,
-    host_overhead_us: float,
     rng: np.random.Generator,
     size: int = DRAWS,
 ) -> np.ndarray:
@@ -93,7 +92,7 @@ def replay_draws(
         if gpu_busy_us is not None and math.isfinite(gpu_busy_us) and gpu_busy_us > 0:
             options.append(float(gpu_busy_us) + n * excess)
         gpu = np.max(np.vstack(options), axis=0)
-    return fixed + gpu + extra_launches * launch + max(host_overhead_us, 0.0)
+    return fixed + gpu + extra_launches * launch
 
 
 def speedup_interval(eager: Uncertain, replay: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:

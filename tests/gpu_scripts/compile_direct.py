@@ -11,26 +11,13 @@ Only torch is used: no launchprof module.
 from __future__ import annotations
 
 import json
-import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 import torch
+from direct_loop import median_us
 
 NOT_KERNELS = ("Memcpy", "Memset", "Context Sync", "Stream Sync", "Event Sync", "Stream Wait Event")
-
-
-def median_us(calls: list[Callable[[], Any]], n: int = 60) -> float:
-    samples = []
-    for i in range(n):
-        fn = calls[i % len(calls)]
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        samples.append((time.perf_counter() - t0) * 1e6)
-    return statistics.median(samples)
 
 
 def kernels(fn: Callable[[], Any]) -> int:
@@ -53,7 +40,7 @@ def measure(fn: Callable[..., Any], sets: list[tuple[tuple, dict]], reset_state:
         for _ in range(4):
             for call in calls:
                 call()
-        out[mode] = {"step_us": median_us(calls), "kernels": kernels(calls[0])}
+        out[mode] = {"step_us": median_us(*calls), "kernels": kernels(calls[0])}
         reset_state()
     torch._dynamo.reset()
     return out

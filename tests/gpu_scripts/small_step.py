@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
-import time
 
 import torch
+from direct_loop import median_us
 
 W = torch.randn(64, 64, device="cuda")
 
@@ -25,17 +24,6 @@ def step(batch: dict[str, torch.Tensor], extra: list[torch.Tensor]) -> torch.Ten
 def inputs() -> tuple[dict[str, torch.Tensor], list[torch.Tensor]]:
     batch = {"x": torch.randn(32, 64, device="cuda"), "scale": torch.rand(1, device="cuda")}
     return batch, [torch.randn(32, 64, device="cuda"), torch.randn(32, 64, device="cuda")]
-
-
-def median_us(fn, n: int = 60) -> float:
-    samples = []
-    for _ in range(n):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        samples.append((time.perf_counter() - t0) * 1e6)
-    return statistics.median(samples)
 
 
 def direct() -> dict[str, float]:

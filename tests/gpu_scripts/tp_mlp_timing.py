@@ -8,9 +8,7 @@ every call together, as launchprof's bursts do), median of 60; it writes
 from __future__ import annotations
 
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -18,18 +16,7 @@ import torch.distributed as dist
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "sample_models"))
 import tp_mlp  # noqa: E402
-
-
-def median_us(fn, n: int = 60) -> float:
-    samples = []
-    for _ in range(n):
-        dist.barrier()
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        samples.append((time.perf_counter() - t0) * 1e6)
-    return statistics.median(samples)
+from direct_loop import median_us  # noqa: E402
 
 
 def main() -> None:
@@ -40,7 +27,7 @@ def main() -> None:
     tokens = torch.randn(tp_mlp.BATCH, tp_mlp.HIDDEN, device=device, dtype=tp_mlp.DTYPE)
     for _ in range(5):
         tp_mlp.step(tokens, layers)
-    eager = median_us(lambda: tp_mlp.step(tokens, layers))
+    eager = median_us(lambda: tp_mlp.step(tokens, layers), before=dist.barrier)
     static = tokens.clone()
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -58,7 +45,7 @@ def main() -> None:
 
     for _ in range(5):
         replay()
-    replay_us = median_us(replay)
+    replay_us = median_us(replay, before=dist.barrier)
     replay()
     torch.cuda.synchronize()
     same = bool(torch.allclose(static_out.float(), tp_mlp.step(tokens, layers).float(), rtol=1e-2, atol=1e-2))

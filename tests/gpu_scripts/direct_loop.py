@@ -1,0 +1,27 @@
+"""The plainest timing, shared by the scripts in this folder that check launchprof's numbers:
+synchronised calls back to back on the host clock, median in µs. Only torch is used."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+
+def median_us(*calls: Callable[[], Any], n: int = 60, before: Callable[[], Any] | None = None) -> float:
+    """``n`` calls, cycling through ``calls``, each between two synchronisations; ``before``
+    (a barrier across ranks, say) runs untimed ahead of each call."""
+    samples = []
+    for i in range(n):
+        fn = calls[i % len(calls)]
+        if before is not None:
+            before()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        samples.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(samples)

@@ -66,19 +66,12 @@ def choose_profile(machine: Any, given: Path | None = None, stored: dict[str, An
     return None
 
 
-def run_profile(path: Path) -> ChosenProfile | None:
-    """The device profile a run file is re-analysed with when none is given (choose_profile);
-    None for a JSON report."""
-    if not path.is_file() or not is_run_file(path):
-        return None
-    from launchprof.run import load_run
-
-    run = load_run(path)
-    return choose_profile(run.header.machine, None, run.profile)
-
-
-def report_from(path: Path, profile: Any = None) -> Report:
-    """The report for ``path``; a missing or malformed file is a UsageError (exit 2)."""
+def open_saved(path: Path, given: Path | None = None) -> tuple[Report, ChosenProfile | None]:
+    """The report for ``path`` and the device profile it was analysed with, the run file read
+    once: a run is re-analysed with ``given`` (``--profile``), else with the profile
+    ``choose_profile`` picks for its machine; a JSON report is read as it is (``given`` is
+    still loaded: it draws the HTML crossover curve). A missing or malformed file is a
+    UsageError (exit 2)."""
     if path.is_dir():
         raise UsageError(f"{path} is a folder: give a run file (.lprun) or a JSON report")
     if not path.is_file():
@@ -86,15 +79,19 @@ def report_from(path: Path, profile: Any = None) -> Report:
     if not is_run_file(path):
         from launchprof.session import load_report
 
-        return load_report(path)
+        report = load_report(path)
+        return report, choose_profile(None, given) if given is not None else None
     from launchprof.analysis import analyse
     from launchprof.run import load_run
 
     run = load_run(path)
-    if profile is None:
-        chosen = choose_profile(run.header.machine, None, run.profile)
-        profile = chosen.profile if chosen is not None else None
-    return analyse(run, profile)
+    chosen = choose_profile(None, given) if given is not None else choose_profile(run.header.machine, None, run.profile)
+    return analyse(run, chosen.profile if chosen is not None else None), chosen
+
+
+def report_from(path: Path) -> Report:
+    """The report for ``path`` (a run file re-analysed, a JSON report read): open_saved."""
+    return open_saved(path)[0]
 
 
 def stored_profile(data: dict[str, Any] | None) -> Any:

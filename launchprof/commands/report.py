@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from launchprof.analysis.load import choose_profile, is_run_file, report_from, run_profile
+from launchprof.analysis.load import is_run_file, open_saved
 from launchprof.commands.emit import emit, stream_console
 from launchprof.outputs import plan_outputs
 from launchprof.render import RenderOptions
@@ -38,15 +38,14 @@ def run(options: ReportOptions) -> int:
     outputs = plan_outputs(list(options.formats), list(options.outputs))
     if options.save_trace is not None:
         save_traces(options.session, options.save_trace)
+    report, chosen = open_saved(options.session, options.profile)
     # The profile the prediction uses also draws the HTML crossover curve.
-    chosen = choose_profile(None, options.profile) if options.profile is not None else run_profile(options.session)
     profile = chosen.profile if chosen is not None else None
     warnings = list(chosen.warnings) if chosen is not None else []
-    if options.profile is not None and options.session.is_file() and not is_run_file(options.session):
+    if options.profile is not None and not is_run_file(options.session):
         warnings.append(f"--profile is not used for {options.session}: a JSON report is rendered as it is (a run file is re-analysed)")
     for warning in warnings:
         stream_console(sys.stderr).print(f"[yellow]launchprof: warning:[/] {warning}", highlight=False)
-    report = report_from(options.session, profile)
     root = options.project_root or (Path(report.project_root) if report.project_root else None)
     render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile is not None else None, explain=options.explain, snippet=options.snippet)
     emit(report, outputs, render, github=options.github)

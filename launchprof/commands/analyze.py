@@ -30,7 +30,7 @@ from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, Int
 from launchprof.evidence import Evidence, parse_events
 from launchprof.failon import check_choice, fail_reason
 from launchprof.models import RUN_FORMAT_VERSION, RunHeader, WorkerOutcome
-from launchprof.outputs import Output, plan_outputs
+from launchprof.outputs import Output, check_writable, plan_outputs
 from launchprof.progress import AnalyzeProgress
 from launchprof.project import find_project_root, relative_to_root
 from launchprof.render import RenderOptions
@@ -81,17 +81,14 @@ def check_usage(options: AnalyzeOptions) -> list[Output]:
     check_choice(options.fail_on)
     bucket_options(options)
     check_compare(options.compare)
-    outputs = plan_outputs(list(options.formats), list(options.outputs))
-    for out in outputs:
-        if out.path is not None:
-            check_output_creatable(out.path)
+    outputs = plan_outputs(list(options.formats), list(options.outputs))  # each -o proved writable
     for flag, path in (("--save-trace", options.save_trace), ("--run-out", options.run_out)):
         if path is not None and not path.parent.is_dir():
             raise UsageError(f"folder for {flag} does not exist: {path.parent}")
     if options.run_out is not None:
         if options.run_out.is_dir():
             raise UsageError(f"--run-out {options.run_out} is a folder; give a file path (NAME.lprun)")
-        check_output_creatable(options.run_out)
+        check_writable(options.run_out)
     if options.save_trace is not None:
         check_destination(options.save_trace)
         check_output_creatable(options.save_trace)

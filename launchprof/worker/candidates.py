@@ -1,9 +1,12 @@
 """Whole-script mode: which user functions launch the most kernels per call.
 
-With ``with_stack=True`` the profiler records every Python call as an event named
-``path(def_line): name`` (the path shortened by its ``sys.path`` prefix), and each op's
-``cpu_parent`` chain leads up through them. A kernel is charged to the innermost user
-function above the op that launched it; a function's calls are its Python events. The
+With ``with_stack=True`` the profiler records every Python call as a ``python_function``
+row of its Chrome trace, named ``path(def_line): name`` (the path shortened by its
+``sys.path`` prefix). The trace, not ``prof.events()``, is read: torch 2.11 (seen on the
+H200) leaves those calls out of ``prof.events()`` whenever it records CUDA, so the older
+event-tree reading found no user function at all. A kernel is charged to the innermost
+user function whose call encloses, on the same thread, the runtime call that launched it
+(matched by correlation id); a function's calls are its ``python_function`` rows. The
 ratio is what a target would replay per call, so the top ones are the targets to try.
 """
 
@@ -38,26 +41,81 @@ def user_function(name: str, is_user_file: Callable[[str], str | None]) -> tuple
     return None if path is None else (path, int(m["line"]), m["name"])
 
 
-def tally(events: list[Any], is_user_file: Callable[[str], str | None], launches: Callable[[Any], int]) -> dict[tuple[str, int], Tally]:
-    """Calls and kernels per user function from the profiler's events (``prof.events()``)."""
-    out: dict[tuple[str, int], Tally] = {}
-    for e in events:
-        fn = user_function(e.name, is_user_file)
-        if fn is not None:
-            t = out.setdefault(fn[:2], Tally(*fn))
-            t.calls += 1
-    for e in events:
-        n = launches(e)
-        if not n:
-            continue
-        parent = getattr(e, "cpu_parent", None)
-        while parent is not None:
-            fn = user_function(parent.name, is_user_file)
-            if fn is not None:
-                out.setdefault(fn[:2], Tally(*fn)).kernels += n
-                break
-            parent = getattr(parent, "cpu_parent", None)
+def launches_by_correlation(trace: list[dict[str, Any]]) -> dict[Any, int]:
+    """Kernels per correlation id: each ``kernel`` row is one launch of its runtime call."""
+    out: dict[Any, int] = {}
+    for row in trace:
+        if row.get("cat") == "kernel":
+            corr = (row.get("args") or {}).get("correlation")
+            if corr is not None:
+                out[corr] = out.get(corr, 0) + 1
     return out
+
+
+def kernel_launches(trace: list[dict[str, Any]]) -> Callable[[dict[str, Any]], int]:
+    """``launches`` for :func:`tally`: kernels per host row, through the correlation id.
+    Runtime (``cudaLaunchKernel``) and driver (``cuLaunchKernel``, used by cuBLAS and
+    Triton) calls both launch."""
+    per_corr = launches_by_correlation(trace)
+
+    def launches(row: dict[str, Any]) -> int:
+        if row.get("cat") not in ("cuda_runtime", "cuda_driver"):
+            return 0
+        return per_corr.get((row.get("args") or {}).get("correlation"), 0)
+
+    return launches
+
+
+def tally(trace: list[dict[str, Any]], is_user_file: Callable[[str], str | None], launches: Callable[[dict[str, Any]], int]) -> dict[tuple[str, int], Tally]:
+    """Calls and kernels per user function from Chrome-trace rows (``traceEvents``).
+
+    ``launches(row)`` says how many kernels a host row launched (0 for most). One sweep per
+    thread: rows sorted by start, a stack of the Python calls still open, and each launching
+    row charged to the innermost open call that is a user function."""
+    out: dict[tuple[str, int], Tally] = {}
+    threads: dict[tuple[Any, Any], list[tuple[float, int, float, Any]]] = {}
+    for row in trace:
+        if row.get("ph") != "X" or "ts" not in row:
+            continue
+        start, key = float(row["ts"]), (row.get("pid"), row.get("tid"))
+        if row.get("cat") == "python_function":
+            fn = user_function(str(row.get("name", "")), is_user_file)
+            if fn is not None:
+                out.setdefault(fn[:2], Tally(*fn)).calls += 1
+            # Calls sort before launches at the same instant; longer calls first (outer).
+            threads.setdefault(key, []).append((start, 0, -float(row.get("dur", 0.0)), fn))
+        else:
+            n = launches(row)
+            if n:
+                threads.setdefault(key, []).append((start, 1, 0.0, n))
+    for items in threads.values():
+        items.sort(key=lambda item: item[:3])
+        open_calls: list[tuple[float, Any]] = []  # (end, user function or None)
+        for start, is_launch, neg_dur, payload in items:
+            while open_calls and open_calls[-1][0] <= start:
+                open_calls.pop()
+            if not is_launch:
+                open_calls.append((start - neg_dur, payload))
+                continue
+            fn = next((f for _, f in reversed(open_calls) if f is not None), None)
+            if fn is not None:
+                out.setdefault(fn[:2], Tally(*fn)).kernels += payload
+    return out
+
+
+def trace_rows(prof: Any, folder: Path) -> list[dict[str, Any]]:
+    """The profiler's Chrome-trace rows (written to ``folder`` and read back, then removed)."""
+    import json
+
+    path = folder / "candidates-trace.json"
+    try:
+        prof.export_chrome_trace(str(path))
+        with path.open(encoding="utf-8") as fh:
+            data = json.load(fh)
+    finally:
+        path.unlink(missing_ok=True)
+    rows = data.get("traceEvents") if isinstance(data, dict) else data
+    return [r for r in rows or [] if isinstance(r, dict)]
 
 
 def qualname(path: str, line: int, name: str) -> str | None:

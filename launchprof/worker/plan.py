@@ -24,6 +24,7 @@ from launchprof.worker.burst import BURST_SETS
 from launchprof.worker.capture import CaptureFailed, Captured, capture
 from launchprof.worker.compile_compare import compare_compile
 from launchprof.worker.config import WorkerConfig, in_loop_calls, pre_capture_calls
+from launchprof.worker.cupti import tear_down_after_profiling
 from launchprof.worker.events import EventWriter
 from launchprof.worker.frames import frame_site, snippet
 from launchprof.worker.hoststate import HostState
@@ -211,6 +212,7 @@ class TargetRun:
         from torch.profiler import ProfilerActivity, profile, record_function
 
         if self.profiler is None:
+            tear_down_after_profiling()  # else the bursts after this would time CUPTI's callbacks too
             self.profiler = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
             torch.cuda.synchronize()
             self.profiler.__enter__()

@@ -89,15 +89,14 @@ class WholeScript:
         """The ``candidates`` event: user functions with the most kernels per call."""
         import os
 
-        from launchprof.worker.candidates import candidates, tally, user_file_resolver
+        from launchprof.worker.candidates import candidates, kernel_launches, tally, trace_rows, user_file_resolver
 
         script = Path(self.config.script)
         shown = os.path.relpath(script)
         try:
-            rows = candidates(
-                tally(list(self.prof.events()), user_file_resolver(str(script.parent)), lambda e: len(getattr(e, "kernels", None) or [])),
-                shown if not shown.startswith("..") else str(script),
-            )
+            trace = trace_rows(self.prof, Path(self.config.events_path).parent)
+            counts = tally(trace, user_file_resolver(str(script.parent)), kernel_launches(trace))
+            rows = candidates(counts, shown if not shown.startswith("..") else str(script))
         except Exception as exc:  # an overview extra: never lose the run over it
             self.events.write("note", text=f"could not rank candidate targets: {type(exc).__name__}: {exc}")
             return

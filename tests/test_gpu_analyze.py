@@ -82,3 +82,29 @@ def test_step_times_match_the_step_timed_directly(tmp_path):
     assert eager is not None and replay is not None, f"no eager/replay step_us.median in the report: {sorted(report)}"
     assert abs(eager / reference["eager_us"] - 1) <= 0.15, (eager, reference)
     assert abs(replay / reference["replay_us"] - 1) <= 0.15, (replay, reference)
+
+
+def test_launchprof_leaves_no_process_wide_slowdown(tmp_path):
+    """The in-process check above cannot see a slowdown launchprof leaves on the whole
+    process (CUPTI still subscribed after its profiler: every later launch pays), since it
+    slows the direct loop too. So the same direct loop also runs in a clean process, with
+    no launchprof at all: analyze's figures and the in-process loop must both agree with
+    it. 20%, not 15%: two processes, minutes apart, differ a little in host speed."""
+    import os
+
+    script = ROOT / "tests" / "gpu_scripts" / "small_step.py"
+    out, inside, clean = tmp_path / "small.json", tmp_path / "inside.json", tmp_path / "clean.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "launchprof", "analyze", str(script), "--target", "step", "-f", "json", "-o", str(out)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT, env={**os.environ, "LAUNCHPROF_DIRECT_OUT": str(inside)},
+    )
+    assert out.exists() and inside.exists(), proc.stderr
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=script.parent,
+                           env={**os.environ, "LAUNCHPROF_DIRECT_OUT": str(clean)})
+    assert plain.returncode == 0 and clean.exists(), plain.stderr
+    report, after, reference = json.loads(out.read_text()), json.loads(inside.read_text()), json.loads(clean.read_text())
+    for side, key in (("eager", "eager_us"), ("replay", "replay_us")):
+        measured = _median(report, side)
+        assert measured is not None
+        assert abs(measured / reference[key] - 1) <= 0.20, (side, measured, reference)
+        assert abs(after[key] / reference[key] - 1) <= 0.20, (side, "in-process loop after launchprof", after, reference)

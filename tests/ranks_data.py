@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import statistics
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,15 @@ ALL_REDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4
 
 def recorded(sample: str) -> Run:
     return load_run(RUNS / f"{sample}.lprun")
+
+
+def burst_median(sample: str, kind: str) -> float:
+    """The median of a recorded run's ``kind`` (eager, replay) burst wall samples, read from
+    its raw ``timing`` events: the step time a report of it should carry."""
+    burst = [e for e in recorded(sample).events if e.get("type") == "timing" and e.get("mode") == "burst" and e.get("kind") == kind]
+    samples = [x for e in burst for x in e["wall_us"]]
+    assert len(samples) >= 10, f"{sample}: too few recorded {kind} samples"
+    return statistics.median(samples)
 
 
 def rank_input(rank: int, run: Run | str, **kw: Any) -> RankInput:

@@ -98,6 +98,12 @@ def test_fit_memory_drops_the_largest_sizes_until_the_pool_fits():
 
 # --- on the recorded H200 run with varying shapes ----------------------------------------
 
+def unmeasured_events(name: str) -> list[dict]:
+    """The recorded run's events without the worker's bucket-* events: the run as a worker
+    that predates the measurement (or could not run it) leaves it."""
+    return [e for e in load(name).events if not str(e.get("type", "")).startswith("bucket-")]
+
+
 @pytest.mark.parametrize("name", recorded(["dynamic_shapes"]))
 def test_recommendation_on_the_recorded_shape_distribution(name):
     ev = load_evidence(name)
@@ -110,18 +116,33 @@ def test_recommendation_on_the_recorded_shape_distribution(name):
     assert plan.observed == dict(sorted(collections.Counter(seen).items()))
     assert plan.padding_waste == pytest.approx(waste_by_hand(seen, plan.recommended), abs=1e-4)
     assert plan.eager_calls == 0 and plan.eager_above == 16
-    # This run predates the measurement: nothing measured is claimed.
-    assert plan.measured == [] and plan.padding_safe is None and plan.speedup is None
-    assert plan.shared_pool_bytes is None
-    assert any("not measured" in n for n in plan.notes)
     assert "cudagraph_capture_sizes = [1, 2, 4, 8, 16]" in plan.snippet
+    # The worker measured every size of the plan on the GPU: nothing is said to be unmeasured.
+    checks = [e for e in ev.buckets if e["type"] == "bucket-check"]
+    assert [m.size for m in plan.measured] == plan.recommended and checks
+    assert plan.padding_safe is all(e["match"] for e in checks) is True  # the sample pads safely
+    assert plan.speedup is not None and plan.shared_pool_bytes is not None
+    assert not any("not measured" in n for n in plan.notes)
+
+
+@pytest.mark.parametrize("name", recorded(["dynamic_shapes"]))
+def test_recommendation_without_the_measurement_claims_nothing_measured(name):
+    """The same shapes with no bucket-* events: the same plan from the rule, nothing measured."""
+    measured = bucket_plan(load_evidence(name))
+    plan = bucket_plan(parse_events(unmeasured_events(name)))
+    assert plan is not None and measured is not None
+    for field in ("arguments", "recommended", "observed", "padding_waste", "eager_calls", "eager_above", "snippet"):
+        assert getattr(plan, field) == getattr(measured, field), field
+    assert plan.measured == [] and plan.padding_safe is None and plan.speedup is None
+    assert plan.shared_pool_bytes is None and plan.private_pool_bytes is None
+    assert any("not measured" in n for n in plan.notes)
 
 
 @pytest.mark.parametrize("name", recorded(["dynamic_shapes"]))
 def test_user_plan_on_the_recorded_run_sends_larger_calls_to_eager(name):
     ev = load_evidence(name)
     seen = [s[0] for s in varying_shapes(ev)["x"]]
-    events = [*load(name).events, {"type": "bucket-plan", "sizes": [4, 8], "source": "user", "limit_bytes": 2**31}]
+    events = [*unmeasured_events(name), {"type": "bucket-plan", "sizes": [4, 8], "source": "user", "limit_bytes": 2**31}]
     plan = bucket_plan(parse_events(events))
     assert plan.recommended == [4, 8] and plan.source == "user"
     above = sum(1 for n in seen if n > 8)
@@ -269,10 +290,17 @@ def test_renderers_say_padding_is_unsafe_with_the_line_and_fix():
 
 
 def test_unmeasured_plan_renders_without_a_table():
-    plan = bucket_plan(load_evidence("dynamic_shapes"))
+    plan = bucket_plan(parse_events(unmeasured_events("dynamic_shapes")))
     for fmt, text in _rendered(plan).items():
         assert "Added to shared pool" not in text, fmt
         assert "not measured" in text, fmt
+
+
+def test_the_recorded_measured_plan_renders_its_table():
+    plan = bucket_plan(load_evidence("dynamic_shapes"))
+    for fmt, text in _rendered(plan).items():
+        assert "Added to shared pool" in text, fmt
+        assert "not measured" not in text and "Padding is safe" in text, fmt
 
 
 # --- the CLI options ----------------------------------------------------------------------------

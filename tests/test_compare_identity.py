@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -141,8 +142,20 @@ def test_ascii_stdout_does_not_crash(fmt: str) -> None:
         assert json.loads(out)["verdict"]["worse"] is True
 
 
+def _without_profile(run_file: Path, out: Path) -> Path:
+    """A copy of the run file without the device profile it carries (profile.json)."""
+    with zipfile.ZipFile(run_file) as zin, zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            if item.filename != "profile.json":
+                zout.writestr(item, zin.read(item.filename))
+    return out
+
+
 def test_run_files_go_through_load_any(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A recorded .lprun is re-analysed with the device profile cached for its own machine."""
+    """A recorded .lprun is re-analysed with the device profile cached for its own machine;
+    with none cached, with the profile the run carries; with neither, no prediction."""
+    from launchprof.analysis import analyse
+    from launchprof.analysis.load import stored_profile
     from launchprof.commands.compare import load_any
     from launchprof.crossover.profile import cache_path, load_profile, mismatch_warnings, profile_slug
     from launchprof.run import load_run
@@ -151,8 +164,15 @@ def test_run_files_go_through_load_any(tmp_path: Path, monkeypatch: pytest.Monke
     recorded_profile = reports.DATA / "profile.json"
     assert run_file.exists() and recorded_profile.exists(), "recorded run or profile is missing"
     monkeypatch.setenv("LAUNCHPROF_CACHE_DIR", str(tmp_path / "cache"))
-    assert load_any(run_file).prediction is None  # nothing cached: no prediction invented
-    machine = load_run(run_file).header.machine
+    run = load_run(run_file)
+    carried = stored_profile(run.profile)
+    assert carried is not None, "the recorded run carries no device profile"
+    # nothing cached: the prediction is the one the carried profile gives, not an invented one
+    assert load_any(run_file).prediction == analyse(run, carried).prediction is not None
+    bare = _without_profile(run_file, tmp_path / "bare.lprun")
+    assert load_run(bare).profile is None and load_run(bare).events == run.events
+    assert load_any(bare).prediction is None  # no profile anywhere: no prediction invented
+    machine = run.header.machine
     # a profile is for the GPU, driver and torch (its cache key); the run's header also
     # carries the CPU, load and clocks of the moment, which a profile does not
     profile = load_profile(recorded_profile).profile
@@ -163,6 +183,9 @@ def test_run_files_go_through_load_any(tmp_path: Path, monkeypatch: pytest.Monke
     cached.write_bytes(recorded_profile.read_bytes())
     prediction = load_any(run_file).prediction
     assert prediction is not None and prediction.low is not None and prediction.high is not None
+    # the profile cached for the run's own machine comes before the carried one, for both files
+    assert prediction == analyse(run, profile).prediction == load_any(bare).prediction
+    assert prediction != analyse(run, carried).prediction, "the two profiles predict alike: the order is not tested"
     assert prediction.low <= prediction.median <= prediction.high and "device profile NVIDIA H200" in (prediction.basis or "")
     result = runner.invoke(app, ["compare", str(run_file), str(run_file), "-f", "json", "--fail-on", "new-hazards"])
     assert result.exit_code == 0, result.output

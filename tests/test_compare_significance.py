@@ -14,11 +14,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.stats import mannwhitneyu
 from typer.testing import CliRunner
 
 import reports
 from launchprof.cli import app
-from launchprof.compare import ALPHA, compare, gate, parse_rule, significance_of
+from launchprof.compare import ALPHA, compare, gate, p_text, parse_rule, significance_of
 from launchprof.analysis import analyse
 from launchprof.run import load_run
 from launchprof.session import Report, Stats
@@ -82,16 +83,32 @@ def test_a_ten_percent_slowdown_is_significant_and_trips(decode: tuple[Report, l
     assert result.delta("replay_step_us").significance.significant is False  # type: ignore[union-attr]
 
 
+def noise_pair(eager: list[float]) -> tuple[list[float], list[float], str, float]:
+    """Odd and even calls of one recorded run, the slower half as "new": one distribution, two
+    medians that differ by chance. Returns (base, new, a --fail-on rule whose threshold is half
+    their relative difference, so the threshold alone would trip, and the Mann-Whitney p-value
+    read here with scipy directly)."""
+    halves = sorted((eager[1::2], eager[0::2]), key=lambda h: float(np.median(h)))
+    base, new = halves
+    moved = float(np.median(new) / np.median(base) - 1)
+    assert moved > 0, "the two halves have the same median: no change to judge"
+    p = float(mannwhitneyu(new, base, alternative="two-sided").pvalue)
+    assert p >= ALPHA, f"odd and even calls of the recorded run differ significantly (p = {p:.3g}): the run drifted"
+    return base, new, f"eager_step_us:+{moved * 50:.6f}%", p
+
+
 def test_threshold_exceeded_within_noise_does_not_trip(decode: tuple[Report, list[float], list[float]]) -> None:
-    """Odd and even calls of one recorded run: medians 2.3% apart, the same distribution."""
+    """Odd and even calls of one recorded run: medians apart by chance, the same distribution."""
     report, eager, _ = decode
-    base, new = with_samples(report, eager[1::2]), with_samples(report, eager[0::2])
+    base_samples, new_samples, rule, p = noise_pair(eager)
+    base, new = with_samples(report, base_samples), with_samples(report, new_samples)
     result = compare(base, new)
     d = result.delta("eager_step_us")
-    assert d.relative is not None and d.relative > 0.02  # the threshold alone would trip
-    outcome = gate([parse_rule("eager_step_us:+2%")], result)
+    assert d.relative is not None and d.relative * 100 > parse_rule(rule).amount  # the threshold alone would trip
+    assert gate([parse_rule(rule)], compare(base, with_samples(report, [x * 1.10 for x in base_samples]))).tripped  # a real change does
+    outcome = gate([parse_rule(rule)], result)
     assert outcome.tripped == []
-    assert len(outcome.within_noise) == 1 and "not significant (p = 0.27), not counted as a change" in outcome.within_noise[0]
+    assert len(outcome.within_noise) == 1 and f"not significant ({p_text(p)}), not counted as a change" in outcome.within_noise[0]
 
 
 def test_without_samples_the_threshold_alone_decides() -> None:
@@ -116,7 +133,8 @@ def test_interval_is_reproducible(decode: tuple[Report, list[float], list[float]
 
 def test_every_format_says_not_significant(tmp_path: Path, decode: tuple[Report, list[float], list[float]], monkeypatch: pytest.MonkeyPatch) -> None:
     report, eager, _ = decode
-    base, new = with_samples(report, eager[1::2]), with_samples(report, eager[0::2])
+    base_samples, new_samples, rule, p = noise_pair(eager)
+    base, new = with_samples(report, base_samples), with_samples(report, new_samples)
     paths = []
     for name, r in (("base", base), ("new", new)):
         data = dataclasses.asdict(r)  # keeps samples_us, as the typed report will
@@ -128,13 +146,13 @@ def test_every_format_says_not_significant(tmp_path: Path, decode: tuple[Report,
 
     monkeypatch.setattr(command, "load_any", lambda path: loaded[str(path)])
     md = tmp_path / "c.md"
-    result = runner.invoke(app, ["compare", *map(str, paths), "--fail-on", "eager_step_us:+2%", "-f", "md", "-o", str(md), "-f", "json"])
+    result = runner.invoke(app, ["compare", *map(str, paths), "--fail-on", rule, "-f", "md", "-o", str(md), "-f", "json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     sig = data["metrics"]["eager_step_us"]["significance"]
-    assert sig["tested"] is True and sig["significant"] is False and math.isclose(sig["p_value"], 0.271, abs_tol=0.001)
+    assert sig["tested"] is True and sig["significant"] is False and math.isclose(sig["p_value"], p, rel_tol=1e-9)
     assert data["tripped"] == [] and len(data["within_noise"]) == 1 and data["significance_note"] == (
         "significance of replay_step_us could not be tested (the reports keep no raw samples): judged by the threshold alone"
     )
     assert "within noise" in result.stderr
-    assert "| Eager step |" in md.read_text(encoding="utf-8") and "not significant (p = 0.27)" in md.read_text(encoding="utf-8")
+    assert "| Eager step |" in md.read_text(encoding="utf-8") and f"not significant ({p_text(p)})" in md.read_text(encoding="utf-8")

@@ -39,6 +39,7 @@ class Evidence:
     # Each burst's median wall time, per kind: how far the step drifted during the run.
     burst_medians_us: dict[str, list[float]] = field(default_factory=dict)
     timing_ends: list[dict[str, Any]] = field(default_factory=list)
+    timing_starts: list[dict[str, Any]] = field(default_factory=list)  # with `sets` per kind (newer workers)
     traces: dict[str, str] = field(default_factory=dict)
     probe: dict[str, Any] | None = None
     capture: dict[str, Any] | None = None
@@ -100,6 +101,7 @@ _LISTS = {
     "loop-back": "loop_backs",
     "phase": "phases",
     "timing-end": "timing_ends",
+    "timing-start": "timing_starts",
     **{kind: "buckets" for kind in ("bucket-plan", "bucket-measure", "bucket-check", "bucket-leak", "bucket-end")},
     "compile": "compiles",
 }

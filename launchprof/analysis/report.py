@@ -13,6 +13,7 @@ from pydantic import TypeAdapter, ValidationError
 from launchprof import __version__
 from launchprof.analysis.anatomy import with_anatomy
 from launchprof.analysis.compile import with_compile
+from launchprof.analysis.argument_spread import argument_notes
 from launchprof.analysis.concurrency import concurrency_notes
 from launchprof.analysis.notes import extra_nodes, memory_for_no_gain
 from launchprof.analysis.prediction import predicted
@@ -73,7 +74,7 @@ def build_report(
     ratio = speedup(eager_samples(ev), replay_samples(ev)) if replay else None
     captured = None if ev.capture is None else bool(ev.capture.get("ok"))
     verdict = Verdict(decide(ev.target is not None, captured, validation, ratio))
-    notes = list(ev.notes) + stopped_early_notes(ev)
+    notes = list(ev.notes) + stopped_early_notes(ev) + argument_notes(ev)
     if ev.target is not None and eager is not None and eager.kernels_per_step == 0:
         # Capture records GPU work only: a replay would skip all of this step's CPU work.
         verdict = Verdict.GRAPHS_DONT_HELP

@@ -59,7 +59,10 @@ def run_bursts(kinds: list[Kind], repeat: int, events: EventWriter, time_cap_s: 
 
     ``kinds`` is ordered (eager, replay, clone): odd bursts run the replay side first."""
     bursts, per = schedule(repeat)
-    events.write("timing-start", bursts=bursts, calls_per_burst=per, kinds=[k.name for k in kinds], target=bursts * per)
+    # sets: how many recorded argument sets each kind cycles through (sample j used set
+    # j % sets), so the analysis can tell a step whose time depends on its arguments.
+    events.write("timing-start", bursts=bursts, calls_per_burst=per, kinds=[k.name for k in kinds], target=bursts * per,
+                 sets={k.name: len(k.calls) for k in kinds})
     for k in kinds:
         k.walls = [0.0] * per
         k.starts = [torch.cuda.Event(enable_timing=True) for _ in range(per)]

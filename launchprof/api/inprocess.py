@@ -123,9 +123,6 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
     from launchprof.worker.hook import _describe
     from launchprof.worker.plan import TargetRun
 
-    from launchprof.worker.cupti import tear_down_after_profiling
-
-    tear_down_after_profiling()  # as the CLI's worker: its profiler must not slow the bursts
     t0 = time.perf_counter()
     file, _ = source_of(fn)
     name = getattr(fn, "__qualname__", type(fn).__name__)

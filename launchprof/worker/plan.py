@@ -212,7 +212,9 @@ class TargetRun:
         from torch.profiler import ProfilerActivity, profile, record_function
 
         if self.profiler is None:
-            tear_down_after_profiling()  # else the bursts after this would time CUPTI's callbacks too
+            old_cuda = tear_down_after_profiling()  # else the bursts after this would time CUPTI's callbacks too
+            if old_cuda:
+                self.events.write("note", text=old_cuda)
             self.profiler = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
             torch.cuda.synchronize()
             self.profiler.__enter__()

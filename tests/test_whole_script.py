@@ -163,3 +163,20 @@ def test_a_recorded_h200_trace_gives_the_profilers_own_kernel_count(tmp_path):
         assert found[name]["kernels_per_call"] == per_call, (name, found.get(name))
         assert found[name]["calls"] == expected["calls"][name]
     assert next(iter(found)) == "Block.forward"
+
+
+def test_an_oversized_trace_is_not_read_back(tmp_path, monkeypatch):
+    """A long script's whole-script trace can be GBs: the ranking is skipped (the worker
+    turns the error into a note), and the exported file is removed either way."""
+    import launchprof.worker.candidates as cand
+
+    class Prof:
+        def export_chrome_trace(self, path: str) -> None:
+            Path(path).write_text('{"traceEvents": []}' + " " * 100)
+
+    monkeypatch.setattr(cand, "MAX_TRACE_BYTES", 50)
+    with pytest.raises(ValueError, match="over"):
+        trace_rows(Prof(), tmp_path)
+    assert not (tmp_path / "candidates-trace.json").exists()
+    monkeypatch.setattr(cand, "MAX_TRACE_BYTES", 10_000)
+    assert trace_rows(Prof(), tmp_path) == []

@@ -21,6 +21,8 @@ from typing import Any
 
 _PY_EVENT = re.compile(r"^(?P<file>.+\.py)\((?P<line>\d+)\): (?P<name>[A-Za-z_][A-Za-z0-9_]*)$")
 MAX_CANDIDATES = 5
+# Larger Chrome traces are not read back for the ranking (json.load takes about 10x the file).
+MAX_TRACE_BYTES = 256 * 2**20
 
 
 @dataclass
@@ -110,6 +112,9 @@ def trace_rows(prof: Any, folder: Path) -> list[dict[str, Any]]:
     path = folder / "candidates-trace.json"
     try:
         prof.export_chrome_trace(str(path))
+        size = path.stat().st_size
+        if size > MAX_TRACE_BYTES:  # a long script's Python calls: reading it back would cost GBs
+            raise ValueError(f"the whole-script trace is {size / 2**20:.0f} MiB, over {MAX_TRACE_BYTES / 2**20:.0f} MiB")
         with path.open(encoding="utf-8") as fh:
             data = json.load(fh)
     finally:

@@ -7,6 +7,7 @@ on stderr and their documented exit code; nothing the user does wrong shows a tr
 
 from __future__ import annotations
 
+import errno
 import functools
 import sys
 from collections.abc import Callable
@@ -90,6 +91,10 @@ def error_line(message: str) -> None:
     Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]launchprof: error:[/] {escape(message)}")
 
 
+# errno values of an output that cannot take the bytes: full disk or quota, too large, I/O error.
+FULL_OR_BROKEN_OUTPUT = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
 def handles_errors(fn: F) -> F:
     """Turn LaunchprofError into its one-line message and exit code."""
 
@@ -105,17 +110,41 @@ def handles_errors(fn: F) -> F:
             raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
         except (typer.Exit, typer.Abort, SystemExit):
             raise
+        except OSError as exc:
+            if exc.errno not in FULL_OR_BROKEN_OUTPUT:
+                crash(exc)
+            # A full disk or a failing device (`> /dev/full`) is the user's environment, not a bug.
+            _discard_stdout()
+            error_line(f"cannot write the output: {exc.strerror or exc}")
+            raise typer.Exit(int(ExitCode.USAGE)) from None
         except Exception as exc:  # a launchprof bug: one line here, the traceback in a file
-            import tempfile
-            import traceback
-
-            with tempfile.NamedTemporaryFile("w", prefix="launchprof-crash-", suffix=".txt", delete=False) as fh:
-                traceback.print_exc(file=fh)
-            error_line(f"internal error: {type(exc).__name__}: {exc} (traceback saved to {fh.name}; please report it)")
-            raise typer.Exit(int(ExitCode.INTERNAL)) from None
+            crash(exc)
         raise typer.Exit(int(code or 0))
 
     return wrapper  # type: ignore[return-value]
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush of the bytes it could not
+    write does not print a second error at exit."""
+    import os
+    import sys
+
+    try:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until exit
+    except OSError:
+        pass
+
+
+def crash(exc: BaseException) -> None:
+    """A launchprof bug: one line on stderr, the traceback in a file, exit 70."""
+    import tempfile
+    import traceback
+
+    with tempfile.NamedTemporaryFile("w", prefix="launchprof-crash-", suffix=".txt", delete=False) as fh:
+        traceback.print_exception(exc, file=fh)
+    error_line(f"internal error: {type(exc).__name__}: {exc} (traceback saved to {fh.name}; please report it)")
+    raise typer.Exit(int(ExitCode.INTERNAL)) from None
 
 
 def _version(value: bool) -> None:

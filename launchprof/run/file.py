@@ -131,7 +131,8 @@ def write_run(
 
 
 def load_run(path: str | Path) -> Run:
-    """Read and check a run file; anything missing or malformed is a UsageError (exit 2)."""
+    """Read and check a run file; anything missing or malformed is a UsageError (exit 2)
+    that names the file and the part of it that is wrong."""
     p = Path(path)
     if not p.is_file():
         raise UsageError(f"run file not found: {p}")
@@ -141,25 +142,51 @@ def load_run(path: str | Path) -> Run:
             for needed in ("header.json", "events.jsonl"):
                 if needed not in names:
                     raise UsageError(f"{p} is not a launchprof run: it holds no {needed}")
-            header_data = json.loads(zf.read("header.json"))
-            lines = zf.read("events.jsonl").decode("utf-8").splitlines()
+            header_data = _json_member(p, zf, "header.json")
+            try:
+                lines = zf.read("events.jsonl").decode("utf-8").splitlines()
+            except UnicodeDecodeError as exc:
+                raise UsageError(f"{p}: its events (events.jsonl) are not UTF-8 text ({exc.reason})") from None
             traces = {n: zf.read(n) for n in names if n.startswith("traces/")}
             sources = {n[len("sources/") :]: zf.read(n).decode("utf-8", "replace") for n in names if n.startswith("sources/")}
-            profile = json.loads(zf.read("profile.json")) if "profile.json" in names else None
+            profile = _json_member(p, zf, "profile.json") if "profile.json" in names else None
     except (zipfile.BadZipFile, OSError) as exc:
         raise UsageError(f"{p} is not a launchprof run file (not a readable zip: {exc})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{p}: the run's header or events are not valid JSON ({exc})") from None
     try:
         header = HEADER_ADAPTER.validate_python(migrate_header(header_data))
     except ValidationError as exc:
         raise UsageError(f"{p}: malformed run header: {first_error(exc)}") from None
+    except UsageError as exc:
+        raise UsageError(f"{p}: {exc}") from None
     try:
         events = validate_events([json.loads(line) for line in lines if line.strip()])
     except (ValueError, json.JSONDecodeError) as exc:
         raise UsageError(f"{p}: malformed run events: {exc}") from None
+    if not events:
+        raise UsageError(f"{p}: the run holds no events this launchprof knows: nothing was measured, or the file is not a run")
+    _check_profile(p, profile)
     events = map_paths(events, header)
     return Run(header=header, events=events, traces=traces, sources=sources, path=p, profile=profile)
+
+
+def _json_member(p: Path, zf: zipfile.ZipFile, name: str) -> Any:
+    try:
+        return json.loads(zf.read(name))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{p}: {name} in the run is not valid JSON ({exc})") from None
+
+
+def _check_profile(p: Path, data: Any) -> None:
+    """A carried device profile that does not load is a damaged run, said as such: silently
+    dropping it would leave a report without a prediction and a note blaming the cache."""
+    if data is None:
+        return
+    from launchprof.crossover.profile import profile_from_dict
+
+    try:
+        profile_from_dict(data)
+    except (UsageError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise UsageError(f"{p}: the device profile the run carries (profile.json) is not valid: {exc}") from None
 
 
 def map_paths(events: list[dict[str, Any]], header: RunHeader) -> list[dict[str, Any]]:

@@ -365,12 +365,12 @@ def threshold_reason(rule: Rule, result: Comparison) -> str | None:
     if d.base is None:
         return None  # nothing to regress from
     if d.new is None:  # fail closed: what the rule guards is gone (e.g. capture now fails)
-        return f"{rule.text}: {d.metric} was {d.base:g} and is no longer measured"
+        return f"{rule.text}: {d.metric} was {d.base:.5g} and is no longer measured"
     moved = (d.relative or 0.0) * 100 if rule.percent else (d.change or 0.0)
     if moved * rule.direction <= rule.amount:
         return None
     by = f"{moved:+.1f}%" if rule.percent else f"{moved:+g}"
-    return f"{rule.text}: {d.metric} {d.base:g} -> {d.new:g} ({by})"
+    return f"{rule.text}: {d.metric} {d.base:.5g} -> {d.new:.5g} ({by})"
 
 
 def _within_noise(rule: Rule, result: Comparison) -> bool:

@@ -82,9 +82,12 @@ class MarkdownRenderer(Renderer):
         what = f"{md_code(report.target)} in " if report.target else ""
         v = figures.verdict(report)
         badge = f"{v.badge} " if v else ""
+        label, sentence = figures.verdict_label(report), verdict_sentence(report)
+        if sentence.startswith(label + ": "):  # the sentence opens with the label: say it once
+            sentence = sentence[len(label) + 2 :]
         parts = [
             f"## launchprof {report.mode}: {what}{md_code(relative(report.script, root))}",
-            f"**{badge}{md_text(figures.verdict_label(report))}** ({md_code(report.verdict)}) — {md_text(verdict_sentence(report))}",
+            f"**{badge}{md_text(label)}** ({md_code(report.verdict)}) — {md_text(sentence)}",
         ]
         if report.run is not None and not report.run.complete:
             cause = md_text(report.run.cause or "unknown cause")

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from launchprof.errors import UsageError
-from launchprof.session import Report
+
+if TYPE_CHECKING:  # annotations only: the models load pydantic, which lint's text and JSON reports skip
+    from launchprof.session import Report
 
 FAIL_ON_CHOICES = ("never", "error", "warning", "no-benefit")
 

@@ -13,7 +13,7 @@ import dataclasses
 import os
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from rich.console import Console
 
@@ -23,7 +23,9 @@ from launchprof.render import RenderOptions, renderer_for
 from launchprof.render.console import AsciiStream
 from launchprof.render.github import annotations, github_enabled
 from launchprof.render.paths import report_root, sorted_hazards
-from launchprof.session import Report
+
+if TYPE_CHECKING:  # annotations only: the models load pydantic, which lint's text and JSON reports skip
+    from launchprof.session import Report
 
 # With the report also in a file, the terminal lists this many findings and points there.
 TERMINAL_FINDINGS = 50

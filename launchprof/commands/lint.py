@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchprof import __version__
+from launchprof.enums import Verdict
 from launchprof.errors import ExitCode, UsageError
 from launchprof.lint import LintResult, lint
 from launchprof.outputs import Output, plan_outputs
@@ -23,6 +24,7 @@ from launchprof.lint.config import configured_excludes
 from launchprof.project import find_project_root
 
 if TYPE_CHECKING:
+    from launchprof.lint.report import LintReport
     from launchprof.session import Report
 
 LINT_FAIL_ON = ("never", "error", "warning")
@@ -34,6 +36,8 @@ NO_TARGET = (
 MAX_UNRESOLVED_NAMED = 10
 # Beyond this many targets the report's ``target`` field names the first ones and a count.
 MAX_TARGETS_NAMED = 10
+# The formats whose renderers read lint's plain report; any other gets the report model.
+PLAIN_FORMATS = frozenset({"text", "json"})
 
 
 @dataclass(frozen=True)
@@ -53,11 +57,13 @@ class LintOptions:
 def run(options: LintOptions) -> int:
     """Lint, render, and return the exit code (0, or 1 when ``--fail-on`` trips).
 
-    The report models and renderers (pydantic, rich) are imported while worker processes
-    lint, or after linting, never before: forked workers then start small and early.
+    The renderers (rich) are imported while worker processes lint, or before a one-process
+    lint, never before workers start: forked workers then start small and early. The
+    report is lint's plain one (:mod:`launchprof.lint.report`): pydantic and the report
+    models load only for formats other than text and JSON.
     """
     fail_on = options.fail_on
-    if fail_on not in LINT_FAIL_ON:  # checked before any work; launchprof.failon loads the report models
+    if fail_on not in LINT_FAIL_ON:  # checked before any work
         from launchprof.failon import check_choice
 
         check_choice(fail_on, LINT_FAIL_ON)
@@ -83,7 +89,7 @@ def run(options: LintOptions) -> int:
         raise UsageError(NO_TARGET)
     for warning in result.unknown_ignores:
         print(f"launchprof: warning: {warning}", file=sys.stderr)
-    report = build_report(result, options, result.seconds)
+    report = model_if_needed(build_report(result, options, result.seconds), outputs)
     from launchprof.commands.emit import emit
     from launchprof.failon import fail_reason
     from launchprof.render import RenderOptions
@@ -97,29 +103,38 @@ def run(options: LintOptions) -> int:
 
 
 def _import_report_modules(outputs: list[Output]) -> None:
-    """Import what building and rendering the report will need: the models, the hazard
-    kinds, ``emit``, ``--fail-on`` and the renderers of the chosen formats."""
+    """Import what building and rendering the report will need: lint's report, the hazard
+    kinds, ``emit``, ``--fail-on`` and the renderers of the chosen formats (which load the
+    report models when a format needs them)."""
     import launchprof.commands.emit  # noqa: F401
     import launchprof.failon  # noqa: F401
     import launchprof.hazards.kinds  # noqa: F401
+    import launchprof.lint.report  # noqa: F401
     from launchprof.render import renderer_for
 
     for fmt in sorted({"text", *(o.format for o in outputs)}):
         renderer_for(fmt)  # imports its module
 
 
-def build_report(result: LintResult, options: LintOptions, seconds: float) -> Report:
-    """The lint result as a report: nothing measured, hazards marked ``source="static"``."""
-    from launchprof.session import SCHEMA_VERSION, STATIC_VERDICT, Machine, Report
+def model_if_needed(report: LintReport, outputs: list[Output]) -> LintReport | Report:
+    """The report as it is for text and JSON; as the validated model for any other format."""
+    if all(o.format in PLAIN_FORMATS for o in outputs):
+        return report
+    return report.to_model()
 
-    return Report(
+
+def build_report(result: LintResult, options: LintOptions, seconds: float) -> LintReport:
+    """The lint result as a report: nothing measured, hazards marked ``source="static"``."""
+    from launchprof.lint.report import SCHEMA_VERSION, LintMachine, LintReport
+
+    return LintReport(
         schema_version=SCHEMA_VERSION,
         launchprof_version=__version__,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        machine=Machine(gpu=None, driver=None, cuda=None, torch=None, python=platform.python_version()),
+        machine=LintMachine(python=platform.python_version()),
         script=" ".join(str(p) for p in options.paths),
         target=None if options.all_functions else _target_names(result),
-        verdict=STATIC_VERDICT,
+        verdict=Verdict.STATIC_ONLY,
         eager=None,
         replay=None,
         speedup=None,

@@ -31,7 +31,7 @@ from launchprof.lint.suppress import suppression_kinds
 from launchprof.project import find_project_root, relative_to_root
 
 if TYPE_CHECKING:
-    from launchprof.session import Hazard
+    from launchprof.lint.report import LintHazard
 
 # Under --all, free the trees of the files already checked this often (files).
 COLLECT_EVERY = 256
@@ -52,7 +52,7 @@ class Target:
 
 @dataclass(frozen=True)
 class LintResult:
-    hazards: tuple[Hazard, ...]
+    hazards: tuple[LintHazard, ...]
     suppressed: int
     targets: tuple[Target, ...]  # the checked roots (every function under --all)
     functions: int  # functions walked: targets and the functions they call
@@ -212,13 +212,13 @@ def _lint_targets(files: list[str], target: str | None, scan: _Scan, collector: 
     return [_target(r) for r in roots]
 
 
-def as_hazard(found: Found) -> Hazard:
+def as_hazard(found: Found) -> LintHazard:
     """A finding as a report hazard: severity and fix hint from its kind."""
     from launchprof.hazards.kinds import KINDS
-    from launchprof.session import Hazard
+    from launchprof.lint.report import LintHazard
 
     kind = KINDS[found.kind]
-    return Hazard(
+    return LintHazard(
         kind=kind.id,
         severity=kind.severity,
         message=found.message,

@@ -7,11 +7,15 @@ of nodes that could run at once. Kernel names only appear escaped, inside ``<tit
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from markupsafe import Markup, escape
 
-from launchprof.models import Anatomy
 from launchprof.render import format as fmt
-from launchprof.session import Report
+
+if TYPE_CHECKING:  # annotations only: the models load pydantic, which lint's text and JSON reports skip
+    from launchprof.models import Anatomy
+    from launchprof.session import Report
 
 COLORS = {"kernel": "#4c78a8", "memcpy": "#f58518", "memset": "#54a24b", "event_record": "#b279a2", "wait_event": "#b279a2"}
 COL_W, ROW_H, R = 70.0, 34.0, 11.0

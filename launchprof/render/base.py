@@ -10,8 +10,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from launchprof.session import Report
+if TYPE_CHECKING:  # annotations only: the models load pydantic, which lint's text and JSON reports skip
+    from launchprof.session import Report
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,15 @@ to paste. Formats only; the figures come from launchprof.analysis.buckets.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup, escape
 
-from launchprof.models_buckets import BucketPlan
 from launchprof.render import format as fmt
 from launchprof.render.paths import relative
+
+if TYPE_CHECKING:  # annotations only: the models load pydantic, which lint's text and JSON reports skip
+    from launchprof.models_buckets import BucketPlan
 
 HEADER = ("Size", "Calls", "Capture + instantiate", "Replay", "Own pool", "Added to shared pool", "Padding")
 

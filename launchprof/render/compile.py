@@ -6,13 +6,15 @@ breaks) in launchprof's hazard kinds. Builds rows and lines once (:func:`compile
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup, escape
 
-from launchprof.compile_report import CompileFinding, CompileResult
 from launchprof.render import format as fmt
-from launchprof.session import Report
+
+if TYPE_CHECKING:  # annotations only: the models load pydantic, which lint's text and JSON reports skip
+    from launchprof.compile_report import CompileFinding, CompileResult
+    from launchprof.session import Report
 
 HEADER = ("", "eager", "hand capture", "torch.compile", "compile, no graphs")
 

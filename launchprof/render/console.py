@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rich import box
 from rich.console import Console, Group
@@ -30,7 +30,9 @@ from launchprof.render.compile import compile_console
 from launchprof.render.legend import TERMS
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
 from launchprof.render.ranks import console_ranks
-from launchprof.session import Report
+
+if TYPE_CHECKING:  # annotations only: the models load pydantic, which lint's text and JSON reports skip
+    from launchprof.session import Report
 
 
 def headline(report: Report) -> Text:

@@ -9,12 +9,14 @@ has no ``ranks`` and gets nothing from here.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup, escape
 
 from launchprof.render import format as fmt
-from launchprof.session import Report
+
+if TYPE_CHECKING:  # annotations only: the models load pydantic, which lint's text and JSON reports skip
+    from launchprof.session import Report
 
 HEADER = ("rank", "status", "verdict", "eager step", "replay step", "speedup", "kernels / nodes", "collectives eager / graph", "graph memory", "workspace", "hazards")
 

@@ -46,12 +46,20 @@ def run(tmp_path: Path, script: str, target: str) -> tuple[dict, dict, list[floa
 
 
 def _check_mode(result: dict, direct: dict) -> None:
-    """Step time within 15% of the plain loop; kernels per call as torch.profiler counts them."""
+    """Step time within 15% of the plain loop; kernels per call as torch.profiler counts them.
+    Every check is made and all failures are reported together: one GPU run then says
+    whether the kernels agree even when the time does not."""
     assert result["status"] == "ok", result.get("error")
-    assert result["timing"] == "burst" and result["step_us"]["n"] >= 20
-    assert abs(result["step_us"]["median"] / direct["step_us"] - 1) <= 0.15, (result["step_us"], direct)
-    assert result["kernels_per_step"] == direct["kernels"], (result["kernels_per_step"], direct)
-    assert result["compile_s"] > 0
+    failures = []
+    if not (result["timing"] == "burst" and result["step_us"]["n"] >= 20):
+        failures.append(f"timing {result['timing']} with {result['step_us']['n']} samples")
+    if abs(result["step_us"]["median"] / direct["step_us"] - 1) > 0.15:
+        failures.append(f"step {result['step_us']} against the plain loop's {direct['step_us']:.1f} µs")
+    if result["kernels_per_step"] != direct["kernels"]:
+        failures.append(f"kernels per call {result['kernels_per_step']} against torch.profiler's {direct['kernels']}")
+    if not result["compile_s"] > 0:
+        failures.append(f"compile_s {result['compile_s']}")
+    assert not failures, f"{result.get('mode')}: " + "; ".join(failures)
 
 
 def test_capturable_step_under_compile(tmp_path: Path) -> None:

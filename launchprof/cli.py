@@ -115,7 +115,8 @@ def handles_errors(fn: F) -> F:
                 crash(exc)
             # A full disk or a failing device (`> /dev/full`) is the user's environment, not a bug.
             _discard_stdout()
-            error_line(f"cannot write the output: {exc.strerror or exc}")
+            where = exc.filename if exc.filename is not None else "to standard output"
+            error_line(f"cannot write {where}: {exc.strerror or exc}")
             raise typer.Exit(int(ExitCode.USAGE)) from None
         except Exception as exc:  # a launchprof bug: one line here, the traceback in a file
             crash(exc)
@@ -149,7 +150,12 @@ def crash(exc: BaseException) -> None:
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"launchprof {__version__}")
+        try:
+            typer.echo(f"launchprof {__version__}")
+        except OSError as exc:  # `--version > /dev/full`: outside handles_errors, so said here
+            _discard_stdout()
+            error_line(f"cannot write to standard output: {exc.strerror or exc}")
+            raise typer.Exit(int(ExitCode.USAGE)) from None
         raise typer.Exit(0)
 
 

@@ -13,10 +13,13 @@ def test_teardown_is_asked_for_when_the_user_did_not_choose(monkeypatch):
     assert os.environ[TEARDOWN_CUPTI] == "1"
 
 
-def test_the_users_own_choice_is_kept(monkeypatch):
-    monkeypatch.setenv(TEARDOWN_CUPTI, "0")
+def test_the_users_own_choice_is_kept_and_a_zero_is_noted(monkeypatch):
+    monkeypatch.setenv(TEARDOWN_CUPTI, "1")
     assert tear_down_after_profiling("13.0") is None
+    monkeypatch.setenv(TEARDOWN_CUPTI, "0")  # the user's, or torch inductor's with cudagraphs
+    note = tear_down_after_profiling("13.0")
     assert os.environ[TEARDOWN_CUPTI] == "0"
+    assert note is not None and "TEARDOWN_CUPTI=0" in note and "read high" in note
 
 
 def test_before_cuda_12_6_teardown_stays_off_and_the_run_says_why(monkeypatch):

@@ -15,11 +15,11 @@ RUN = ROOT / "tests" / "data" / "runs" / "decode_loop.lprun"
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
-@pytest.mark.parametrize("args", [["report", str(RUN), "-f", "json"], ["lint", str(ROOT / "sample_models")]])
+@pytest.mark.parametrize("args", [["report", str(RUN), "-f", "json"], ["lint", str(ROOT / "sample_models")], ["--version"]])
 def test_a_full_stdout_is_a_usage_error(args):
     with open("/dev/full", "w") as full:
         proc = subprocess.run([sys.executable, "-m", "launchprof", *args], stdout=full, stderr=subprocess.PIPE, text=True,
                               cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert lines == ["launchprof: error: cannot write the output: No space left on device"], proc.stderr
+    assert lines == ["launchprof: error: cannot write to standard output: No space left on device"], proc.stderr

@@ -41,11 +41,17 @@ def test_garbage_in_the_profile_is_blamed_on_the_profile(tmp_path):
         load_run(damaged(tmp_path, profile_json=b"\x00garbage{"))
 
 
-def test_a_run_with_no_known_events_is_refused(tmp_path):
+def test_a_run_with_only_unknown_events_is_refused_but_an_empty_log_is_a_run(tmp_path):
+    """Event lines of which none is known: not a run. No event lines at all: a worker that
+    stopped (timeout, Ctrl-C, killed) before its first event, which analyze still reports."""
     unknown = b'{"type": "no-such-event", "t": 1.0}\n'
-    for events in (b"", unknown):
-        with pytest.raises(UsageError, match="holds no events this launchprof knows"):
-            load_run(damaged(tmp_path, events_jsonl=events))
+    with pytest.raises(UsageError, match="holds no events this launchprof knows"):
+        load_run(damaged(tmp_path, events_jsonl=unknown))
+    empty = load_run(damaged(tmp_path, events_jsonl=b""))
+    assert empty.events == []
+    from launchprof.analysis import analyse
+
+    assert analyse(empty).verdict  # still a report, as before this check existed
 
 
 def test_header_errors_name_the_file(tmp_path):

@@ -1,4 +1,4 @@
-"""Does the eager step's time depend on its arguments?
+"""Does the eager step's time differ between the calls it was timed on?
 
 The bursts cycle through a few recorded argument sets (worker/burst.py: sample j of a kind
 used set j % n, and ``timing-start`` says n). A step that branches on its arguments (a
@@ -6,7 +6,9 @@ Python int, a flag, a shape) takes a different path, and a different time, on di
 sets. The median over all samples then mixes two or more steps, and matches none of them:
 a direct loop on one call's arguments measures one path only. This splits the samples by
 set and says so when the sets differ both significantly (Kruskal-Wallis, pyperf's rule:
-significance before "changed") and by enough to matter.
+significance before "changed") and by enough to matter. The sets are timed in turn, an
+even number of calls per burst, so set and call parity coincide: a step that branches on
+a call counter (every second call) looks the same, and the note says both.
 """
 
 from __future__ import annotations
@@ -71,8 +73,9 @@ def argument_notes(ev: Evidence) -> list[str]:
     each = ", ".join(f"{m:.1f}" for m in spread.set_medians_us)
     mixed = statistics.median(ev.burst_wall_us["eager"])
     return [
-        f"the eager step's time depends on its arguments: the {len(spread.set_medians_us)} recorded calls it was "
-        f"timed on take {each} µs each (median of each, {spread.ratio:.1f}x apart; Kruskal-Wallis p={spread.p_value:.1g}). "
+        f"the eager step's time differs between the {len(spread.set_medians_us)} recorded calls it was timed on: "
+        f"{each} µs (median of each, {spread.ratio:.1f}x apart; Kruskal-Wallis p={spread.p_value:.1g}). "
         f"The eager median, {mixed:.1f} µs, mixes them: a loop on one call's arguments times one path only. "
-        "A step that takes different paths on different calls is usually a data-dependent branch"
+        "The step takes different paths on different calls: a branch on an argument's value, or on a count "
+        "of calls (the sets are timed in turn, so the two look alike)"
     ]

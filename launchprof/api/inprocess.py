@@ -119,6 +119,7 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
     from launchprof.machine import collect_machine
     from launchprof.worker import frames
     from launchprof.worker.calibration import calibrate
+    from launchprof.worker.cupti import TEARDOWN_CUPTI
     from launchprof.worker.events import EventWriter
     from launchprof.worker.hook import _describe
     from launchprof.worker.plan import TargetRun
@@ -141,6 +142,7 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
     frames.SCRIPT_ROOT.append(added_root)
     run = TargetRun(fn, name, config, events)
     failure: BaseException | None = None
+    teardown_before = os.environ.get(TEARDOWN_CUPTI)  # the plan may set it: the caller's process gets it back
     try:
         drive(run, calls, plan_size(config))
     except Exception as exc:
@@ -152,6 +154,8 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
         except Exception as exc:
             events.write("note", text=f"could not close the measurement: {exc}")
         frames.SCRIPT_ROOT.remove(added_root)
+        if teardown_before is None:
+            os.environ.pop(TEARDOWN_CUPTI, None)
     if failure is None:
         events.write("script-end", status="ok", exit_code=0, exception=None, calls=run.calls)
     else:

@@ -162,8 +162,8 @@ def load_run(path: str | Path) -> Run:
         events = validate_events([json.loads(line) for line in lines if line.strip()])
     except (ValueError, json.JSONDecodeError) as exc:
         raise UsageError(f"{p}: malformed run events: {exc}") from None
-    if not events:
-        raise UsageError(f"{p}: the run holds no events this launchprof knows: nothing was measured, or the file is not a run")
+    if lines and not events:  # an empty log is a worker stopped before its first event: still a run
+        raise UsageError(f"{p}: the run holds no events this launchprof knows: the file is not a launchprof run")
     _check_profile(p, profile)
     events = map_paths(events, header)
     return Run(header=header, events=events, traces=traces, sources=sources, path=p, profile=profile)

@@ -8,11 +8,15 @@ each), teardown brought analyze's eager step from 1.3-2.2x a direct timing loop 
 2-7% of it on four of seven samples; two stay off (docs/timing-truth.md).
 
 Kineto reads the variable at every profiler stop, so setting it before the plan's first
-profiler is enough. A value the user set is kept. Before CUDA 12.6, re-initialising CUPTI
+profiler is enough. A value the user set is kept (and a value other than 1 is noted).
+The compile comparison asks for it too, since it may profile before the plan does. Before
+CUDA 12.6, re-initialising CUPTI
 after a teardown crashed in processes that use CUDA graphs (the reason torch's own
 inductor turns teardown off), so there it is left off and the run says its small steps
-may read high. The whole-script overview (no target) does not set it: nothing is timed
-after its profiler, and teardown there has not been checked on a GPU.
+may read high. The whole-script overview does not set it (teardown there is unchecked on a
+GPU): with no target nothing is timed after it, and when a decorated target takes over,
+CUPTI stays subscribed through the plan's in-loop calls until the plan's own profiler ends
+with a teardown; the bursts, the reported figures, come after that.
 """
 
 from __future__ import annotations
@@ -26,6 +30,10 @@ OLD_CUDA_NOTE = (
     "CUPTI stays subscribed after launchprof's profiled calls on CUDA {cuda} (teardown crashes with CUDA graphs "
     "before 12.6), so the timed steps include its callbacks: small steps may read high"
 )
+OFF_NOTE = (
+    "TEARDOWN_CUPTI={value} in this process keeps CUPTI subscribed after launchprof's profiled calls, so the "
+    "timed steps include its callbacks: small steps may read high"
+)
 
 
 def cuda_version(text: str | None) -> tuple[int, int] | None:
@@ -38,17 +46,19 @@ def cuda_version(text: str | None) -> tuple[int, int] | None:
 
 
 def tear_down_after_profiling(cuda: str | None = None) -> str | None:
-    """Ask kineto to release CUPTI when each profiler session ends. Returns a note for the
-    run when the timing cannot be protected (CUDA before 12.6), else None. A value the user
-    set is kept, and then nothing is said: the user chose."""
-    if TEARDOWN_CUPTI in os.environ:
-        return None
-    if cuda is None:
-        import torch
+    """Ask kineto to release CUPTI when each profiler session ends (unless the user set the
+    variable: their value is kept). Returns a note for the run whenever teardown is not in
+    force (a user's or torch's own "0", or CUDA before 12.6): the timed steps then include
+    CUPTI's callbacks."""
+    if TEARDOWN_CUPTI not in os.environ:
+        if cuda is None:
+            import torch
 
-        cuda = torch.version.cuda
-    version = cuda_version(cuda)
-    if version is not None and version < SAFE_FROM:
-        return OLD_CUDA_NOTE.format(cuda=cuda)
-    os.environ[TEARDOWN_CUPTI] = "1"
+            cuda = torch.version.cuda
+        version = cuda_version(cuda)
+        if version is not None and version < SAFE_FROM:
+            return OLD_CUDA_NOTE.format(cuda=cuda)
+        os.environ[TEARDOWN_CUPTI] = "1"
+    if os.environ[TEARDOWN_CUPTI] != "1":
+        return OFF_NOTE.format(value=os.environ[TEARDOWN_CUPTI])
     return None

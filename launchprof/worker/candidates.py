@@ -7,7 +7,9 @@ H200) leaves those calls out of ``prof.events()`` whenever it records CUDA, so t
 event-tree reading found no user function at all. A kernel is charged to the innermost
 user function whose call encloses, on the same thread, the runtime call that launched it
 (matched by correlation id); a function's calls are its ``python_function`` rows. The
-ratio is what a target would replay per call, so the top ones are the targets to try.
+count is exclusive: a function's own launches, not those of the user functions it calls
+(so a once-called ``main`` does not top the list); a target replays its callees' kernels
+too, so an outer function's ratio understates its graph. The top ones are the targets to try.
 """
 
 from __future__ import annotations

@@ -180,3 +180,17 @@ def test_an_oversized_trace_is_not_read_back(tmp_path, monkeypatch):
     assert not (tmp_path / "candidates-trace.json").exists()
     monkeypatch.setattr(cand, "MAX_TRACE_BYTES", 10_000)
     assert trace_rows(Prof(), tmp_path) == []
+
+
+def test_nested_calls_with_the_same_start_and_length_follow_the_call_tree(tmp_path):
+    """At ns ties the row order of the trace must not decide: the child (by ``Python parent
+    id``) is the innermost call, listed first or last."""
+    (tmp_path / "m.py").write_text("def outer():\n    pass\n\ndef inner():\n    pass\n")
+    outer = {"ph": "X", "cat": "python_function", "name": "m.py(1): outer", "ts": 0, "dur": 50, "pid": 1, "tid": 1,
+             "args": {"Python id": 7, "Python parent id": 3}}
+    inner = {**outer, "name": "m.py(4): inner", "args": {"Python id": 8, "Python parent id": 7}}
+    launch = {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 10, "dur": 1, "pid": 1, "tid": 1, "args": {"correlation": 5}}
+    kernel = {"ph": "X", "cat": "kernel", "name": "k", "ts": 20, "dur": 1, "pid": 0, "tid": 7, "args": {"correlation": 5}}
+    for rows in ([outer, inner, launch, kernel], [inner, outer, launch, kernel]):
+        counts = tally(rows, user_file_resolver(str(tmp_path)), kernel_launches(rows))
+        assert {t.name: t.kernels for t in counts.values()} == {"outer": 0, "inner": 1}

@@ -70,6 +70,32 @@ def kernel_launches(trace: list[dict[str, Any]]) -> Callable[[dict[str, Any]], i
     return launches
 
 
+def call_depths(trace: list[dict[str, Any]]) -> dict[Any, int]:
+    """Nesting depth of each Python call by its ``Python id`` / ``Python parent id``: two
+    nested calls with the same start and duration (ns ties) are then ordered exactly."""
+    parent = {}
+    for row in trace:
+        args = row.get("args") or {}
+        if row.get("cat") == "python_function" and "Python id" in args:
+            parent[args["Python id"]] = args.get("Python parent id")
+    depth: dict[Any, int] = {}
+
+    def of(node: Any) -> int:
+        chain = []
+        while node in parent and node not in depth and len(chain) <= len(parent):
+            chain.append(node)
+            node = parent[node]
+        d = depth.get(node, 0)
+        for n in reversed(chain):
+            d += 1
+            depth[n] = d
+        return d
+
+    for node in parent:
+        of(node)
+    return depth
+
+
 def tally(trace: list[dict[str, Any]], is_user_file: Callable[[str], str | None], launches: Callable[[dict[str, Any]], int]) -> dict[tuple[str, int], Tally]:
     """Calls and kernels per user function from Chrome-trace rows (``traceEvents``).
 
@@ -77,7 +103,8 @@ def tally(trace: list[dict[str, Any]], is_user_file: Callable[[str], str | None]
     thread: rows sorted by start, a stack of the Python calls still open, and each launching
     row charged to the innermost open call that is a user function."""
     out: dict[tuple[str, int], Tally] = {}
-    threads: dict[tuple[Any, Any], list[tuple[float, int, float, Any]]] = {}
+    depths = call_depths(trace)
+    threads: dict[tuple[Any, Any], list[tuple[float, int, float, int, Any]]] = {}
     for row in trace:
         if row.get("ph") != "X" or "ts" not in row:
             continue
@@ -86,16 +113,18 @@ def tally(trace: list[dict[str, Any]], is_user_file: Callable[[str], str | None]
             fn = user_function(str(row.get("name", "")), is_user_file)
             if fn is not None:
                 out.setdefault(fn[:2], Tally(*fn)).calls += 1
-            # Calls sort before launches at the same instant; longer calls first (outer).
-            threads.setdefault(key, []).append((start, 0, -float(row.get("dur", 0.0)), fn))
+            # Calls sort before launches at the same instant; longer calls first (outer),
+            # and at equal length the outer call by its depth in the Python call tree.
+            depth = depths.get((row.get("args") or {}).get("Python id"), 0)
+            threads.setdefault(key, []).append((start, 0, -float(row.get("dur", 0.0)), depth, fn))
         else:
             n = launches(row)
             if n:
-                threads.setdefault(key, []).append((start, 1, 0.0, n))
+                threads.setdefault(key, []).append((start, 1, 0.0, 0, n))
     for items in threads.values():
-        items.sort(key=lambda item: item[:3])
+        items.sort(key=lambda item: item[:4])
         open_calls: list[tuple[float, Any]] = []  # (end, user function or None)
-        for start, is_launch, neg_dur, payload in items:
+        for start, is_launch, neg_dur, _, payload in items:
             while open_calls and open_calls[-1][0] <= start:
                 open_calls.pop()
             if not is_launch:

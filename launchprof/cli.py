@@ -113,11 +113,7 @@ def handles_errors(fn: F) -> F:
         except OSError as exc:
             if exc.errno not in FULL_OR_BROKEN_OUTPUT:
                 crash(exc)
-            # A full disk or a failing device (`> /dev/full`) is the user's environment, not a bug.
-            _discard_stdout()
-            where = exc.filename if exc.filename is not None else "to standard output"
-            error_line(f"cannot write {where}: {exc.strerror or exc}")
-            raise typer.Exit(int(ExitCode.USAGE)) from None
+            output_failed(exc)
         except Exception as exc:  # a launchprof bug: one line here, the traceback in a file
             crash(exc)
         raise typer.Exit(int(code or 0))
@@ -125,16 +121,19 @@ def handles_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _discard_stdout() -> None:
-    """Point stdout at /dev/null, so the interpreter's last flush of the bytes it could not
-    write does not print a second error at exit."""
+def output_failed(exc: OSError) -> None:
+    """A full disk or a failing device (`> /dev/full`) is the user's environment, not a bug:
+    one line, exit 2. Stdout then points at /dev/null, so the interpreter's last flush of the
+    bytes it could not write does not print a second error at exit."""
     import os
-    import sys
 
     try:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until exit
     except OSError:
         pass
+    where = exc.filename if exc.filename is not None else "to standard output"
+    error_line(f"cannot write {where}: {exc.strerror or exc}")
+    raise typer.Exit(int(ExitCode.USAGE)) from None
 
 
 def crash(exc: BaseException) -> None:
@@ -152,10 +151,8 @@ def _version(value: bool) -> None:
     if value:
         try:
             typer.echo(f"launchprof {__version__}")
-        except OSError as exc:  # `--version > /dev/full`: outside handles_errors, so said here
-            _discard_stdout()
-            error_line(f"cannot write to standard output: {exc.strerror or exc}")
-            raise typer.Exit(int(ExitCode.USAGE)) from None
+        except OSError as exc:  # `--version > /dev/full`: outside handles_errors
+            output_failed(exc)
         raise typer.Exit(0)
 
 

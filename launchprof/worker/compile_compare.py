@@ -162,8 +162,10 @@ def profile_call(compiled: Callable[..., Any], args: tuple, kwargs: dict, result
     own rows the way the eager profile counts them (worker/profiler_tables.py)."""
     from torch.profiler import ProfilerActivity, profile
 
+    from launchprof.worker.cupti import tear_down_after_profiling
     from launchprof.worker.profiler_tables import chrome_rows
 
+    tear_down_after_profiling()  # this session comes before the compiled bursts (the plan may not have profiled)
     _sync()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         compiled(*args, **kwargs)
@@ -187,10 +189,6 @@ def _bursts(compiled: Callable[..., Any], kind: str, sets: list[tuple[tuple, dic
 def measure_mode(fn: Callable[..., Any], mode: str, sets: list[tuple[tuple, dict]], repeat: int, timeout_s: float | None, events: EventWriter) -> ModeResult:
     """Compile, profile and time one mode; every failure ends up in the result."""
     events.write("compile-start", mode=mode, timeout_s=timeout_s)
-    if torch.cuda.is_available():
-        from launchprof.worker.cupti import tear_down_after_profiling
-
-        tear_down_after_profiling()  # its profiled call comes before its bursts (the plan may not have profiled)
     compiled, result = warm_up(fn, mode, sets, timeout_s)
     result.device = "cuda" if torch.cuda.is_available() else "cpu"
     if compiled is not None and torch.cuda.is_available():

@@ -60,10 +60,12 @@ def kernel_launches(trace: list[dict[str, Any]]) -> Callable[[dict[str, Any]], i
     """``launches`` for :func:`tally`: kernels per host row, through the correlation id.
     Runtime (``cudaLaunchKernel``) and driver (``cuLaunchKernel``, used by cuBLAS and
     Triton) calls both launch."""
+    from launchprof.worker.profiler_tables import RUNTIME_CATEGORIES
+
     per_corr = launches_by_correlation(trace)
 
     def launches(row: dict[str, Any]) -> int:
-        if row.get("cat") not in ("cuda_runtime", "cuda_driver"):
+        if row.get("cat") not in RUNTIME_CATEGORIES:
             return 0
         return per_corr.get((row.get("args") or {}).get("correlation"), 0)
 

@@ -17,7 +17,9 @@ from typing import Any
 
 # Categories launchprof.trace reads; GPU rows carry a stream, all a correlation id.
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
-HOST_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver", "user_annotation"})
+# Host calls that launch GPU work (cuBLAS launches through the driver API, not the runtime).
+RUNTIME_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})
+HOST_CATEGORIES = RUNTIME_CATEGORIES | {"user_annotation"}
 CATEGORIES = GPU_CATEGORIES | HOST_CATEGORIES
 
 

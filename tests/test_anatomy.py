@@ -117,3 +117,9 @@ def test_one_stream_chains_bound_a_second_stream():
 def test_unavailable_sanitizer_is_a_note():
     notes = concurrency_notes(None, {"status": "unavailable", "reason": "this torch has no CUDA sanitizer"}, None)
     assert notes == ["stream races were not checked: this torch has no CUDA sanitizer"]
+
+
+def test_a_skipped_race_check_is_named_with_its_reason() -> None:
+    notes = concurrency_notes(None, {"status": "skipped", "reason": "pass stream_check=True"}, None)
+    assert notes == ["stream races were not checked: pass stream_check=True"]
+    assert not any("not checked" in n for n in concurrency_notes(None, {"status": "ok", "ops": [], "ops_total": 0}, None))

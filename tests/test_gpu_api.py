@@ -56,14 +56,42 @@ def loop_median_us(fn, *args, n: int = 200) -> float:
 
 
 def test_analyze_a_small_step() -> None:
+    """The step timed in a plain loop before and after analyze: analyze's figure agrees with
+    it, and analyze leaves the process no slower (the stream check's sanitizer hooks, which
+    cannot be switched off, made the same loop 35-40% slower on the H200 before it became
+    opt-in). An earlier in-process check() leaves them on: then the report says so."""
+    import sys
+
     x, w = torch.randn(64, 256, device="cuda"), torch.randn(256, 256, device="cuda") / 16
+    before = loop_median_us(small_step, x, w)
     report = launchprof.analyze(small_step, x, w, calibrate=False)
+    after = loop_median_us(small_step, x, w)
     assert report.verdict == "graphs-help"
     assert report.eager.kernels_per_step == profiler_kernels(small_step, x, w)
-    direct = loop_median_us(small_step, x, w)
-    assert abs(report.eager.step_us.median - direct) <= 0.15 * direct, (report.eager.step_us.median, direct)
+    assert any("stream races were not checked" in n and "stream_check=True" in n for n in report.notes)
+    if "torch.cuda._sanitizer" not in sys.modules:
+        assert abs(after / before - 1) <= 0.15, (before, after)
+    else:
+        assert any("sanitizer was imported" in n for n in report.notes)
+    direct = after
+    assert abs(report.eager.step_us.median - direct) <= 0.15 * direct, (report.eager.step_us.median, before, direct)
     assert report.speedup is not None and report.speedup.median > 1.0
     assert '"verdict": "graphs-help"' in report.to_json() or '"verdict":"graphs-help"' in report.to_json()
+
+
+def test_analyze_after_the_callers_own_profiler_keeps_the_kernels() -> None:
+    """A torch.profiler session of the caller's, ended without a CUPTI teardown, made the
+    next session (launchprof's eager profile, under teardown) record no kernel on the H200;
+    the plan then profiles its calls again (worker/cupti.py, lost_device_activity)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    x, w = torch.randn(64, 256, device="cuda"), torch.randn(256, 256, device="cuda") / 16
+    counted = profiler_kernels(small_step, x, w)  # the caller's own session, before analyze
+    with profile(activities=[ProfilerActivity.CUDA]):
+        small_step(x, w)
+        torch.cuda.synchronize()
+    report = launchprof.analyze(small_step, x, w, calibrate=False)
+    assert counted > 0 and report.eager.kernels_per_step == counted, (report.eager.kernels_per_step, counted)
 
 
 def test_check_raises_on_item() -> None:

@@ -53,7 +53,7 @@ def concurrency_notes(anatomy: Anatomy | None, race_check: dict[str, Any] | None
     activities in order (kernels, copies, fills)."""
     notes: list[str] = []
     rc = race_check or {}
-    if rc.get("status") == "unavailable":
+    if rc.get("status") in ("unavailable", "skipped"):
         notes.append(f"stream races were not checked: {rc.get('reason')}")
     elif rc.get("status") == "failed":
         notes.append(f"the stream race check stopped ({rc.get('reason')}): races were not checked")

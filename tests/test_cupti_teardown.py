@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 
-from launchprof.worker.cupti import TEARDOWN_CUPTI, cuda_version, tear_down_after_profiling
+import pytest
+
+from launchprof.worker.cupti import TEARDOWN_CUPTI, cuda_version, lost_device_activity, tear_down_after_profiling
 
 
 def test_teardown_is_asked_for_when_the_user_did_not_choose(monkeypatch):
@@ -33,3 +36,53 @@ def test_before_cuda_12_6_teardown_stays_off_and_the_run_says_why(monkeypatch):
 def test_cuda_versions_parse():
     assert cuda_version("12.10") == (12, 10) and cuda_version("13.0") == (13, 0)
     assert cuda_version(None) is None and cuda_version("x") is None
+
+
+class _Event:
+    def __init__(self, device: str) -> None:
+        self.device = device
+
+    def device_type(self) -> str:
+        return f"DeviceType.{self.device}"
+
+
+class _Prof:
+    """What lost_device_activity reads of a finished torch.profiler session."""
+
+    def __init__(self, *devices: str) -> None:
+        results = type("Results", (), {"events": lambda _self: [_Event(d) for d in devices]})()
+        self.profiler = type("Inner", (), {"kineto_results": results})()
+        self.exited = 0
+
+    def __exit__(self, *exc: object) -> None:
+        self.exited += 1
+
+
+def test_a_session_with_no_gpu_activity_under_teardown_counts_as_lost(monkeypatch):
+    monkeypatch.setenv(TEARDOWN_CUPTI, "1")
+    assert lost_device_activity(_Prof("CPU", "CPU"))
+    assert not lost_device_activity(_Prof("CPU", "CUDA"))
+    assert not lost_device_activity(object())  # nothing to judge: the trace is kept
+    monkeypatch.setenv(TEARDOWN_CUPTI, "0")  # the loss comes with the teardown only
+    assert not lost_device_activity(_Prof("CPU"))
+
+
+def test_the_plan_profiles_its_calls_again_once_after_a_lost_trace(tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    from launchprof.worker import plan
+    from launchprof.worker.config import WorkerConfig
+    from launchprof.worker.events import EventWriter
+
+    monkeypatch.setenv(TEARDOWN_CUPTI, "1")
+    monkeypatch.setattr(plan, "write_table", lambda prof, run_dir, what: f"trace-{what}.json.gz")
+    config = WorkerConfig(script="s.py", script_args=[], target="f", events_path=str(tmp_path / "e.jsonl"), trace_path=str(tmp_path / "t.json"))
+    run = plan.TargetRun(lambda: None, "f", config, EventWriter(config.events_path))
+    run.profiler = first = _Prof("CPU")
+    assert run._finish_profile() is False and first.exited == 1  # lost: take it again
+    run.profiler = second = _Prof("CPU")
+    assert run._finish_profile() is True and second.exited == 1  # a CPU-only step: once is enough
+    run.profiler = _Prof("CPU")
+    run.reprofiled = False
+    assert run._finish_profile(retry=False) is True  # closing the plan never asks for more calls
+    traces = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines() if '"trace"' in line]
+    assert len(traces) == 2 and all(t["what"] == "eager" for t in traces)

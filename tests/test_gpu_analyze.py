@@ -46,6 +46,27 @@ def test_long_kernels_do_not_help(tmp_path):
     assert report["eager"]["kernels_per_step"] == 2
 
 
+def test_a_decorated_target_keeps_its_eager_kernels(tmp_path):
+    """No --target: the overview profiler runs until @launchprof.target's function takes
+    over. Its eager kernel count must be torch.profiler's own count of one call here (on the
+    H200 the plan's trace came back empty when the overview had not torn CUPTI down)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    out = tmp_path / "frozen.json"
+    proc = subprocess.run([sys.executable, "-m", "launchprof", "analyze", str(ROOT / "sample_models" / "frozen_scalar.py"), "-o", str(out)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.exists(), proc.stderr
+    report = json.loads(out.read_text())
+    param, grad = torch.randn(4096, device="cuda"), torch.randn(4096, device="cuda")
+    param.add_(grad, alpha=-0.1).norm()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        param.add_(grad, alpha=-0.1).norm()  # frozen_scalar.update's two lines
+        torch.cuda.synchronize()
+    counted = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA and not e.name.startswith(("Memcpy", "Memset")))
+    assert counted > 0 and report["eager"]["kernels_per_step"] == counted, (report["eager"]["kernels_per_step"], counted, report["notes"])
+
+
 def test_hidden_sync_lines(tmp_path):
     rc, report = analyze(tmp_path, "hidden_sync")
     assert rc == 0, "after the failed capture the script carries on (torch.randn works again)"

@@ -26,3 +26,16 @@ def extra_nodes(eager: EagerProfile | None, replay: ReplayProfile | None) -> str
         return None
     named = ", ".join(f"{n} {t}" for t, n in sorted(others.items()))
     return f"the graph has {replay.graph_nodes} nodes for {eager.kernels_per_step} eager kernels; the others: {named}"
+
+
+def no_eager_kernels_note(replay: ReplayProfile | None) -> str:
+    """A target whose eager profile holds no kernel: a CPU-only step, or, when the captured
+    graph does hold nodes, a profiler that lost the eager kernels (seen on the H200 when an
+    earlier torch.profiler session in the process had ended without a CUPTI teardown)."""
+    if replay is not None and replay.graph_nodes:
+        return (
+            f"the eager profile recorded no kernels, yet the captured graph holds {replay.graph_nodes} nodes: the profiler lost "
+            "the eager kernels (an earlier torch.profiler session in this process can do this), so the kernel counts and the "
+            "prediction are missing; the timings stand"
+        )
+    return "the target launches no CUDA work (CPU tensors only): a CUDA graph has nothing to replay"

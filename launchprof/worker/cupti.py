@@ -13,15 +13,16 @@ The compile comparison asks for it too, since it may profile before the plan doe
 CUDA 12.6, re-initialising CUPTI
 after a teardown crashed in processes that use CUDA graphs (the reason torch's own
 inductor turns teardown off), so there it is left off and the run says its small steps
-may read high. The whole-script overview does not set it (teardown there is unchecked on a
-GPU): with no target nothing is timed after it, and when a decorated target takes over,
-CUPTI stays subscribed through the plan's in-loop calls until the plan's own profiler ends
-with a teardown; the bursts, the reported figures, come after that.
+may read high. The whole-script overview does not set it when it runs alone (nothing is
+timed after it; unchecked on a GPU). When a decorated target takes over, the overview's
+profiler stops with a teardown too: a session that ended subscribed, followed by one that
+ends with a teardown, recorded no kernels at all on the H200.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 TEARDOWN_CUPTI = "TEARDOWN_CUPTI"
 # CUDA graphs survive CUPTI re-initialisation from this CUDA version on (pytorch/pytorch#146604).
@@ -62,3 +63,24 @@ def tear_down_after_profiling(cuda: str | None = None) -> str | None:
     if os.environ[TEARDOWN_CUPTI] != "1":
         return OFF_NOTE.format(value=os.environ[TEARDOWN_CUPTI])
     return None
+
+
+def lost_device_activity(prof: Any) -> bool:
+    """True when a finished profiler session under teardown recorded no GPU activity at all.
+
+    H200, torch 2.11, CUDA 13.0 (2026-12-01, one process per case, a 3-op loop profiled
+    repeatedly): the first session that ends with a teardown after one that ended without
+    (the caller's own torch.profiler before ``launchprof.analyze``, a script's before its
+    target) recorded no kernel; the sessions after it recorded all 6. So does the first
+    real session after an empty one in a fresh process, which is why launchprof does not
+    simply open an empty session first. Nothing tells beforehand whether a session ran, so
+    the plan profiles its calls once more when this is true; a step with no GPU work pays
+    one more short session for it.
+    """
+    if os.environ.get(TEARDOWN_CUPTI) != "1":
+        return False
+    try:
+        events = prof.profiler.kineto_results.events()
+    except Exception:  # no results to judge: keep the trace as it is
+        return False
+    return not any(str(e.device_type()).endswith("CUDA") for e in events)

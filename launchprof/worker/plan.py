@@ -24,7 +24,7 @@ from launchprof.worker.burst import BURST_SETS
 from launchprof.worker.capture import CaptureFailed, Captured, capture
 from launchprof.worker.compile_compare import compare_compile
 from launchprof.worker.config import WorkerConfig, in_loop_calls, pre_capture_calls
-from launchprof.worker.cupti import tear_down_after_profiling
+from launchprof.worker.cupti import lost_device_activity, tear_down_after_profiling
 from launchprof.worker.events import EventWriter
 from launchprof.worker.frames import frame_site, snippet
 from launchprof.worker.hoststate import HostState
@@ -33,6 +33,7 @@ from launchprof.worker.nvtx_ranges import nvtx_range
 from launchprof.worker.observe import bind_arguments, call_signature, describe_call, module_state, referenced_state, scalar_values
 from launchprof.worker.outputs_watch import OutputsWatch, caller_frame
 from launchprof.worker.plan_bursts import run_plan_bursts
+from launchprof.worker.plan_profiles import profile_replay
 from launchprof.worker.probe import probe_call
 from launchprof.worker.profiler_tables import write_table
 from launchprof.worker.race_check import check_streams
@@ -80,6 +81,7 @@ class TargetRun:
         self.replay_calls = 0
         self.fallbacks = 0
         self.profiled_replay = False
+        self.reprofiled = False  # the eager profile was taken again once (a lost trace)
         self.host_writes: list[tuple[Any, str]] = []
         self.host_containers: list[Any] = []
         self.eager_interleaved = 0
@@ -223,8 +225,10 @@ class TargetRun:
             torch.cuda.synchronize()
         self.in_phase += 1
         if self.in_phase >= self.config.profile_calls:
-            self._finish_profile()
-            self._advance(Phase.PROBE)
+            if self._finish_profile():
+                self._advance(Phase.PROBE)
+            else:
+                self.in_phase = 0  # its trace lost the GPU activity: profile these calls again
         return out
 
     def _run_dir(self) -> Any:
@@ -232,13 +236,19 @@ class TargetRun:
 
         return Path(self.config.events_path).parent
 
-    def _finish_profile(self) -> None:
+    def _finish_profile(self, retry: bool = True) -> bool:
+        """Close the eager profiler and write its trace; False (once) when the session lost
+        all GPU activity (worker/cupti.py) and the calls are to be profiled again."""
         if self.profiler is None:
-            return
+            return True
         prof, self.profiler = self.profiler, None
         prof.__exit__(None, None, None)
+        if retry and not self.reprofiled and lost_device_activity(prof):
+            self.reprofiled = True
+            return False
         path = write_table(prof, self._run_dir(), "eager")
         self.events.write("trace", path=path, calls=self.in_phase, what="eager")
+        return True
 
     def _probe(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
         with nvtx_range("eager"):
@@ -384,7 +394,7 @@ class TargetRun:
         cap = self.captured
         assert cap is not None
         if not self.profiled_replay:
-            self._profile_replay(args, kwargs)
+            profile_replay(self, args, kwargs)
         with nvtx_range("replay"):
             _, t = timed(lambda: self._run_graph(args, kwargs))
         self.events.write("replay-timing", index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, mode="in-loop")
@@ -393,26 +403,6 @@ class TargetRun:
         self.inputs.copy_back(args, kwargs, self.mutated_args)
         self._maybe_done()
         return out
-
-    def _profile_replay(self, args: tuple, kwargs: dict) -> None:
-        """One replay under the profiler, for the timeline and the replay kernel count.
-
-        Replays the same data twice is harmless only if the step does not mutate its
-        state, so this runs on a snapshot that is restored afterwards."""
-        from torch.profiler import ProfilerActivity, profile, record_function
-
-        self.profiled_replay = True
-        snap = self._snapshot(args, kwargs, self._state_of(args, kwargs))
-        try:
-            torch.cuda.synchronize()
-            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-                with record_function("launchprof/replay"), record_function("launchprof/call0"):
-                    self._run_graph(args, kwargs)
-                    torch.cuda.synchronize()
-            path = write_table(prof, self._run_dir(), "replay")
-        finally:
-            snap.restore()  # the extra replay must not advance the user's state, whatever failed
-        self.events.write("trace", path=path, calls=1, what="replay")
 
     def _validate(self, index: int, args: tuple, kwargs: dict, state: dict, changed_scalars: list[str]) -> Any:
         """Eager and replay of the same call from the same state, compared leaf by leaf."""
@@ -474,7 +464,7 @@ class TargetRun:
             return
         if self.profiler is not None:
             try:
-                self._finish_profile()
+                self._finish_profile(retry=False)
             except Exception as exc:
                 self.events.write("note", text=f"profiler trace could not be written: {exc}")
         if bursts:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from launchprof.worker.config import WorkerConfig
+from launchprof.worker.cupti import tear_down_after_profiling
 from launchprof.worker.events import EventWriter
 from launchprof.worker.profiler_tables import write_table
 
@@ -65,6 +66,11 @@ class WholeScript:
             self.warnings_ctx = None
         if decorated:  # a marked target takes over; its own plan profiles it
             if self.prof is not None:
+                # Tear CUPTI down at this stop, as at the plan's own: a session that ends
+                # subscribed followed by one that ends with teardown recorded no kernels at all
+                # on the H200 (frozen_scalar, 2026-12-01: "0 eager kernels" for a 2-node graph).
+                # The plan's first profiler writes the note if teardown is not in force.
+                tear_down_after_profiling()
                 self.prof.__exit__(None, None, None)
                 self.prof = None
             return

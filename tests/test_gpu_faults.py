@@ -85,6 +85,8 @@ def test_worker_killed_by_signal(tmp_path, mode):
 
 
 def test_sticky_cuda_error(tmp_path):
+    """Run it apart from the others (scripts/gpu-check does): a device-side assert in one
+    process made scenarios running beside it fail with "unspecified launch failure"."""
     rc, report, _, wall = analyze(tmp_path, "faults.py", "assert", "25")
     assert rc == 3 and report is not None
     assert report["eager"]["step_us"]["n"] > 0

@@ -1,8 +1,9 @@
 """A step whose time depends on its arguments, told apart on the H200's recorded samples.
 
-The runs were recorded before the worker wrote ``sets`` into ``timing-start``; the bursts
-then cycled through 4 argument sets for eager and replay (worker/burst.py, BURST_SETS) and
-1 for clone, which is what the added event states. The samples themselves are the H200's."""
+The runs recorded on 2026-12-01 (second recording, with the CUPTI teardown) carry the
+worker's own ``timing-start`` event with ``sets``; a run without one (older runs) gets the
+event the worker would have written: 4 argument sets for eager and replay
+(worker/burst.py, BURST_SETS), 1 for clone. The samples themselves are the H200's."""
 
 from __future__ import annotations
 
@@ -24,6 +25,10 @@ START = {"type": "timing-start", "t": 0.0, "bursts": 6, "calls_per_burst": 10, "
 
 def with_sets(name: str):
     run = load(name)
+    starts = [e for e in run.events if e["type"] == "timing-start"]
+    if starts and "sets" in starts[0]:
+        assert starts[0]["sets"] == START["sets"]  # what the worker wrote is what it did
+        return run
     first = next(i for i, e in enumerate(run.events) if e["type"] == "timing")
     return dataclasses.replace(run, events=[*run.events[:first], START, *run.events[first:]])
 
@@ -58,4 +63,7 @@ def test_the_same_samples_shuffled_are_not_flagged():
 
 
 def test_runs_without_the_set_count_are_not_guessed():
-    assert argument_spread(parse_events(load("data_dependent").events)) is None
+    run = load("data_dependent")
+    assert argument_spread(parse_events(run.events)) is not None  # the recorded run states its sets
+    older = [{k: v for k, v in e.items() if k != "sets"} if e["type"] == "timing-start" else e for e in run.events]
+    assert argument_spread(parse_events(older)) is None

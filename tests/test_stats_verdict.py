@@ -59,14 +59,19 @@ def test_speedup_agrees_with_the_medians_printed_beside_it(name):
     assert r.eager.in_loop_step_us is not None and r.replay.in_loop_step_us is not None
 
 
-@pytest.mark.parametrize("name", recorded(["decode_loop", "dict_inputs"]))
+@pytest.mark.parametrize("name", recorded(["decode_loop", "two_streams_ok", "dict_inputs"]))
 def test_payback_counts_capture_warmup_and_instantiate(name):
+    """dict_inputs' replay (copy-in of its dict and list) is slower than its eager step on
+    the H200 recording (93 against 83 µs, as a direct loop also found): no payback at all."""
     r = report_of(name)
     rep = r.replay
     assert rep.warmup_us and rep.warmup_us > 0  # the current worker records the warm-up calls
     assert rep.setup_us == pytest.approx(rep.capture_us + rep.warmup_us + rep.instantiate_us)
     saved = r.eager.step_us.median - rep.step_us.median
-    assert r.breakeven_replays == pytest.approx(rep.setup_us / saved)
+    if name == "dict_inputs":
+        assert saved < 0 and r.breakeven_replays is None
+    else:
+        assert saved > 0 and r.breakeven_replays == pytest.approx(rep.setup_us / saved)
 
 
 def _burst_events(**capture) -> list[dict]:

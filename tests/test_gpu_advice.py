@@ -96,8 +96,8 @@ def test_mutated_argument_copied_into_a_static_buffer(tmp_path):
 
 
 def test_snippet_replays_like_the_target(tmp_path):
-    # two_streams_ok is graphs-help on the H200 (3.8x; dict_inputs measured 0.99-1.03x,
-    # marginal, so it gets no snippet), and its `x` is a new tensor each call: the snippet
+    # two_streams_ok is graphs-help on the H200 (3.5x; dict_inputs measured 0.88-0.90x,
+    # graphs-dont-help, so it gets no snippet), and its `x` is a new tensor each call: the snippet
     # must copy it in.
     path = SAMPLES / "two_streams_ok.py"
     report = analyze(tmp_path, path)

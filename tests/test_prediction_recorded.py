@@ -9,9 +9,10 @@ the replay estimates of the small steps were 1.8-2.5x the measured replay; these
 fail on that model.
 
 Two runs are known misses, named here so that a new one fails the test: dropout_train
-(the replay is 36% slower than estimated: its graph carries the Philox offset updates
+(the replay is 28% slower than estimated, 41.1 against 29.6 µs: its graph carries the Philox offset updates
 of the RNG, which the model does not count) and batch_reduce (a bucketed sample whose
-replay copies padded inputs; 40% slower than estimated). Recorded 2026-12-01."""
+replay copies padded inputs; 40% slower than estimated). Recorded 2026-12-01 (the
+bucket samples before the CUPTI-teardown fix, the others with it)."""
 
 from __future__ import annotations
 

@@ -14,6 +14,8 @@ Two ways to use it:
   the plugin runs the test, takes what it returned and checks the step on it.
 
 Both skip (``pytest.skip``) where no CUDA device is present, before the test body runs.
+Both run ``launchprof.check``'s stream-race check, whose CUDA-sanitizer hooks stay on for
+the rest of the pytest process: CUDA tests after them run slower (not wrong).
 """
 
 from __future__ import annotations

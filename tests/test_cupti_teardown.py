@@ -54,6 +54,9 @@ class _Prof:
         self.profiler = type("Inner", (), {"kineto_results": results})()
         self.exited = 0
 
+    def __enter__(self) -> _Prof:
+        return self
+
     def __exit__(self, *exc: object) -> None:
         self.exited += 1
 
@@ -86,3 +89,36 @@ def test_the_plan_profiles_its_calls_again_once_after_a_lost_trace(tmp_path, mon
     assert run._finish_profile(retry=False) is True  # closing the plan never asks for more calls
     traces = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines() if '"trace"' in line]
     assert len(traces) == 2 and all(t["what"] == "eager" for t in traces)
+
+
+def test_the_profile_phase_takes_its_calls_again_after_a_lost_session(tmp_path, monkeypatch):
+    """The plan's own profile phase, driven call by call (torch's profiler replaced by
+    sessions that come back lost, then whole): still profiling after the first
+    ``profile_calls`` calls, on to the probe after twice as many, one trace of the second
+    session's calls, and a note that says why."""
+    torch = pytest.importorskip("torch")
+    import torch.profiler
+
+    from launchprof.worker import plan
+    from launchprof.worker.config import WorkerConfig
+    from launchprof.worker.events import EventWriter
+
+    monkeypatch.setenv(TEARDOWN_CUPTI, "1")
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    monkeypatch.setattr(plan, "write_table", lambda prof, run_dir, what: f"trace-{what}.json.gz")
+    sessions = iter([_Prof("CPU"), _Prof("CPU", "CUDA")])
+    monkeypatch.setattr(torch.profiler, "profile", lambda **kw: next(sessions))
+    config = WorkerConfig(script="s.py", script_args=[], target="f", events_path=str(tmp_path / "e.jsonl"), trace_path=str(tmp_path / "t.json"))
+    run = plan.TargetRun(lambda: None, "f", config, EventWriter(config.events_path))
+    run.phase = plan.Phase.PROFILE
+    for i in range(config.profile_calls):
+        run._profile(i, (), {}, [], {})
+    assert run.phase is plan.Phase.PROFILE and run.in_phase == 0
+    for i in range(config.profile_calls):
+        run._profile(i, (), {}, [], {})
+    assert run.phase is plan.Phase.PROBE
+    run.events.close()
+    events = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]
+    traces = [e for e in events if e["type"] == "trace"]
+    assert [(t["what"], t["calls"]) for t in traces] == [("eager", config.profile_calls)]
+    assert any(e["type"] == "note" and "profiled again" in e["text"] for e in events)

@@ -70,7 +70,9 @@ def test_analyze_a_small_step() -> None:
     assert report.eager.kernels_per_step == profiler_kernels(small_step, x, w)
     assert any("stream races were not checked" in n and "stream_check=True" in n for n in report.notes)
     if "torch.cuda._sanitizer" not in sys.modules:
-        assert abs(after / before - 1) <= 0.15, (before, after)
+        # one-sided: an earlier test's profiler can leave CUPTI subscribed and slow `before`;
+        # analyze then tears it down. Slower afterwards is what launchprof must not cause.
+        assert after <= 1.15 * before, (before, after)
     else:
         assert any("sanitizer was imported" in n for n in report.notes)
     direct = after

@@ -22,11 +22,25 @@ LOST = Path(__file__).parent / "data" / "lost_kernels" / "frozen_scalar.lprun"
 def test_a_lost_eager_trace_is_named_and_does_not_decide_the_verdict():
     run = load_run(LOST)
     report = analyse(run)
-    assert report.eager.kernels_per_step == 0 and report.replay.graph_nodes == 2
+    assert report.eager.kernels_per_step is None and report.replay.graph_nodes == 2  # unknown, not zero
     assert any("the eager profile recorded no kernels, yet the captured graph holds 2 nodes" in n for n in report.notes)
-    assert not any("launches no CUDA work" in n for n in report.notes)
+    assert not any("launches no CUDA work" in n or "for 0 eager kernels" in n for n in report.notes)
     # frozen_scalar's replay does not match eager (its lr is frozen): that, not the lost trace, decides
     assert report.verdict is Verdict.NOT_CAPTURABLE
+
+
+def test_a_copy_only_step_is_not_a_lost_trace():
+    """A step that only copies (``dst.copy_(src)``) has no kernel but memcpy nodes and copies
+    in its eager trace: no lost-trace note, its zero kernels stand."""
+    run = load_run(LOST)
+    events = [
+        {**e, "graph_nodes": 1, "node_types": {"memcpy": 1}} if e.get("type") == "capture" else e
+        for e in run.events
+    ]
+    report = analyse(dataclasses.replace(run, events=events))
+    assert report.eager.kernels_per_step == 0
+    assert not any("lost" in n for n in report.notes)
+    assert any("no CUDA kernel, only copies" in n for n in report.notes)
 
 
 def test_a_step_with_no_gpu_work_and_an_empty_graph_is_still_cpu_only():

@@ -28,14 +28,27 @@ def extra_nodes(eager: EagerProfile | None, replay: ReplayProfile | None) -> str
     return f"the graph has {replay.graph_nodes} nodes for {eager.kernels_per_step} eager kernels; the others: {named}"
 
 
-def no_eager_kernels_note(replay: ReplayProfile | None) -> str:
-    """A target whose eager profile holds no kernel: a CPU-only step, or, when the captured
-    graph does hold nodes, a profiler that lost the eager kernels (seen on the H200 when an
-    earlier torch.profiler session in the process had ended without a CUPTI teardown)."""
-    if replay is not None and replay.graph_nodes:
+def eager_trace_lost(eager: EagerProfile, replay: ReplayProfile | None) -> bool:
+    """The eager profile holds no kernel and no copy while the captured graph holds kernel
+    nodes: the profiler lost the eager trace (seen on the H200 when an earlier
+    torch.profiler session in the process had ended without a CUPTI teardown). A step that
+    only copies has memcpy nodes, not kernels, and copies in its eager trace."""
+    if eager.kernels_per_step != 0 or eager.memcpys_per_step or replay is None:
+        return False
+    kernels = (replay.node_types or {}).get("kernel") if replay.node_types else replay.graph_nodes
+    return bool(kernels)
+
+
+def no_eager_kernels_note(eager: EagerProfile, replay: ReplayProfile | None) -> str:
+    """Why a target's eager profile holds no kernel: a lost trace, or a step with no GPU
+    kernel (CPU tensors only, or copies only)."""
+    if eager_trace_lost(eager, replay):
+        assert replay is not None
         return (
             f"the eager profile recorded no kernels, yet the captured graph holds {replay.graph_nodes} nodes: the profiler lost "
-            "the eager kernels (an earlier torch.profiler session in this process can do this), so the kernel counts and the "
+            "the eager trace (an earlier torch.profiler session in this process can do this), so the kernel counts and the "
             "prediction are missing; the timings stand"
         )
+    if eager.memcpys_per_step or (replay is not None and replay.graph_nodes):
+        return "the target launches no CUDA kernel, only copies: a CUDA graph replays the copies alone"
     return "the target launches no CUDA work (CPU tensors only): a CUDA graph has nothing to replay"

@@ -15,7 +15,7 @@ from launchprof.analysis.anatomy import with_anatomy
 from launchprof.analysis.compile import with_compile
 from launchprof.analysis.argument_spread import argument_notes
 from launchprof.analysis.concurrency import concurrency_notes
-from launchprof.analysis.notes import extra_nodes, memory_for_no_gain, no_eager_kernels_note
+from launchprof.analysis.notes import eager_trace_lost, extra_nodes, memory_for_no_gain, no_eager_kernels_note
 from launchprof.analysis.prediction import predicted
 from launchprof.analysis.profiles import calibration_note, eager_profile, replay_profile, validation_of
 from launchprof.analysis.runinfo import run_info, script_failed
@@ -76,8 +76,10 @@ def build_report(
     verdict = Verdict(decide(ev.target is not None, captured, validation, ratio))
     notes = list(ev.notes) + stopped_early_notes(ev) + argument_notes(ev)
     if ev.target is not None and eager is not None and eager.kernels_per_step == 0:
-        notes.append(no_eager_kernels_note(replay))
-        if not (replay and replay.graph_nodes):
+        notes.append(no_eager_kernels_note(eager, replay))
+        if eager_trace_lost(eager, replay):  # counts from a lost trace are unknown, not zero
+            eager = dataclasses.replace(eager, kernels_per_step=None, memcpys_per_step=None)
+        elif not (replay and replay.graph_nodes):
             # Capture records GPU work only: a replay would skip all of this step's CPU work.
             verdict = Verdict.GRAPHS_DONT_HELP
     info = run_info(ev, worker, plan_size(WorkerConfig(script, [], target, "", "", repeat=repeat)))

@@ -65,11 +65,17 @@ def tear_down_after_profiling(cuda: str | None = None) -> str | None:
     return None
 
 
+REPROFILED = (
+    "launchprof's first profiled calls recorded no GPU activity and were profiled again (after a torch.profiler "
+    "session earlier in this process, the first one under CUPTI teardown comes back empty)"
+)
+
+
 def lost_device_activity(prof: Any) -> bool:
     """True when a finished profiler session under teardown recorded no GPU activity at all.
 
-    H200, torch 2.11, CUDA 13.0 (2026-12-01, one process per case, a 3-op loop profiled
-    repeatedly): the first session that ends with a teardown after one that ended without
+    H200, torch 2.11, CUDA 13.0 (2026-12-01, one process per case, 3 calls of a 2-op step
+    profiled per session): the first session that ends with a teardown after one that ended without
     (the caller's own torch.profiler before ``launchprof.analyze``, a script's before its
     target) recorded no kernel; the sessions after it recorded all 6. So does the first
     real session after an empty one in a fresh process, which is why launchprof does not

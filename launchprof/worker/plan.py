@@ -24,7 +24,7 @@ from launchprof.worker.burst import BURST_SETS
 from launchprof.worker.capture import CaptureFailed, Captured, capture
 from launchprof.worker.compile_compare import compare_compile
 from launchprof.worker.config import WorkerConfig, in_loop_calls, pre_capture_calls
-from launchprof.worker.cupti import lost_device_activity, tear_down_after_profiling
+from launchprof.worker.cupti import REPROFILED, lost_device_activity, tear_down_after_profiling
 from launchprof.worker.events import EventWriter
 from launchprof.worker.frames import frame_site, snippet
 from launchprof.worker.hoststate import HostState
@@ -227,8 +227,9 @@ class TargetRun:
         if self.in_phase >= self.config.profile_calls:
             if self._finish_profile():
                 self._advance(Phase.PROBE)
-            else:
-                self.in_phase = 0  # its trace lost the GPU activity: profile these calls again
+            else:  # its trace lost the GPU activity: profile these calls again
+                self.in_phase = 0
+                self.events.write("note", text=REPROFILED)
         return out
 
     def _run_dir(self) -> Any:

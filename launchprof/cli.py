@@ -381,6 +381,13 @@ def main() -> None:
     except KeyboardInterrupt:
         error_line("interrupted")
         sys.exit(int(ExitCode.INTERRUPTED))
+    except OSError as exc:  # --help into a full device: click writes it outside the commands
+        if exc.errno not in FULL_OR_BROKEN_OUTPUT:
+            raise
+        try:
+            output_failed(exc)
+        except typer.Exit as done:
+            sys.exit(done.exit_code)
     except ClickException as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":
             exc.show()

@@ -5,11 +5,11 @@ Renderers import from here; the models themselves live in :mod:`launchprof.model
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from launchprof.enums import Severity, Verdict
 from launchprof.errors import UsageError
+from launchprof.jsonfile import read_json_object
 from launchprof.models import (
     SCHEMA_VERSION,
     BucketPlan,
@@ -44,14 +44,7 @@ def load_report(path: str | Path) -> Report:
     p = Path(path)
     if not p.is_file():
         raise UsageError(f"report file not found: {p}")
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise UsageError(f"{p} is not a text JSON file") from None
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{p} is not valid JSON (truncated?): {exc.msg} at line {exc.lineno}") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"{p} is not a launchprof report (top level is not an object)")
+    data = read_json_object(p, "a launchprof report")
     try:
         return Report.from_dict(data)
     except UsageError as exc:

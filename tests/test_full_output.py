@@ -15,7 +15,7 @@ RUN = ROOT / "tests" / "data" / "runs" / "decode_loop.lprun"
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
-@pytest.mark.parametrize("args", [["report", str(RUN), "-f", "json"], ["lint", str(ROOT / "sample_models")], ["--version"]])
+@pytest.mark.parametrize("args", [["report", str(RUN), "-f", "json"], ["lint", str(ROOT / "sample_models")], ["--version"], ["--help"], ["lint", "--help"]])
 def test_a_full_stdout_is_a_usage_error(args):
     with open("/dev/full", "w") as full:
         proc = subprocess.run([sys.executable, "-m", "launchprof", *args], stdout=full, stderr=subprocess.PIPE, text=True,

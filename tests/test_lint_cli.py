@@ -227,3 +227,14 @@ def test_paths_given_relative_to_the_working_folder_are_reported_relative_to_the
     assert "train.py:" in note and "lint/project/train.py" not in note
     report = json_report(tmp_path, Path("lint/project/train.py"), "--target", "helper")
     assert [h["file"] for h in report["hazards"]] == ["pkg/stats.py"]
+
+
+def test_a_folder_with_nothing_to_lint_is_a_usage_error(tmp_path):
+    """A mistyped or empty folder must not pass `--fail-on error` with nothing checked."""
+    (tmp_path / "notes.txt").write_text("hello\n")
+    result = invoke(tmp_path, "--all", "--fail-on", "error")
+    assert result.exit_code == 2 and "no Python files to lint in" in result.output
+    (tmp_path / "step.py").write_text("def step(x):\n    return x\n")
+    assert invoke(tmp_path, "--all", "--fail-on", "error").exit_code == 0
+    excluded = invoke(tmp_path, "--all", "--exclude", "*.py")
+    assert excluded.exit_code == 2 and "every one is excluded" in excluded.output

@@ -130,6 +130,14 @@ def test_load_profile_errors_are_one_line_usage_errors(tmp_path):
     broken.write_text('{"schema_version": 1, "mach')
     with pytest.raises(UsageError, match="not valid JSON"):
         prof.load_profile(broken)
+    markdown = tmp_path / "README.md"
+    markdown.write_text("# not a profile\n")
+    with pytest.raises(UsageError, match="is not a launchprof device profile: it is not JSON"):
+        prof.load_profile(markdown)
+    binary = tmp_path / "blob.json"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(UsageError, match="not a text JSON file"):
+        prof.load_profile(binary)
     foreign = tmp_path / "foreign.json"
     foreign.write_text('{"schema_version": 1}')
     with pytest.raises(UsageError, match="not a launchprof device profile"):

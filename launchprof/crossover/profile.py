@@ -26,6 +26,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
 from launchprof.errors import UsageError
+from launchprof.jsonfile import read_json_object
 from launchprof.session import Machine
 
 SCHEMA_VERSION = 2  # 2: per-coefficient spread across rounds, noisy flag, Series.round
@@ -296,14 +297,7 @@ def load_profile(path: str | Path, machine: Machine | None = None) -> LoadedProf
         raise UsageError(f"device profile {p} is a folder; give a profile file (PROFILE.json)")
     if not p.is_file():
         raise UsageError(f"device profile not found: {p}")
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, OSError) as exc:
-        raise UsageError(f"cannot read device profile {p}: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{p} is not valid JSON (truncated?): {exc.msg} at line {exc.lineno}") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"{p} is not a launchprof device profile (top level is not an object)")
+    data = read_json_object(p, "a launchprof device profile")
     profile = profile_from_dict(data)
     return LoadedProfile(profile=profile, path=p, warnings=mismatch_warnings(profile, machine))
 

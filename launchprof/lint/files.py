@@ -51,7 +51,7 @@ def collect_files(paths: tuple[Path, ...] | list[Path], root: Path, exclude: tup
     the path relative to ``root`` and against each name) are skipped in folders; a file
     named on the command line is always linted. The order is stable (sorted per
     folder) so that reports do not reorder between runs. A dangling symlink is kept:
-    reading it fails later, as a note.
+    reading it fails later, as a note. Nothing to lint at all is a usage error.
     """
     files: list[str] = []
     seen: set[str] = set()
@@ -68,6 +68,9 @@ def collect_files(paths: tuple[Path, ...] | list[Path], root: Path, exclude: tup
             if key not in seen:
                 seen.add(key)
                 files.append(f)
+    if not files:  # a mistyped folder must not pass a CI gate with nothing checked
+        excluded = " (or every one is excluded)" if exclude else ""
+        raise UsageError(f"no Python files to lint in {', '.join(str(p) for p in paths)}{excluded}")
     return files
 
 

@@ -1,0 +1,31 @@
+"""One reader for the JSON files a user names (reports, device profiles), so that every
+bad file gets the same kind of one-line error: missing, not text, not JSON at all (another
+kind of file), cut short, or not an object."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from launchprof.errors import UsageError
+
+
+def read_json_object(p: Path, what: str) -> dict[str, Any]:
+    """The top-level object of ``p``; ``what`` names the expected file in the errors
+    ("a launchprof report", "a launchprof device profile")."""
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{p} is not {what}: not a text JSON file") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {p}: {exc.strerror or exc}") from None
+    if not text.lstrip().startswith(("{", "[")):
+        raise UsageError(f"{p} is not {what}: it is not JSON")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{p} is not valid JSON (truncated?): {exc.msg} at line {exc.lineno}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{p} is not {what} (top level is not an object)")
+    return data

@@ -264,7 +264,7 @@ def crossover(
 @app.command(
     cls=PlainCommand,
     short_help='Find capture hazards statically, without a GPU (CI-friendly).',
-    epilog="Exit codes: 0 ok; 1 a --fail-on condition was met; 2 usage error (also: nothing chosen to check); "
+    epilog="Exit codes: 0 ok; 1 a --fail-on condition was met; 2 usage error (also: nothing chosen to check, no Python file found); "
     "70 internal error; 130 interrupted.",
 )
 @handles_errors

@@ -12,7 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 from launchprof.trace import gpu_table, launch_api_table  # noqa: E402
-from launchprof.worker.profiler_tables import chrome_rows, write_table  # noqa: E402
+from launchprof.worker.profiler_tables import chrome_rows, new_profile, write_table  # noqa: E402
 
 
 def load_trace(path: Path) -> dict:
@@ -235,3 +235,16 @@ def test_events_without_activity_type_are_classified_from_device_and_name():
         ("Memcpy DtoD (Device -> Device)", "gpu_memcpy"),
         ("Memset (Device)", "gpu_memset"),
     }
+
+
+def test_launchprofs_sessions_accumulate_events_so_torch_prints_no_cycle_warning(monkeypatch):
+    """torch 2.11 warned "Profiler clears events at the end of each cycle" into the user's
+    output for every session without a schedule (pytorch/pytorch#180387); acc_events=True
+    is what its check looks at. A torch without the argument gets none."""
+    import torch.profiler
+
+    assert new_profile().acc_events is True
+    assert new_profile(with_stack=True).with_stack is True
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(torch.profiler, "profile", lambda activities, with_stack=False: seen.update(with_stack=with_stack) or "old")
+    assert new_profile() == "old" and seen == {"with_stack": False}

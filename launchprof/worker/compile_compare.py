@@ -160,14 +160,13 @@ def warm_up(fn: Callable[..., Any], mode: str, sets: list[tuple[tuple, dict]], t
 def profile_call(compiled: Callable[..., Any], args: tuple, kwargs: dict, result: ModeResult) -> None:
     """Kernels per call and graph launches in one steady call, counted from the profiler's
     own rows the way the eager profile counts them (worker/profiler_tables.py)."""
-    from torch.profiler import ProfilerActivity, profile
 
     from launchprof.worker.cupti import tear_down_after_profiling
-    from launchprof.worker.profiler_tables import chrome_rows
+    from launchprof.worker.profiler_tables import chrome_rows, new_profile
 
     tear_down_after_profiling()  # this session comes before the compiled bursts (the plan may not have profiled)
     _sync()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    with new_profile() as prof:
         compiled(*args, **kwargs)
         _sync()
     rows = chrome_rows(prof.profiler.kineto_results.events(), 0)

@@ -35,7 +35,7 @@ from launchprof.worker.outputs_watch import OutputsWatch, caller_frame
 from launchprof.worker.plan_bursts import run_plan_bursts
 from launchprof.worker.plan_profiles import profile_replay
 from launchprof.worker.probe import probe_call
-from launchprof.worker.profiler_tables import write_table
+from launchprof.worker.profiler_tables import new_profile, write_table
 from launchprof.worker.race_check import check_streams
 from launchprof.worker.static_inputs import StaticInputs
 from launchprof.worker.timing import timed
@@ -211,13 +211,13 @@ class TargetRun:
         return out
 
     def _profile(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
-        from torch.profiler import ProfilerActivity, profile, record_function
+        from torch.profiler import record_function
 
         if self.profiler is None:
             old_cuda = tear_down_after_profiling()  # else the bursts after this would time CUPTI's callbacks too
             if old_cuda:
                 self.events.write("note", text=old_cuda)
-            self.profiler = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+            self.profiler = new_profile()
             torch.cuda.synchronize()
             self.profiler.__enter__()
         with nvtx_range("eager"), record_function("launchprof/eager"), record_function(f"launchprof/call{self.in_phase}"):

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from launchprof.worker.profiler_tables import write_table
+from launchprof.worker.profiler_tables import new_profile, write_table
 
 if TYPE_CHECKING:
     from launchprof.worker.plan import TargetRun
@@ -17,13 +17,13 @@ if TYPE_CHECKING:
 def profile_replay(run: TargetRun, args: tuple, kwargs: dict) -> None:
     """One replay under the profiler. Replaying the same data twice is harmless only if the
     step does not mutate its state, so this runs on a snapshot that is restored afterwards."""
-    from torch.profiler import ProfilerActivity, profile, record_function
+    from torch.profiler import record_function
 
     run.profiled_replay = True
     snap = run._snapshot(args, kwargs, run._state_of(args, kwargs))
     try:
         torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        with new_profile() as prof:
             with record_function("launchprof/replay"), record_function("launchprof/call0"):
                 run._run_graph(args, kwargs)
                 torch.cuda.synchronize()

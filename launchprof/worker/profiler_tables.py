@@ -104,3 +104,18 @@ def write_table(prof: Any, run_dir: Path, what: str) -> str:
             shutil.copyfileobj(src, dst)
         plain.unlink()
     return name
+
+
+def new_profile(with_stack: bool = False) -> Any:
+    """A ``torch.profiler.profile`` of CPU and CUDA activity, as launchprof's sessions use.
+
+    ``acc_events=True`` changes nothing for a session without a schedule, but keeps torch
+    (2.11 on the H200) from printing "Profiler clears events at the end of each cycle"
+    into the user's output for every session (pytorch/pytorch#180387); older torch
+    versions without the argument are given none."""
+    import inspect
+
+    from torch.profiler import ProfilerActivity, profile
+
+    extra = {"acc_events": True} if "acc_events" in inspect.signature(profile).parameters else {}
+    return profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=with_stack, **extra)

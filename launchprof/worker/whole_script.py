@@ -12,7 +12,7 @@ from typing import Any
 from launchprof.worker.config import WorkerConfig
 from launchprof.worker.cupti import tear_down_after_profiling
 from launchprof.worker.events import EventWriter
-from launchprof.worker.profiler_tables import write_table
+from launchprof.worker.profiler_tables import new_profile, write_table
 
 
 class WholeScript:
@@ -28,7 +28,6 @@ class WholeScript:
         import warnings
 
         import torch
-        from torch.profiler import ProfilerActivity, profile
 
         from launchprof.worker.probe import sync_entry
 
@@ -48,7 +47,7 @@ class WholeScript:
         torch.cuda.set_sync_debug_mode("warn")
         # with_stack: Python calls become events, so kernels can be charged to user functions
         # (launchprof.worker.candidates); it slows the host side of this overview run.
-        self.prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=True)
+        self.prof = new_profile(with_stack=True)
         self.prof.__enter__()
 
     def stop(self, decorated: bool) -> None:

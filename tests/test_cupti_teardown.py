@@ -97,8 +97,6 @@ def test_the_profile_phase_takes_its_calls_again_after_a_lost_session(tmp_path, 
     ``profile_calls`` calls, on to the probe after twice as many, one trace of the second
     session's calls, and a note that says why."""
     torch = pytest.importorskip("torch")
-    import torch.profiler
-
     from launchprof.worker import plan
     from launchprof.worker.config import WorkerConfig
     from launchprof.worker.events import EventWriter
@@ -107,7 +105,7 @@ def test_the_profile_phase_takes_its_calls_again_after_a_lost_session(tmp_path, 
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
     monkeypatch.setattr(plan, "write_table", lambda prof, run_dir, what: f"trace-{what}.json.gz")
     sessions = iter([_Prof("CPU"), _Prof("CPU", "CUDA")])
-    monkeypatch.setattr(torch.profiler, "profile", lambda **kw: next(sessions))
+    monkeypatch.setattr(plan, "new_profile", lambda: next(sessions))
     config = WorkerConfig(script="s.py", script_args=[], target="f", events_path=str(tmp_path / "e.jsonl"), trace_path=str(tmp_path / "t.json"))
     run = plan.TargetRun(lambda: None, "f", config, EventWriter(config.events_path))
     run.phase = plan.Phase.PROFILE

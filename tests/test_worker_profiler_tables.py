@@ -237,14 +237,33 @@ def test_events_without_activity_type_are_classified_from_device_and_name():
     }
 
 
-def test_launchprofs_sessions_accumulate_events_so_torch_prints_no_cycle_warning(monkeypatch):
+
+def test_launchprofs_sessions_do_not_print_the_cycle_warning():
     """torch 2.11 warned "Profiler clears events at the end of each cycle" into the user's
-    output for every session without a schedule (pytorch/pytorch#180387); acc_events=True
-    is what its check looks at. A torch without the argument gets none."""
+    output for every session without a schedule (pytorch/pytorch#180387). Here the
+    warning is raised on purpose at the session's start: launchprof's session keeps it
+    out, a plain torch session lets it through, and other warnings still pass."""
+    import warnings
+
     import torch.profiler
 
-    assert new_profile().acc_events is True
-    assert new_profile(with_stack=True).with_stack is True
-    seen: dict[str, object] = {}
-    monkeypatch.setattr(torch.profiler, "profile", lambda activities, with_stack=False: seen.update(with_stack=with_stack) or "old")
-    assert new_profile() == "old" and seen == {"with_stack": False}
+    from launchprof.worker.profiler_tables import CYCLE_WARNING, _quiet
+
+    class Noisy(torch.profiler.profile):
+        def start(self) -> None:
+            warnings.warn(CYCLE_WARNING + ". Only events from the current cycle will be reported.", UserWarning)
+            warnings.warn("something else", UserWarning)
+            super().start()
+
+    def shown(prof: torch.profiler.profile) -> list[str]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with prof:
+                torch.ones(2).add_(1)
+        return [str(w.message) for w in caught]
+
+    plain = shown(Noisy(activities=[torch.profiler.ProfilerActivity.CPU]))
+    assert any(CYCLE_WARNING in m for m in plain)
+    quiet = shown(_quiet(Noisy)(activities=[torch.profiler.ProfilerActivity.CPU]))
+    assert not any(CYCLE_WARNING in m for m in quiet) and "something else" in quiet
+    assert isinstance(new_profile(), torch.profiler.profile) and new_profile(with_stack=True).with_stack

@@ -8,9 +8,11 @@ torch's event objects differ, the full export (gzipped too) is the fallback.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import shutil
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -106,16 +108,30 @@ def write_table(prof: Any, run_dir: Path, what: str) -> str:
     return name
 
 
+
+CYCLE_WARNING = "Warning: Profiler clears events at the end of each cycle"
+
+
 def new_profile(with_stack: bool = False) -> Any:
     """A ``torch.profiler.profile`` of CPU and CUDA activity, as launchprof's sessions use.
 
-    ``acc_events=True`` changes nothing for a session without a schedule, but keeps torch
-    (2.11 on the H200) from printing "Profiler clears events at the end of each cycle"
-    into the user's output for every session (pytorch/pytorch#180387); older torch
-    versions without the argument are given none."""
-    import inspect
-
+    torch 2.11 (the H200's) warned "Profiler clears events at the end of each cycle" into
+    the user's output for every session without a schedule (pytorch/pytorch#180387). The
+    session's start silences that one warning; ``acc_events=True``, which would too, makes
+    torch post-process every event at each stop, the cost write_table avoids."""
     from torch.profiler import ProfilerActivity, profile
 
-    extra = {"acc_events": True} if "acc_events" in inspect.signature(profile).parameters else {}
-    return profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=with_stack, **extra)
+    return _quiet(profile)(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=with_stack)
+
+
+@functools.cache
+def _quiet(base: type) -> type:
+    """``base`` whose start does not print the cycle warning."""
+
+    class QuietProfile(base):  # type: ignore[misc, valid-type]
+        def start(self) -> None:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=CYCLE_WARNING)
+                super().start()
+
+    return QuietProfile

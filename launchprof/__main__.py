@@ -1,3 +1,3 @@
-from launchprof.cli import main
+from launchprof.entry import main
 
 main()

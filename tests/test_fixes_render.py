@@ -40,6 +40,18 @@ def test_long_fixes_wrap_at_80_columns_and_nothing_is_cut() -> None:
         assert "…" not in out
 
 
+def test_a_wrapped_fix_line_continues_beside_its_marker() -> None:
+    """hidden_sync's synchronize fix ("+ # (nothing here) call torch.cuda.synchronize() in
+    the caller, after the replay") wraps at 80 columns: the rest of the line is indented
+    past the "+", so before and after stay readable as a diff."""
+    out = ConsoleRenderer(RenderOptions(width=80)).render(report_of("hidden_sync")).splitlines()
+    start = next(i for i, line in enumerate(out) if "+ # (nothing here)" in line)
+    code_col = out[start].index("#")
+    follow = out[start + 1]
+    assert "after the replay" in follow and not follow.lstrip().startswith(("+", "-"))
+    assert len(follow) - len(follow.lstrip()) == code_col, (out[start], follow)
+
+
 def test_join_line_is_printed_whole() -> None:
     out = ConsoleRenderer(RenderOptions(width=80)).render(report_of("unjoined_stream"))
     assert "torch.cuda.current_stream().wait_stream(side)" in out

@@ -108,32 +108,37 @@ def hazards(report: Report, root: Path) -> Table | None:
         body = Text()
         body.append(f"{location(h, root) or fmt.NA}  {h.kind}\n", style="bold")
         body.append(figures.hazard_message(h, report))
-        fix_text(body, h, root, repeats.get(i))
         sev = figures.severity(h.severity)
-        table.add_row(Text(h.severity, style=sev.style if sev else ""), body)
+        table.add_row(Text(h.severity, style=sev.style if sev else ""), Group(body, *fix_text(body, h, root, repeats.get(i))))
     return table
 
 
-def fix_text(body: Text, h: Any, root: Path, same_as: str | None) -> None:
-    """The written fix as before/after lines; a repeated fix points at its first print."""
+def fix_text(body: Text, h: Any, root: Path, same_as: str | None) -> list[Any]:
+    """The written fix: its heading goes on ``body``; the before/after lines (a grid, so a
+    long code line wraps beside its - or +, not under it) and the note are returned."""
     fix = figures.fix_of(h)
     if same_as:
         body.append(f"\nfix: the same as for {same_as}", style="dim")
-        return
+        return []
     if fix is None:
-        return
+        return []
     where = figures.fix_where(h, root)
+    parts: list[Any] = []
     if fix.after:
         body.append(f"\nfix{' at ' + where if where else ''}:", style="bold")
-        for line in fix.before.splitlines():
-            body.append(f"\n  - {line}", style="red")
-        for line in fix.after.splitlines():
-            body.append(f"\n  + {line}", style="green")
+        diff = Table.grid(padding=(0, 1))
+        diff.add_column(no_wrap=True)
+        diff.add_column(overflow="fold")
+        for mark, code, style in [("  -", fix.before, "red"), ("  +", fix.after, "green")]:
+            for line in code.splitlines():
+                diff.add_row(Text(mark, style=style), Text(line, style=style))
+        parts.append(diff)
     if not fix.after and "The general rule:" in fix.note:
         # The rule itself is printed once, under "How to fix, by kind", with all its lines.
-        body.append(f"\n{fix.note.split(' The general rule:')[0].rstrip('.')}: the general rule is below", style="dim")
-        return
-    body.append(f"\n{fix.note}", style="dim")
+        parts.append(Text(f"{fix.note.split(' The general rule:')[0].rstrip('.')}: the general rule is below", style="dim"))
+        return parts
+    parts.append(Text(fix.note, style="dim"))
+    return parts
 
 
 def hints(report: Report, root: Path) -> Text | None:

@@ -95,6 +95,11 @@ def error_line(message: str) -> None:
 FULL_OR_BROKEN_OUTPUT = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
+# Set once a command has printed "interrupted": typer turns a Ctrl-C during its own parsing
+# into a bare exit 130, which main() then reports itself.
+INTERRUPT_SAID: list[bool] = []
+
+
 def handles_errors(fn: F) -> F:
     """Turn LaunchprofError into its one-line message and exit code."""
 
@@ -107,6 +112,7 @@ def handles_errors(fn: F) -> F:
             raise typer.Exit(int(exc.exit_code)) from None
         except KeyboardInterrupt:
             error_line("interrupted")
+            INTERRUPT_SAID.append(True)
             raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
         except (typer.Exit, typer.Abort, SystemExit):
             raise
@@ -372,12 +378,14 @@ def main() -> None:
         from typer._click.exceptions import ClickException
     except ImportError:  # a typer that uses click itself
         from click.exceptions import ClickException
-    from launchprof.commands.plain_argv import call_plainly
-
     try:
+        from launchprof.commands.plain_argv import call_plainly
+
         code = call_plainly(app, sys.argv[1:])  # a plain `lint` command line skips typer's parser
         if code is None:
             code = app(standalone_mode=False)
+        if code == int(ExitCode.INTERRUPTED) and not INTERRUPT_SAID:
+            error_line("interrupted")  # Ctrl-C while typer parsed: it returned 130 silently
     except KeyboardInterrupt:
         error_line("interrupted")
         sys.exit(int(ExitCode.INTERRUPTED))

@@ -70,10 +70,12 @@ def traced_kernels(gpu: Gpu, plan: SweepPlan, rec: Recorder) -> None:
         rec.note("kernel trace skipped: predictions do not correct for the traced duration of an empty kernel")
         rec.progress.advance("kernel trace")
         return
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity
+
+    from launchprof.worker.profiler_tables import new_profile
 
     spin = gpu.spin_many(0)
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    with new_profile(activities=[ProfilerActivity.CUDA]) as prof:
         spin(plan.trace_launches)
         gpu.add_many(plan.trace_launches)
         gpu.sync()

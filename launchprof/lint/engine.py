@@ -161,7 +161,7 @@ def lint(
             targets = _lint_targets(files, target, scan, collector)
             walked = sum(1 for f in collector.walked.values() if f is not None)
         collector.walked.clear()
-    if files and not scan.read:
+    if not scan.read:
         raise UsageError(scan.unreadable[0] if len(files) == 1 else f"no file could be read: {scan.unreadable[0]} (and {len(files) - 1} more)")
     found = sorted(collector.hazards, key=lambda h: (h.file, h.line, h.kind, h.message))
     return LintResult(

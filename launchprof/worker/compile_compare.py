@@ -160,7 +160,6 @@ def warm_up(fn: Callable[..., Any], mode: str, sets: list[tuple[tuple, dict]], t
 def profile_call(compiled: Callable[..., Any], args: tuple, kwargs: dict, result: ModeResult) -> None:
     """Kernels per call and graph launches in one steady call, counted from the profiler's
     own rows the way the eager profile counts them (worker/profiler_tables.py)."""
-
     from launchprof.worker.cupti import tear_down_after_profiling
     from launchprof.worker.profiler_tables import chrome_rows, new_profile
 

@@ -108,12 +108,11 @@ def write_table(prof: Any, run_dir: Path, what: str) -> str:
     return name
 
 
-
 CYCLE_WARNING = "Warning: Profiler clears events at the end of each cycle"
 
 
-def new_profile(with_stack: bool = False) -> Any:
-    """A ``torch.profiler.profile`` of CPU and CUDA activity, as launchprof's sessions use.
+def new_profile(with_stack: bool = False, activities: list[Any] | None = None) -> Any:
+    """A ``torch.profiler.profile`` (CPU and CUDA activity unless told), as launchprof's sessions use.
 
     torch 2.11 (the H200's) warned "Profiler clears events at the end of each cycle" into
     the user's output for every session without a schedule (pytorch/pytorch#180387). The
@@ -121,7 +120,8 @@ def new_profile(with_stack: bool = False) -> Any:
     torch post-process every event at each stop, the cost write_table avoids."""
     from torch.profiler import ProfilerActivity, profile
 
-    return _quiet(profile)(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=with_stack)
+    chosen = activities if activities is not None else [ProfilerActivity.CPU, ProfilerActivity.CUDA]
+    return _quiet(profile)(activities=chosen, with_stack=with_stack)
 
 
 @functools.cache

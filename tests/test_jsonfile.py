@@ -1,0 +1,34 @@
+"""The one reader of user-named JSON files (launchprof/jsonfile.py): each bad file gets the
+one-line error that names what is wrong with it."""
+
+from __future__ import annotations
+
+import pytest
+
+from launchprof.errors import UsageError
+from launchprof.jsonfile import read_json_object
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "the file is empty"),
+        (b"  \n", "the file is empty"),
+        (b"# a markdown file\n", "it is not JSON"),
+        (b"\x00\xff\xfe", "not a text JSON file"),
+        (b'{"schema_version": 3, "eag', "not valid JSON (truncated?)"),
+        (b"42", "top level is not an object"),
+        (b"[1, 2]", "top level is not an object"),
+    ],
+)
+def test_each_bad_file_says_what_is_wrong(tmp_path, content, message):
+    path = tmp_path / "r.json"
+    path.write_bytes(content)
+    with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)").replace("?", r"\?")):
+        read_json_object(path, "a launchprof report")
+
+
+def test_a_byte_order_mark_and_leading_space_are_fine(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_bytes(b'\xef\xbb\xbf \n{"schema_version": 3}')
+    assert read_json_object(path, "a launchprof report") == {"schema_version": 3}

@@ -228,3 +228,34 @@ def test_a_failed_capture_reports_the_eager_bursts(name):
     report = report_of(name)
     assert report.replay is None and ev.burst_wall_us.get("eager")
     assert report.eager.timing == "burst" and report.eager.step_us.n == len(ev.burst_wall_us["eager"])
+
+
+@pytest.mark.parametrize("name", recorded(["decode_loop", "dict_inputs", "side_effects", "data_dependent", "frozen_scalar"]))
+def test_the_speedup_interval_is_scipys_percentile_bootstrap(name):
+    """launchprof's numpy bootstrap against scipy.stats.bootstrap (percentile, unpaired, the
+    same resample count) on the same recorded H200 samples: the draws differ, so the ends
+    agree to within the resampling noise, not exactly."""
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    r = report_of(name)
+    eager, replay = np.asarray(r.eager.samples_us), np.asarray(r.replay.samples_us)
+    ours = speedup_of(eager, replay)
+    ref = bootstrap((eager, replay), lambda a, b, axis=-1: np.median(a, axis=axis) / np.median(b, axis=axis), paired=False,
+                    vectorized=True, n_resamples=2000, confidence_level=0.95, method="percentile").confidence_interval
+    assert ours.low == pytest.approx(ref.low, rel=0.02) and ours.high == pytest.approx(ref.high, rel=0.02), (ours, ref)
+    assert ours.low <= ours.median <= ours.high
+
+
+def test_a_wide_interval_is_scipys_too():
+    """Few, noisy samples (a 90% interval here is 10-20% narrower than the 95% one), so the
+    check above cannot pass with the wrong coverage."""
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    rng = np.random.default_rng(7)
+    eager, replay = rng.lognormal(np.log(100), 0.5, 15), rng.lognormal(np.log(40), 0.5, 15)
+    ours = speedup_of(eager, replay)
+    ref = bootstrap((eager, replay), lambda a, b, axis=-1: np.median(a, axis=axis) / np.median(b, axis=axis), paired=False,
+                    vectorized=True, n_resamples=2000, confidence_level=0.95, method="percentile").confidence_interval
+    assert ours.low == pytest.approx(ref.low, rel=0.05) and ours.high == pytest.approx(ref.high, rel=0.05), (ours, ref)

@@ -101,6 +101,8 @@ def test_report_save_trace(tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", str(run_file), "-f", "json", "-o", str(tmp_path / "r.json"), "--save-trace", str(tmp_path / "t")])
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["trace-eager.json", "trace-replay.json"]
+    for name in ("trace-eager.json", "trace-replay.json"):  # it says what it wrote, as -o does
+        assert f"wrote trace to {tmp_path / 't' / name}" in " ".join(result.output.split())
 
 
 def test_report_save_trace_needs_a_run_file(tmp_path: Path) -> None:

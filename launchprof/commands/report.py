@@ -62,4 +62,9 @@ def save_traces(session: Path, dest: Path) -> None:
     check_destination(dest)
     if not session.is_file() or not is_run_file(session):
         raise UsageError(f"--save-trace needs a run file (NAME.lprun); {session} is not one")
-    export_traces(load_run(session), dest)
+    written = export_traces(load_run(session), dest)
+    err = stream_console(sys.stderr)
+    for path in written:  # as -o says what it wrote
+        err.print(f"[dim]wrote trace to {path}[/]", highlight=False)
+    if not written:
+        err.print(f"[yellow]launchprof: warning:[/] {session} holds no profiler trace: nothing written to {dest}", highlight=False)

@@ -102,7 +102,7 @@ def test_report_save_trace(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["trace-eager.json", "trace-replay.json"]
     for name in ("trace-eager.json", "trace-replay.json"):  # it says what it wrote, as -o does
-        assert f"wrote trace to {tmp_path / 't' / name}" in " ".join(result.output.split())
+        assert f"wrote trace to {tmp_path / 't' / name}\n" in result.output
 
 
 def test_report_save_trace_needs_a_run_file(tmp_path: Path) -> None:

@@ -65,6 +65,6 @@ def save_traces(session: Path, dest: Path) -> None:
     written = export_traces(load_run(session), dest)
     err = stream_console(sys.stderr)
     for path in written:  # as -o says what it wrote
-        err.print(f"[dim]wrote trace to {path}[/]", highlight=False)
+        err.print(f"[dim]wrote trace to {path}[/]", highlight=False, soft_wrap=True)  # a path is not wrapped
     if not written:
         err.print(f"[yellow]launchprof: warning:[/] {session} holds no profiler trace: nothing written to {dest}", highlight=False)

@@ -19,7 +19,6 @@ the extended machine metadata) are read with ``getattr(..., None)``, so old repo
 
 from __future__ import annotations
 
-import inspect
 import math
 import re
 from collections import Counter
@@ -35,10 +34,10 @@ from scipy import stats
 from launchprof.errors import UsageError
 from launchprof.project import relative_to_root
 from launchprof.session import Hazard, Report, Stats
+from launchprof.stats import speedup_of
 
 ALPHA = 0.05  # two-sided significance level of the Mann-Whitney U test
 MIN_SAMPLES = 5  # below this, neither test can tell anything from noise
-BOOTSTRAP_RESAMPLES = 2000  # enough for a stable 95% percentile interval; fast for a few hundred samples
 BOOTSTRAP_SEED = 0  # the same reports always give the same interval (CI logs must be reproducible)
 
 
@@ -102,16 +101,6 @@ def p_text(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
 
 
-def _bootstrap_kwargs() -> dict[str, Any]:
-    """scipy >= 1.15 takes ``rng``; older releases ``random_state``."""
-    name = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"
-    return {name: np.random.default_rng(BOOTSTRAP_SEED)}
-
-
-def _median_ratio(new: np.ndarray, base: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.median(new, axis=axis) / np.median(base, axis=axis)
-
-
 def significance_of(base: Sequence[float] | None, new: Sequence[float] | None) -> Significance:
     """Mann-Whitney U (two-sided) on the raw samples, and a bootstrap interval of the median ratio."""
     if not base or not new:
@@ -121,12 +110,12 @@ def significance_of(base: Sequence[float] | None, new: Sequence[float] | None) -
     if len(b) < MIN_SAMPLES or len(n) < MIN_SAMPLES:
         return Significance(None, n_base=len(b), n_new=len(n), reason=f"too few samples ({len(b)} and {len(n)})")
     p = float(stats.mannwhitneyu(n, b, alternative="two-sided").pvalue)
-    ratio = float(_median_ratio(n, b))
-    interval = stats.bootstrap(
-        (n, b), _median_ratio, vectorized=True, n_resamples=BOOTSTRAP_RESAMPLES, method="percentile", **_bootstrap_kwargs()
-    ).confidence_interval
-    low, high = float(interval.low), float(interval.high)
-    return Significance(p < ALPHA, p, ratio, low if math.isfinite(low) else None, high if math.isfinite(high) else None, len(b), len(n))
+    # new/base: the ratio of medians and its percentile bootstrap, as the speedup's (launchprof.stats)
+    ratio = speedup_of(n, b, seed=BOOTSTRAP_SEED)
+    if ratio is None:  # a base median of zero: no ratio to give
+        return Significance(p < ALPHA, p, None, None, None, len(b), len(n))
+    low, high = ratio.low, ratio.high
+    return Significance(p < ALPHA, p, ratio.median, low if math.isfinite(low) else None, high if math.isfinite(high) else None, len(b), len(n))
 
 
 # --- deltas ----------------------------------------------------------------------------------

@@ -119,7 +119,7 @@ def handles_errors(fn: F) -> F:
         except OSError as exc:
             if exc.errno not in FULL_OR_BROKEN_OUTPUT:
                 crash(exc)
-            output_failed(exc)
+            raise typer.Exit(output_failed(exc)) from None
         except Exception as exc:  # a launchprof bug: one line here, the traceback in a file
             crash(exc)
         raise typer.Exit(int(code or 0))
@@ -127,10 +127,10 @@ def handles_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def output_failed(exc: OSError) -> None:
+def output_failed(exc: OSError) -> int:
     """A full disk or a failing device (`> /dev/full`) is the user's environment, not a bug:
-    one line, exit 2. Stdout then points at /dev/null, so the interpreter's last flush of the
-    bytes it could not write does not print a second error at exit."""
+    one line; returns the exit code, 2. Stdout then points at /dev/null, so the interpreter's
+    last flush of the bytes it could not write does not print a second error at exit."""
     import os
 
     try:
@@ -139,7 +139,7 @@ def output_failed(exc: OSError) -> None:
         pass
     where = exc.filename if exc.filename is not None else "to standard output"
     error_line(f"cannot write {where}: {exc.strerror or exc}")
-    raise typer.Exit(int(ExitCode.USAGE)) from None
+    return int(ExitCode.USAGE)
 
 
 def crash(exc: BaseException) -> None:
@@ -158,7 +158,7 @@ def _version(value: bool) -> None:
         try:
             typer.echo(f"launchprof {__version__}")
         except OSError as exc:  # `--version > /dev/full`: outside handles_errors
-            output_failed(exc)
+            raise typer.Exit(output_failed(exc)) from None
         raise typer.Exit(0)
 
 
@@ -392,10 +392,7 @@ def main() -> None:
     except OSError as exc:  # --help into a full device: click writes it outside the commands
         if exc.errno not in FULL_OR_BROKEN_OUTPUT:
             raise
-        try:
-            output_failed(exc)
-        except typer.Exit as done:
-            sys.exit(done.exit_code)
+        sys.exit(output_failed(exc))
     except ClickException as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":
             exc.show()

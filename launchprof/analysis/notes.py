@@ -35,7 +35,7 @@ def eager_trace_lost(eager: EagerProfile, replay: ReplayProfile | None) -> bool:
     only copies has memcpy nodes, not kernels, and copies in its eager trace."""
     if eager.kernels_per_step != 0 or eager.memcpys_per_step or replay is None:
         return False
-    kernels = (replay.node_types or {}).get("kernel") if replay.node_types else replay.graph_nodes
+    kernels = replay.node_types.get("kernel") if replay.node_types else replay.graph_nodes
     return bool(kernels)
 
 

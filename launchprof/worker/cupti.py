@@ -24,6 +24,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from launchprof.worker.profiler_tables import on_gpu
+
 TEARDOWN_CUPTI = "TEARDOWN_CUPTI"
 # CUDA graphs survive CUPTI re-initialisation from this CUDA version on (pytorch/pytorch#146604).
 SAFE_FROM = (12, 6)
@@ -89,4 +91,4 @@ def lost_device_activity(prof: Any) -> bool:
         events = prof.profiler.kineto_results.events()
     except Exception:  # no results to judge: keep the trace as it is
         return False
-    return not any(str(e.device_type()).endswith("CUDA") for e in events)
+    return not any(on_gpu(e) for e in events)

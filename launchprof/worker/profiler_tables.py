@@ -42,11 +42,11 @@ def _category(event: Any) -> str | None:
         if kind == "user_annotation" or (kind == "cpu_op" and event.is_user_annotation()):
             return "user_annotation"
         return kind if kind in CATEGORIES else None
-    on_gpu = str(event.device_type()).endswith("CUDA")
+    gpu = on_gpu(event)
     name = event.name()
     if event.is_user_annotation():
-        return None if on_gpu else "user_annotation"
-    if on_gpu:
+        return None if gpu else "user_annotation"
+    if gpu:
         if name in _GPU_SYNC_NAMES:
             return None
         if name.startswith("Memcpy"):
@@ -57,6 +57,11 @@ def _category(event: Any) -> str | None:
     if name.startswith("cu") and "::" not in name and int(event.correlation_id()) > 0:
         return "cuda_runtime" if name.startswith("cuda") else "cuda_driver"
     return None
+
+
+def on_gpu(event: Any) -> bool:
+    """A kineto event that ran on the device (kernel, copy, fill), not on the host."""
+    return str(event.device_type()).endswith("CUDA")
 
 
 def chrome_rows(events: Iterable[Any], base_ns: int, pid: int = 0) -> list[dict[str, Any]]:

@@ -26,6 +26,8 @@ class Evidence:
     call_site: dict[str, Any] | None = None
     calls: list[dict[str, Any]] = field(default_factory=list)
     mutations: dict[str, list[str]] = field(default_factory=dict)
+    # Whether the step draws from the default CUDA generator (None: a worker that did not say).
+    cuda_rng: bool | None = None
     # In-loop timings: the calls the script itself made (labelled "in-loop" in reports).
     eager_wall_us: list[float] = field(default_factory=list)
     eager_gpu_us: list[float] = field(default_factory=list)
@@ -150,6 +152,7 @@ def parse_events(events: list[dict[str, Any]]) -> Evidence:
             data["target_problem"] = e.get("problem")
         elif kind == "mutations":
             data["mutations"] = {"args": e.get("args", []), "state": e.get("state", [])}
+            data["cuda_rng"] = e.get("cuda_rng")
         elif kind == "trace":
             data["traces"][e.get("what", "eager")] = e["path"]
         elif kind == "internal-error":

@@ -121,16 +121,18 @@ def predict_speedup(
     profile: DeviceProfile | None,
     extra_launches: int = 0,
     *,
+    rng_fills: int = 0,
     eager_step_ci: tuple[float, float] | None = None,
     profile_source: str | None = None,
 ) -> Prediction:
     """Predicted eager-step / replay-step ratio for a step of ``kernels_per_step`` kernels.
 
     ``extra_launches`` are launches a replay step makes besides the graph itself: the
-    copies of new inputs into static buffers, each one eager op. (PyTorch's RNG prologue,
-    two small fills per registered generator on every ``replay()``, is already inside
-    the profile's LaunchGraph, which is timed on torch's own ``CUDAGraph.replay()``; so is
-    the synchronisation, since LaunchGraph and the step are both timed submit-and-wait.)
+    copies of new inputs into static buffers, each one eager op. ``rng_fills`` are the
+    ops of PyTorch's RNG prologue (two fills before each replay of a graph that draws
+    random numbers, analysis/prediction.py), each counted as one eager op too. (The
+    synchronisation is inside the profile's LaunchGraph, since LaunchGraph and the step
+    are both timed submit-and-wait.)
 
     ``kernel_us`` is the list of kernel durations of one step (or their median, or None);
     ``gpu_busy_us`` the GPU busy time per step; ``launch_api_us`` the host time per step
@@ -149,12 +151,12 @@ def predict_speedup(
     if estimate is None:
         return Prediction(None, None, "the device profile lacks the replay coefficients (partial sweep?): run `launchprof crossover` again")
     replay, bound = estimate
-    launches = extra_launches * (_value(profile.eager_op_us) or 0.0)
+    launches = (extra_launches + rng_fills) * (_value(profile.eager_op_us) or 0.0)
     replay = replay + launches
     speedup = float(eager_step_us) / replay  # type: ignore[arg-type]
     n = kernels_per_step
     low, high = _interval(
-        profile, n, kernel_us, gpu_busy_us, float(eager_step_us), eager_step_ci, extra_launches, speedup  # type: ignore[arg-type]
+        profile, n, kernel_us, gpu_busy_us, float(eager_step_us), eager_step_ci, extra_launches + rng_fills, speedup  # type: ignore[arg-type]
     )
     why = (
         f"a replay of {n} kernel{'s' if n != 1 else ''} should take about {replay:.0f} µs "
@@ -164,6 +166,8 @@ def predict_speedup(
     why += ", mostly kernel time" if bound == "gpu" else ", mostly per-node overhead"
     if extra_launches:
         why += f", plus {extra_launches} input cop{'ies' if extra_launches != 1 else 'y'} into the static buffers"
+    if rng_fills:
+        why += f", plus torch's {rng_fills} RNG fills before each replay"
     why += ")"
     why += f" against {eager_step_us:.0f} µs measured eagerly: about {speedup:.1f}x"
     if low is not None and high is not None:

@@ -46,6 +46,29 @@ def test_long_kernels_do_not_help(tmp_path):
     assert report["eager"]["kernels_per_step"] == 2
 
 
+def test_the_rng_prologue_is_predicted_where_the_step_draws_random_numbers(tmp_path):
+    """The worker says whether a warm-up call advanced the default CUDA generator; where it
+    did (dropout), the prediction adds torch's two RNG fills before each replay and the
+    replay estimate lands near the measured replay; where not (decode), it adds none."""
+    from launchprof.run import load_run
+
+    for sample, draws in (("dropout_train", True), ("decode_loop", False)):
+        run_out, out = tmp_path / f"{sample}.lprun", tmp_path / f"{sample}.json"
+        proc = subprocess.run(
+            [sys.executable, "-m", "launchprof", "analyze", str(ROOT / "sample_models" / f"{sample}.py"), "--target", "step",
+             "--run-out", str(run_out), "-o", str(out)],
+            capture_output=True, text=True, timeout=300, cwd=ROOT,
+        )
+        assert out.exists() and run_out.exists(), proc.stderr
+        mutations = [e for e in load_run(run_out).events if e.get("type") == "mutations"]
+        assert [e.get("cuda_rng") for e in mutations] == [draws], sample
+        report = json.loads(out.read_text())
+        assert ("RNG fills" in report["prediction"]["explanation"]) is draws, report["prediction"]
+        if draws:
+            estimate, measured = report["prediction"]["replay_step_us"], report["replay"]["step_us"]["median"]
+            assert abs(estimate / measured - 1) < 0.2, (estimate, measured)
+
+
 COUNT_UPDATE_KERNELS = """
 import torch
 from torch.profiler import ProfilerActivity, profile

@@ -14,13 +14,40 @@ from launchprof.session import EagerProfile, Prediction
 from launchprof.trace import CallProfile
 
 # What the profile's LaunchGraph already holds, and so is not added again here:
-# - PyTorch's RNG prologue (two small fills per registered generator on every
-#   ``CUDAGraph.replay()``): the crossover times torch's own ``CUDAGraph.replay()``;
 # - the synchronisation: LaunchGraph is a latency (submit and wait) intercept, and the
 #   step is timed the same way (worker/burst.py: host clock on bare calls, events outside).
 # Before the burst timer, each timed step also carried CUDA events and the plan's
 # bookkeeping; "eager step minus GPU span" was added to the replay for that. Added on top of
 # a latency-mode LaunchGraph it counted the wait twice (H200 runs: +9 to +22 µs a step).
+
+
+# PyTorch's RNG prologue: before each ``CUDAGraph.replay()`` of a graph that draws random
+# numbers, torch fills the generator's seed and offset tensors (two small ops launched
+# eagerly). Since torch 2.7 (pytorch#143777) a graph that draws none skips them, so the
+# crossover's LaunchGraph (timed on graphs without RNG) does not hold them: on the H200
+# (torch 2.11) dropout_train's replay trace shows the two fill kernels ahead of the graph's,
+# and its replay read 41.1 µs against 29.6 µs predicted without them. Before 2.7 every
+# replay paid them, the crossover's too, so nothing is added there.
+RNG_FILLS = 2
+FILLS_ONLY_WITH_RNG_FROM = (2, 7)
+
+
+def torch_version(text: object) -> tuple[int, int] | None:
+    """(major, minor) of a torch version string ("2.11.0+cu130"); None if unknown."""
+    try:
+        major, minor = str(text).split("+")[0].split(".")[:2]
+        return int(major), int(minor)
+    except (TypeError, ValueError):
+        return None
+
+
+def rng_prologue_fills(ev: Evidence) -> int:
+    """Ops a replay launches before the graph for its RNG prologue (0 when the step draws no
+    CUDA random numbers, the worker did not say, or torch predates 2.7)."""
+    if not ev.cuda_rng:
+        return 0
+    version = torch_version((ev.machine or {}).get("torch"))
+    return RNG_FILLS if version is not None and version >= FILLS_ONLY_WITH_RNG_FROM else 0
 
 
 def eager_interval(ev: Evidence, eager: EagerProfile) -> tuple[float, float] | None:
@@ -57,6 +84,7 @@ def predicted(ev: Evidence, eager: EagerProfile | None, profile: Any, calls: lis
         eager.step_us.median,
         profile,
         extra_launches=extra,
+        rng_fills=rng_prologue_fills(ev),
         eager_step_ci=eager_interval(ev, eager),
     )
     if result.speedup is None:

@@ -41,7 +41,7 @@ from launchprof.worker.static_inputs import StaticInputs
 from launchprof.worker.timing import timed
 from launchprof.worker.trees import clone_tensors, copy_into, flat_tensors, tensor_leaves
 from launchprof.worker.user_errors import UserError, is_device_error
-from launchprof.worker.validator import Snapshot, mutated_tensors, validate, version_of
+from launchprof.worker.validator import Snapshot, cuda_rng_state, mutated_tensors, validate, version_of
 
 MAX_CALL_EVENTS = 400
 
@@ -82,6 +82,7 @@ class TargetRun:
         self.fallbacks = 0
         self.profiled_replay = False
         self.reprofiled = False  # the eager profile was taken again once (a lost trace)
+        self.draws_cuda_rng = False  # a warm-up call advanced the default CUDA generator
         self.host_writes: list[tuple[Any, str]] = []
         self.host_containers: list[Any] = []
         self.eager_interleaved = 0
@@ -186,8 +187,14 @@ class TargetRun:
     def _warmup(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
         before_args = {p: version_of(t) for p, t in tensor_leaves(self._canon(args, kwargs))}
         before_state = {n: version_of(t) for n, t in state.items()}
+        rng_before = cuda_rng_state()
         with nvtx_range("eager"):
             out = self._user(*args, **kwargs)
+        # A step that draws from the default CUDA generator makes every replay of its graph
+        # launch two fills first (analysis/prediction.py): the prediction counts them.
+        rng_after = cuda_rng_state()
+        if rng_before is not None and rng_after is not None and not torch.equal(rng_before, rng_after):
+            self.draws_cuda_rng = True
         for p, t in tensor_leaves(self._canon(args, kwargs)):
             if version_of(t) is None or (p in before_args and version_of(t) != before_args[p]):
                 self.mutated_args.add(p)
@@ -196,7 +203,9 @@ class TargetRun:
                 self.mutated_state.add(n)
         self.in_phase += 1
         if self.in_phase >= self.config.warmup:
-            self.events.write("mutations", args=sorted(self.mutated_args), state=sorted(self.mutated_state))
+            self.events.write(
+                "mutations", args=sorted(self.mutated_args), state=sorted(self.mutated_state), cuda_rng=self.draws_cuda_rng
+            )
             self._advance(Phase.EAGER)
         return out
 

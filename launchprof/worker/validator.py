@@ -21,6 +21,12 @@ def version_of(t: torch.Tensor) -> int | None:
     return None if t.is_inference() else t._version
 
 
+def cuda_rng_state() -> torch.Tensor | None:
+    """The current device's default CUDA generator state (seed and Philox offset, on the
+    host: reading it launches nothing); None without CUDA."""
+    return torch.cuda.get_rng_state() if torch.cuda.is_available() else None
+
+
 @dataclass
 class Snapshot:
     """Clones of the tensors a step mutates plus both RNG states, to put back later."""
@@ -39,7 +45,7 @@ class Snapshot:
             if id(t) not in seen:
                 seen.add(id(t))
                 snap.tensors.append((t, t.detach().clone()))
-        snap.cuda_rng = torch.cuda.get_rng_state() if torch.cuda.is_available() else None
+        snap.cuda_rng = cuda_rng_state()
         snap.cpu_rng = torch.get_rng_state() if cpu_rng else None
         return snap
 

@@ -43,6 +43,9 @@ class Evidence:
     timing_ends: list[dict[str, Any]] = field(default_factory=list)
     timing_starts: list[dict[str, Any]] = field(default_factory=list)  # with `sets` per kind (newer workers)
     traces: dict[str, str] = field(default_factory=dict)
+    # Traces that recorded no GPU activity under teardown and were not taken again: lost, or
+    # of a step with no CUDA work (worker/plan.py _finish_profile); runs before this say nothing.
+    lost_traces: list[str] = field(default_factory=list)
     probe: dict[str, Any] | None = None
     capture: dict[str, Any] | None = None
     anatomy: dict[str, Any] | None = None  # the captured graph's nodes and edges
@@ -132,7 +135,7 @@ def _timing(data: dict[str, Any], e: dict[str, Any]) -> None:
 def parse_events(events: list[dict[str, Any]]) -> Evidence:
     """Validate the events (ValueError on a malformed known event) and gather them."""
     data: dict[str, Any] = {name: [] for name in _LISTS.values()}
-    data.update({k: [] for k in ("eager_wall_us", "eager_gpu_us", "interleaved_wall_us", "replay_wall_us", "replay_gpu_us", "notes")})
+    data.update({k: [] for k in ("eager_wall_us", "eager_gpu_us", "interleaved_wall_us", "replay_wall_us", "replay_gpu_us", "notes", "lost_traces")})
     data.update({k: {} for k in ("burst_wall_us", "burst_gpu_us", "burst_medians_us", "traces")})
     for e in validate_events(events):
         kind = e["type"]
@@ -155,6 +158,8 @@ def parse_events(events: list[dict[str, Any]]) -> Evidence:
             data["cuda_rng"] = e.get("cuda_rng")
         elif kind == "trace":
             data["traces"][e.get("what", "eager")] = e["path"]
+            if e.get("may_be_lost"):
+                data["lost_traces"].append(e.get("what", "eager"))
         elif kind == "internal-error":
             data["internal_error"] = e.get("error")
             data["notes"].append(f"launchprof internal error (the measurement stopped there): {e.get('error')}")

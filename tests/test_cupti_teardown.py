@@ -89,6 +89,8 @@ def test_the_plan_profiles_its_calls_again_once_after_a_lost_trace(tmp_path, mon
     assert run._finish_profile(retry=False) is True  # closing the plan never asks for more calls
     traces = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines() if '"trace"' in line]
     assert len(traces) == 2 and all(t["what"] == "eager" for t in traces)
+    # empty after the retake: a step with no GPU work; empty and never retaken: maybe lost
+    assert [t["may_be_lost"] for t in traces] == [False, True]
 
 
 def test_the_profile_phase_takes_its_calls_again_after_a_lost_session(tmp_path, monkeypatch):
@@ -120,3 +122,23 @@ def test_the_profile_phase_takes_its_calls_again_after_a_lost_session(tmp_path, 
     traces = [e for e in events if e["type"] == "trace"]
     assert [(t["what"], t["calls"]) for t in traces] == [("eager", config.profile_calls)]
     assert any(e["type"] == "note" and "profiled again" in e["text"] for e in events)
+
+
+def test_the_compile_comparison_profiles_its_call_again_after_a_lost_session(monkeypatch):
+    """The compiled call's kernel count comes from one profiled call: after a lost session
+    (no GPU activity under teardown) it is taken once more, and only once."""
+    pytest.importorskip("torch")
+    from launchprof.worker import compile_compare, profiler_tables
+
+    monkeypatch.setenv(TEARDOWN_CUPTI, "1")
+    monkeypatch.setattr(compile_compare, "_sync", lambda: None)
+    kernel = {"cat": "kernel", "name": "k"}
+    launch = {"cat": "cuda_runtime", "name": "cudaGraphLaunch"}
+    sessions = [_Prof("CPU"), _Prof("CPU", "CUDA"), _Prof("CPU", "CUDA")]
+    monkeypatch.setattr(profiler_tables, "new_profile", lambda: sessions.pop(0))
+    monkeypatch.setattr(profiler_tables, "chrome_rows", lambda events, base: [kernel] * sum("CUDA" in e.device for e in events) + [launch])
+    calls = []
+    result = compile_compare.ModeResult(mode="reduce-overhead", field="compile")
+    compile_compare.profile_call(lambda: calls.append(1), (), {}, result)
+    assert len(calls) == 2 and len(sessions) == 1  # the lost session, then one more, no third
+    assert result.kernels_per_step == 1 and result.cudagraphs_used

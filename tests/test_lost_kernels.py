@@ -53,3 +53,35 @@ def test_a_step_with_no_gpu_work_and_an_empty_graph_is_still_cpu_only():
     report = analyse(dataclasses.replace(run, events=events))
     assert any("launches no CUDA work" in n for n in report.notes)
     assert report.verdict is Verdict.GRAPHS_DONT_HELP
+
+
+def _stopped_in_the_profile(run, may_be_lost: bool):
+    """The run as if the script had stopped calling during the eager profile: no capture, no
+    replay, and the eager trace flagged as the worker flags an empty session it could not
+    take again (worker/plan.py ``_finish_profile(retry=False)``)."""
+    events = []
+    for e in run.events:
+        if e.get("type") in ("capture", "anatomy", "validation", "replay-timing", "memory") or (
+            e.get("type") == "trace" and e.get("what") == "replay"
+        ):
+            continue
+        if e.get("type") == "timing" and e.get("kind") in ("replay", "clone"):
+            continue
+        if e.get("type") == "trace" and e.get("what") == "eager":
+            e = {**e, "may_be_lost": may_be_lost}
+        events.append(e)
+    return dataclasses.replace(run, events=events)
+
+
+def test_an_empty_eager_trace_never_taken_again_is_unknown_not_cpu_only():
+    """Without a graph to compare with, a lost session and a step with no CUDA work look the
+    same; the worker says it could not take the session again, and the counts are unknown
+    rather than zero: no "CPU only" verdict from a trace that may have been lost."""
+    run = load_run(LOST)
+    flagged = analyse(_stopped_in_the_profile(run, may_be_lost=True))
+    assert flagged.replay is None and flagged.eager.kernels_per_step is None
+    assert any("either the step runs no CUDA work or the profiler lost the trace" in n for n in flagged.notes)
+    assert flagged.verdict is not Verdict.GRAPHS_DONT_HELP
+    plain = analyse(_stopped_in_the_profile(run, may_be_lost=False))  # a retaken, still empty session
+    assert plain.eager.kernels_per_step == 0 and plain.verdict is Verdict.GRAPHS_DONT_HELP
+    assert any("launches no CUDA work" in n for n in plain.notes)

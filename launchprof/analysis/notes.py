@@ -28,26 +28,40 @@ def extra_nodes(eager: EagerProfile | None, replay: ReplayProfile | None) -> str
     return f"the graph has {replay.graph_nodes} nodes for {eager.kernels_per_step} eager kernels; the others: {named}"
 
 
-def eager_trace_lost(eager: EagerProfile, replay: ReplayProfile | None) -> bool:
+def eager_trace_lost(eager: EagerProfile, replay: ReplayProfile | None, said_lost: bool = False) -> bool:
     """The eager profile holds no kernel and no copy while the captured graph holds kernel
     nodes: the profiler lost the eager trace (seen on the H200 when an earlier
     torch.profiler session in the process had ended without a CUPTI teardown). A step that
-    only copies has memcpy nodes, not kernels, and copies in its eager trace."""
-    if eager.kernels_per_step != 0 or eager.memcpys_per_step or replay is None:
+    only copies has memcpy nodes, not kernels, and copies in its eager trace.
+
+    ``said_lost``: the worker saw the session record no GPU activity at all under teardown
+    and could not take it again (the script stopped calling first). Without a graph to
+    compare with, a lost trace and a step with no CUDA work then look alike: the counts
+    are unknown either way, not zero."""
+    if eager.kernels_per_step != 0 or eager.memcpys_per_step:
+        return False
+    if said_lost:
+        return True
+    if replay is None:
         return False
     kernels = replay.node_types.get("kernel") if replay.node_types else replay.graph_nodes
     return bool(kernels)
 
 
-def no_eager_kernels_note(eager: EagerProfile, replay: ReplayProfile | None) -> str:
+def no_eager_kernels_note(eager: EagerProfile, replay: ReplayProfile | None, said_lost: bool = False) -> str:
     """Why a target's eager profile holds no kernel: a lost trace, or a step with no GPU
     kernel (CPU tensors only, or copies only)."""
-    if eager_trace_lost(eager, replay):
-        assert replay is not None
+    if eager_trace_lost(eager, replay, said_lost):
+        if replay is not None and replay.graph_nodes:
+            return (
+                f"the eager profile recorded no kernels, yet the captured graph holds {replay.graph_nodes} nodes: the profiler lost "
+                "the eager trace (an earlier torch.profiler session in this process can do this), so the kernel counts and the "
+                "prediction are missing; the timings stand"
+            )
         return (
-            f"the eager profile recorded no kernels, yet the captured graph holds {replay.graph_nodes} nodes: the profiler lost "
-            "the eager trace (an earlier torch.profiler session in this process can do this), so the kernel counts and the "
-            "prediction are missing; the timings stand"
+            "the eager profile recorded no GPU activity, and the script stopped calling the target before it could be "
+            "profiled again: either the step runs no CUDA work or the profiler lost the trace (an earlier torch.profiler "
+            "session in this process can do this), so the kernel counts and the prediction are missing; the timings stand"
         )
     if eager.memcpys_per_step or (replay is not None and replay.graph_nodes):
         return "the target launches no CUDA kernel, only copies: a CUDA graph replays the copies alone"

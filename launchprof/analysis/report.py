@@ -76,8 +76,9 @@ def build_report(
     verdict = Verdict(decide(ev.target is not None, captured, validation, ratio))
     notes = list(ev.notes) + stopped_early_notes(ev) + argument_notes(ev)
     if ev.target is not None and eager is not None and eager.kernels_per_step == 0:
-        notes.append(no_eager_kernels_note(eager, replay))
-        if eager_trace_lost(eager, replay):  # counts from a lost trace are unknown, not zero
+        said_lost = "eager" in ev.lost_traces
+        notes.append(no_eager_kernels_note(eager, replay, said_lost))
+        if eager_trace_lost(eager, replay, said_lost):  # counts from a lost trace are unknown, not zero
             eager = dataclasses.replace(eager, kernels_per_step=None, memcpys_per_step=None)
         elif not (replay and replay.graph_nodes):
             # Capture records GPU work only: a replay would skip all of this step's CPU work.

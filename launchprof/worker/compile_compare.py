@@ -159,15 +159,20 @@ def warm_up(fn: Callable[..., Any], mode: str, sets: list[tuple[tuple, dict]], t
 
 def profile_call(compiled: Callable[..., Any], args: tuple, kwargs: dict, result: ModeResult) -> None:
     """Kernels per call and graph launches in one steady call, counted from the profiler's
-    own rows the way the eager profile counts them (worker/profiler_tables.py)."""
-    from launchprof.worker.cupti import tear_down_after_profiling
+    own rows the way the eager profile counts them (worker/profiler_tables.py). A session
+    that lost all GPU activity (worker/cupti.py: after a user's own profiler session that
+    ended without a teardown) is taken once more, as the plan's eager profile is."""
+    from launchprof.worker.cupti import lost_device_activity, tear_down_after_profiling
     from launchprof.worker.profiler_tables import chrome_rows, new_profile
 
     tear_down_after_profiling()  # this session comes before the compiled bursts (the plan may not have profiled)
-    _sync()
-    with new_profile() as prof:
-        compiled(*args, **kwargs)
+    for attempt in range(2):
         _sync()
+        with new_profile() as prof:
+            compiled(*args, **kwargs)
+            _sync()
+        if attempt or not lost_device_activity(prof):
+            break
     rows = chrome_rows(prof.profiler.kineto_results.events(), 0)
     result.kernels_per_step = sum(1 for r in rows if r["cat"] == "kernel")
     result.graph_launches = sum(1 for r in rows if r["cat"] in ("cuda_runtime", "cuda_driver") and "GraphLaunch" in r["name"])

@@ -41,7 +41,7 @@ from launchprof.worker.static_inputs import StaticInputs
 from launchprof.worker.timing import timed
 from launchprof.worker.trees import clone_tensors, copy_into, flat_tensors, tensor_leaves
 from launchprof.worker.user_errors import UserError, is_device_error
-from launchprof.worker.validator import Snapshot, cuda_rng_state, mutated_tensors, validate, version_of
+from launchprof.worker.validator import Snapshot, cuda_rng_state, mutated_tensors, rng_advanced, validate, version_of
 
 MAX_CALL_EVENTS = 400
 
@@ -190,11 +190,7 @@ class TargetRun:
         rng_before = cuda_rng_state()
         with nvtx_range("eager"):
             out = self._user(*args, **kwargs)
-        # A step that draws from the default CUDA generator makes every replay of its graph
-        # launch two fills first (analysis/prediction.py): the prediction counts them.
-        rng_after = cuda_rng_state()
-        if rng_before is not None and rng_after is not None and not torch.equal(rng_before, rng_after):
-            self.draws_cuda_rng = True
+        self.draws_cuda_rng |= rng_advanced(rng_before)  # its replays launch torch's RNG fills (analysis/prediction.py)
         for p, t in tensor_leaves(self._canon(args, kwargs)):
             if version_of(t) is None or (p in before_args and version_of(t) != before_args[p]):
                 self.mutated_args.add(p)
@@ -203,9 +199,7 @@ class TargetRun:
                 self.mutated_state.add(n)
         self.in_phase += 1
         if self.in_phase >= self.config.warmup:
-            self.events.write(
-                "mutations", args=sorted(self.mutated_args), state=sorted(self.mutated_state), cuda_rng=self.draws_cuda_rng
-            )
+            self.events.write("mutations", args=sorted(self.mutated_args), state=sorted(self.mutated_state), cuda_rng=self.draws_cuda_rng)
             self._advance(Phase.EAGER)
         return out
 
@@ -253,11 +247,15 @@ class TargetRun:
             return True
         prof, self.profiler = self.profiler, None
         prof.__exit__(None, None, None)
-        if retry and not self.reprofiled and lost_device_activity(prof):
+        lost = lost_device_activity(prof)
+        if retry and not self.reprofiled and lost:
             self.reprofiled = True
             return False
         path = write_table(prof, self._run_dir(), "eager")
-        self.events.write("trace", path=path, calls=self.in_phase, what="eager")
+        # Empty, and never taken again (the plan closed first): a lost session and a step with
+        # no CUDA work look alike, so the analysis calls the counts unknown, not zero. Empty
+        # again after the retake is a step with no GPU work (the loss hits one session).
+        self.events.write("trace", path=path, calls=self.in_phase, what="eager", may_be_lost=lost and not self.reprofiled)
         return True
 
     def _probe(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:

@@ -27,6 +27,15 @@ def cuda_rng_state() -> torch.Tensor | None:
     return torch.cuda.get_rng_state() if torch.cuda.is_available() else None
 
 
+def rng_advanced(before: torch.Tensor | None) -> bool:
+    """Whether the default CUDA generator moved since ``before`` (a :func:`cuda_rng_state`):
+    the step drew random numbers on the GPU."""
+    if before is None:
+        return False
+    after = cuda_rng_state()
+    return after is not None and not torch.equal(before, after)
+
+
 @dataclass
 class Snapshot:
     """Clones of the tensors a step mutates plus both RNG states, to put back later."""

@@ -28,6 +28,7 @@ class Evidence:
     mutations: dict[str, list[str]] = field(default_factory=dict)
     # Whether the step draws from the default CUDA generator (None: a worker that did not say).
     cuda_rng: bool | None = None
+    host_eager_op_us: float | None = None  # the profile's eager-op loop timed after the bursts
     # In-loop timings: the calls the script itself made (labelled "in-loop" in reports).
     eager_wall_us: list[float] = field(default_factory=list)
     eager_gpu_us: list[float] = field(default_factory=list)
@@ -153,6 +154,8 @@ def parse_events(events: list[dict[str, Any]]) -> Evidence:
             data["target" if kind == "target" else "call_site"] = _fields(e)
         elif kind == "target-problem":
             data["target_problem"] = e.get("problem")
+        elif kind == "host-speed":
+            data["host_eager_op_us"] = e.get("eager_op_us")
         elif kind == "mutations":
             data["mutations"] = {"args": e.get("args", []), "state": e.get("state", [])}
             data["cuda_rng"] = e.get("cuda_rng")

@@ -60,8 +60,11 @@ def test_the_rng_prologue_is_predicted_where_the_step_draws_random_numbers(tmp_p
             capture_output=True, text=True, timeout=300, cwd=ROOT,
         )
         assert out.exists() and run_out.exists(), proc.stderr
-        mutations = [e for e in load_run(run_out).events if e.get("type") == "mutations"]
+        events = load_run(run_out).events
+        mutations = [e for e in events if e.get("type") == "mutations"]
         assert [e.get("cuda_rng") for e in mutations] == [draws], sample
+        speed = [e["eager_op_us"] for e in events if e.get("type") == "host-speed"]
+        assert len(speed) == 1 and 1.0 < speed[0] < 50.0, speed  # the profile's eager-op loop, after the bursts
         report = json.loads(out.read_text())
         assert ("RNG fills" in report["prediction"]["explanation"]) is draws, report["prediction"]
         if draws:

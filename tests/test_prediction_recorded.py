@@ -135,3 +135,28 @@ def test_before_torch_2_7_every_replay_paid_the_fills_so_none_is_added():
     old = analyse(_with_cuda_rng(run, "2.6.0+cu124"), profile)
     assert old.prediction.replay_step_us == pytest.approx(analyse(run, profile).prediction.replay_step_us)
     assert "RNG fills" not in old.prediction.explanation
+
+
+def _with_host_speed(run, eager_op_us: float):
+    """The run with the ``host-speed`` event a current worker writes after its bursts."""
+    end = next(i for i, e in enumerate(run.events) if e.get("type") == "plan-end")
+    event = {"type": "host-speed", "t": run.events[end]["t"], "eager_op_us": eager_op_us, "counts": [64, 256]}
+    return dataclasses.replace(run, events=[*run.events[:end], event, *run.events[end:]])
+
+
+def test_a_host_that_ran_at_another_speed_than_the_profile_is_said():
+    """The calibration measured in an H200's first minute read 9.07 µs per eager op, later
+    sweeps that day 6.4-6.6 µs: a run on the warm host, predicted from that profile, counts
+    launches too dear. The run's own timing of the profile's loop tells."""
+    run = load("decode_loop")
+    profile = stored_profile(run.profile)
+    then = profile.eager_op_us.median
+    same = analyse(_with_host_speed(run, then * 1.05), profile)
+    assert not any("than when the device profile was measured" in n for n in same.notes)
+    fast = analyse(_with_host_speed(run, then / 1.4), profile)
+    note = next(n for n in fast.notes if "than when the device profile was measured" in n)
+    assert "ran faster" in note and "prediction low" in note and f"{then:.1f} µs in the profile" in note
+    slow = analyse(_with_host_speed(run, then * 1.4), profile)
+    assert any("ran slower" in n and "prediction high" in n for n in slow.notes)
+    assert fast.prediction.median == same.prediction.median  # said, not corrected
+    assert not any("device profile was measured" in n for n in analyse(run, profile).notes)  # older runs: nothing

@@ -50,6 +50,28 @@ def rng_prologue_fills(ev: Evidence) -> int:
     return RNG_FILLS if version is not None and version >= FILLS_ONLY_WITH_RNG_FROM else 0
 
 
+HOST_DRIFT = 0.15  # the profile's NOISY bound: host coefficients that moved more than this
+
+
+def host_speed_note(ev: Evidence, profile: Any) -> str | None:
+    """A note when the host ran at another speed than when the profile was measured: the
+    worker times the profile's own eager-op loop after the bursts (worker/host_speed.py).
+    The prediction is not corrected (no GPU run has checked a correction yet); it is said."""
+    from launchprof import predict
+
+    now = ev.host_eager_op_us
+    then = predict._value(getattr(profile, "eager_op_us", None)) if profile is not None else None
+    if not (now and then and now > 0 and then > 0) or abs(then / now - 1) <= HOST_DRIFT:
+        return None
+    faster = now < then
+    return (
+        f"this host ran {'faster' if faster else 'slower'} than when the device profile was measured (an eager op "
+        f"took {now:.1f} µs after the bursts, {then:.1f} µs in the profile): the predicted replay's launch costs may "
+        f"read {'high, and the prediction low' if faster else 'low, and the prediction high'}; "
+        "`launchprof crossover` measures a new profile"
+    )
+
+
 def eager_interval(ev: Evidence, eager: EagerProfile) -> tuple[float, float] | None:
     """The eager step's 95% interval, widened to the range of its burst medians.
 

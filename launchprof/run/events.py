@@ -144,7 +144,7 @@ MODELS: dict[str, type[Event]] = {
     "calibration": CalibrationEvent,
     "script-end": ScriptEndEvent,
     "state-realloc": NamesEvent,
-    **{name: Event for name in ("environment", "target-problem", "mutations", "probe", "fallback", "phase")},
+    **{name: Event for name in ("environment", "target-problem", "mutations", "probe", "fallback", "phase", "host-speed")},
     **{name: Event for name in ("plan-end", "worker-end", "note", "internal-error", "candidates", "timing-start")},
     **{name: Event for name in ("anatomy", "race-check")},
     **{name: Event for name in ("outputs", "kept-output", "loop-back")},

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from launchprof.worker.burst import Kind, run_bursts
+from launchprof.worker.host_speed import measure_host_speed
 from launchprof.worker.hoststate import HostState
 from launchprof.worker.trees import clone_tensors, tensor_leaves
 from launchprof.worker.validator import Snapshot, mutated_tensors
@@ -100,6 +101,7 @@ def run_plan_bursts(run: TargetRun) -> None:
     try:
         with silenced():
             run_bursts(kinds, run.config.repeat, run.events)
+        measure_host_speed(run.events)  # the prediction's profile against this host now
     except Exception as exc:
         run.events.write("note", text=f"timing bursts stopped ({type(exc).__name__}: {str(exc)[:300]}); the in-loop timings are reported")
     finally:

@@ -40,6 +40,10 @@ if TYPE_CHECKING:
     from launchprof.session import EagerProfile
 
 
+# What the replay estimate reads from a profile; the basis names any of them the sweep left undetermined.
+PREDICTION_COEFFICIENTS = ("graph_launch_fixed_us", "graph_node_us", "floor_node_us", "graph_gap_us", "empty_kernel_us", "eager_op_us")
+
+
 @dataclass(frozen=True)
 class Prediction:
     """A predicted speedup (the median), its 95% interval, what it rests on, and why."""
@@ -256,6 +260,8 @@ def describe_basis(
     kind += {"calibration": "quick calibration by analyze", "default": "full"}.get(profile.plan or "", "quick" if profile.quick else "full")
     where = f", {source}" if source else ""
     noisy = ", NOISY" if getattr(profile, "noisy", False) else ""
+    unsure = [n for n in getattr(profile, "undetermined", []) if n in PREDICTION_COEFFICIENTS]
+    noisy += f", not determined: {', '.join(unsure)}" if unsure else ""
     head = f"device profile {m.gpu} · driver {m.driver} · torch {m.torch} ({kind}, created {profile.created}{where}{noisy})"
     if isinstance(kernel_us, Sequence) and not isinstance(kernel_us, str) and len(kernel_us) > 0:
         kernels = f"{len(kernel_us)} kernel times (median {float(np.median(kernel_us)):.2f} µs)"
@@ -296,15 +302,15 @@ def breakeven_replays(instantiate_us: float | None, eager_step_us: float | None,
 def predicted_setup_us(nodes: int, profile: DeviceProfile | None) -> float | None:
     """Capture + instantiate time the profile predicts for a graph of ``nodes`` kernels.
 
-    For a breakeven estimate before the workload could be captured.
+    For a breakeven estimate before the workload could be captured. The median only:
+    :func:`launchprof.crossover.setup_cost.predict_setup` gives its 95% interval and says
+    when instantiate's fixed part is not determined by the sweep (a small graph's set-up is
+    then rough); use that where the figure is shown.
     """
-    if profile is None:
-        return None
-    per_node = sum(v for v in (_value(profile.capture_node_us), _value(profile.instantiate_node_us)) if v is not None)
-    fixed = _value(profile.instantiate_fixed_us) or 0.0
-    if per_node <= 0:
-        return None
-    return max(fixed, 0.0) + per_node * nodes
+    from launchprof.crossover.setup_cost import predict_setup
+
+    estimate = predict_setup(nodes, profile)
+    return None if estimate is None else estimate.median_us
 
 
 def prediction_from_eager(

@@ -136,6 +136,8 @@ def run(options: CrossoverOptions) -> int:
         print_profile(profile, Console(highlight=False))
     if profile.noisy:
         err.print(f"[yellow]warning:[/] noisy device profile: {profile.noisy_reason}")
+    if options.format == "json" and profile.undetermined:  # the console table says so itself
+        err.print(f"[dim]note: not determined by this sweep (see the profile's undetermined list): {', '.join(profile.undetermined)}[/]")
     err.print(f"[dim]sweep took {result.elapsed_s:.1f} s[/]")
     if result.partial:
         where = cached or options.output

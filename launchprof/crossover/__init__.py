@@ -8,7 +8,9 @@ data recorded on an H200.
 - ``sweep``: the phases in order; ``host`` (host costs in interleaved rounds) and
   ``phases`` (device costs) measure; ``gpu``, ``rawgraph`` and ``recorder`` help them;
 - ``fit``: samples to coefficients and the crossover; ``spread``: per-round medians, spread
-  and the noisy flag; ``uncertainty``: intervals carried into predictions;
+  and the noisy flag; ``uncertainty``: intervals carried into predictions; ``determined``:
+  which coefficients the sweep leaves undetermined; ``setup_cost``: capture + instantiate
+  with its interval, and the replays to pay it back;
 - ``profile``: the validated profile file, its migration and the cache;
 - ``calibrate``: ``ensure_profile``, called by analyze's worker before the script;
 - ``simulate``: a stand-in sweep with known coefficients, for tests; ``plot``: the curves.

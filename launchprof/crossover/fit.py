@@ -38,6 +38,8 @@ from launchprof.crossover.profile import (
     LineFit,
     Series,
 )
+from launchprof.crossover.determined import undetermined_coefficients, undetermined_sentence
+from launchprof.crossover.setup_cost import Line, fit_lines, replays_interval, setup_interval_us
 from launchprof.crossover.spread import host_coefficients, summarise_rounds
 from launchprof.predict import breakeven_replays
 from launchprof.session import Machine
@@ -254,16 +256,30 @@ def setup_us(nodes: int, capture: LineFit | None, instantiate: LineFit | None, c
     return None
 
 
-def replays_to_amortise(nodes: int, setup: float | None, eager: LineFit, graph: LineFit) -> Amortisation | None:
-    """Replays of an ``nodes``-node graph needed to win back its capture and instantiation."""
+def replays_to_amortise(
+    nodes: int, setup: float | None, eager: LineFit, graph: LineFit, lines: Sequence[Line] = ()
+) -> Amortisation | None:
+    """Replays of an ``nodes``-node graph needed to win back its capture and instantiation.
+
+    ``lines`` are the set-up lines with their intervals: the set-up and the replays then
+    carry a 95% interval too (instantiate's intercept is rarely determined by the sweep).
+    """
     if setup is None:
         return None
     saved = eager.at(nodes) - graph.at(nodes)
+    low = high = replays_low = replays_high = None
+    if lines:
+        low, high = setup_interval_us(lines, nodes, setup)
+        replays_low, replays_high = replays_interval(low, high, saved)
     return Amortisation(
         nodes=nodes,
         setup_us=setup,
         saved_per_replay_us=saved,
         replays=breakeven_replays(setup, eager.at(nodes), graph.at(nodes)),
+        setup_low_us=low,
+        setup_high_us=high,
+        replays_low=replays_low,
+        replays_high=replays_high,
     )
 
 
@@ -274,7 +290,10 @@ def amortisation_table(
     if shortest is None or shortest.eager is None or shortest.graph is None:
         return []
     eager_line = with_launch_floor(shortest.eager, op_us)
-    items = (replays_to_amortise(n, setup_us(n, capture, instantiate, combined), eager_line, shortest.graph) for n in AMORTISE_NODES)
+    lines = fit_lines(capture, instantiate) if capture is not None and instantiate is not None else fit_lines(combined)
+    items = (
+        replays_to_amortise(n, setup_us(n, capture, instantiate, combined), eager_line, shortest.graph, lines) for n in AMORTISE_NODES
+    )
     return [item for item in items if item is not None]
 
 
@@ -400,6 +419,7 @@ def refit(profile: DeviceProfile) -> DeviceProfile:
 def _with_model(profile: DeviceProfile) -> DeviceProfile:
     from dataclasses import replace
 
+    profile = replace(profile, undetermined=undetermined_coefficients(profile))
     return replace(profile, model=describe_model(profile))
 
 
@@ -438,6 +458,8 @@ def describe_model(p: DeviceProfile) -> str:
     if p.spread:
         widest = max(p.spread, key=lambda k: p.spread[k])
         parts.append(f"Host coefficients are medians of interleaved rounds; the widest spread across rounds is {widest} at {p.spread[widest]:.0%}.")
+    if p.undetermined:
+        parts.append(undetermined_sentence(p) or "")
     if p.noisy:
         parts.append(f"NOISY: {p.noisy_reason}")
     return " ".join(parts)

@@ -13,6 +13,7 @@ import io
 from pathlib import Path
 from typing import Any
 
+from launchprof.crossover.determined import not_determined
 from launchprof.crossover.fit import curve, fmt, kernel_durations
 from launchprof.crossover.profile import DeviceProfile, Kind
 from launchprof.errors import UsageError
@@ -77,20 +78,26 @@ def render_svg(profile: DeviceProfile) -> str:
     return text[text.find("<svg") :]
 
 
+def _figure_text(profile: DeviceProfile, name: str) -> str:
+    value = getattr(profile, name)
+    return not_determined(value) if value is not None and name in profile.undetermined else fmt(value, 3)
+
+
 def render_html(profile: DeviceProfile) -> str:
     """A small self-contained page: the curves, the coefficients and the model sentence."""
     rows = [
-        ("eager launch, torch op", profile.eager_op_us),
-        (f"eager launch, bare ({profile.raw_launch_method or '?'})", profile.raw_launch_us),
-        ("graph launch, fixed", profile.graph_launch_fixed_us),
-        ("graph, per node", profile.graph_node_us),
-        (f"floor per node ({profile.floor_kernel or '?'})", profile.floor_node_us),
-        ("capture per node", profile.capture_node_us),
-        ("instantiate per node", profile.instantiate_node_us),
-        ("update in place per node", profile.update_node_us),
-        ("re-instantiate per node", profile.reinstantiate_node_us),
+        ("eager launch, torch op", "eager_op_us"),
+        (f"eager launch, bare ({profile.raw_launch_method or '?'})", "raw_launch_us"),
+        ("graph launch, fixed", "graph_launch_fixed_us"),
+        ("graph, per node", "graph_node_us"),
+        (f"floor per node ({profile.floor_kernel or '?'})", "floor_node_us"),
+        ("capture per node", "capture_node_us"),
+        ("instantiate per node", "instantiate_node_us"),
+        ("instantiate, fixed part", "instantiate_fixed_us"),
+        ("update in place per node", "update_node_us"),
+        ("re-instantiate per node", "reinstantiate_node_us"),
     ]
-    table = "".join(f"<tr><td>{html.escape(name)}</td><td>{html.escape(fmt(value, 3))}</td></tr>" for name, value in rows)
+    table = "".join(f"<tr><td>{html.escape(label)}</td><td>{html.escape(_figure_text(profile, name))}</td></tr>" for label, name in rows)
     cross = "".join(
         f"<tr><td>{c.kernel_us:g}</td><td>{c.nodes_crossover if c.nodes_crossover is not None else 'never'}</td>"
         f"<td>{c.nodes_crossover_torch_op if c.nodes_crossover_torch_op is not None else 'n/a'}</td>"

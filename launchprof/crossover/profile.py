@@ -120,6 +120,10 @@ class Amortisation:
     setup_us: float
     saved_per_replay_us: float | None
     replays: float | None
+    setup_low_us: float | None = None  # 95% interval of setup_us (instantiate's intercept is often undetermined)
+    setup_high_us: float | None = None
+    replays_low: float | None = None  # replays for setup_low_us and setup_high_us
+    replays_high: float | None = None
 
 
 @dataclass(frozen=True, config=_CONFIG)
@@ -160,6 +164,7 @@ class DeviceProfile:
     noisy: bool = False  # a host coefficient moved more than NOISY_SPREAD between rounds
     noisy_reason: str | None = None
     plan: str | None = None  # the sweep plan's name: "quick", "default" or "calibration" (inside analyze)
+    undetermined: list[str] = field(default_factory=list)  # coefficients whose 95% interval spans over 2x their median (determined.py)
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -223,12 +228,17 @@ def profile_from_dict(data: dict[str, Any]) -> DeviceProfile:
     """Build a profile from parsed JSON: migrated, then validated; tolerant of added fields."""
     data = migrate(data)
     try:
-        return _ADAPTER.validate_python(data)
+        profile = _ADAPTER.validate_python(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "top level"
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise UsageError(f"not a launchprof device profile: {where}: {first['msg']}{more}") from None
+    if "undetermined" not in data:  # written before the flag existed: judge its intervals now
+        from launchprof.crossover.determined import undetermined_coefficients
+
+        profile = dataclasses.replace(profile, undetermined=undetermined_coefficients(profile))
+    return profile
 
 
 # --- files and the cache -------------------------------------------------------------

@@ -164,6 +164,7 @@ class DeviceProfile:
     noisy: bool = False  # a host coefficient moved more than NOISY_SPREAD between rounds
     noisy_reason: str | None = None
     plan: str | None = None  # the sweep plan's name: "quick", "default" or "calibration" (inside analyze)
+    rechecked: bool = False  # a noisy calibration measured a second time (crossover/calibrate.py)
     undetermined: list[str] = field(default_factory=list)  # coefficients whose 95% interval spans over 2x their median (determined.py)
 
     def to_dict(self) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from launchprof import __version__
-from launchprof.commands.helptext import PlainCommand
+from launchprof.commands.helptext import PlainCommand, PlainGroup
 from launchprof.commands.options import (  # noqa: F401 - typer reads the aliases from the signatures
     FormatOpt,
     OutputOpt,
@@ -67,6 +67,7 @@ from launchprof.errors import ExitCode, LaunchprofError
 
 app = typer.Typer(
     name="launchprof",
+    cls=PlainGroup,
     help=(
         "Will CUDA graphs speed up this PyTorch workload? launchprof runs your script eagerly and as "
         "a CUDA graph replay, side by side, flags what breaks capture at its file and line, and says "

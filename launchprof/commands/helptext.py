@@ -4,16 +4,24 @@ typer's default help shows Python annotations (``<bool>``, ``<list[Path]>``) and
 required arguments in braces (``{script}``); its parser errors are framed boxes that
 break one-line log parsing. This command class writes the usage line with upper-case
 argument names, each option with its metavar (``--target NAME``) and no type column.
+click formats help at least 50 columns wide whatever ``COLUMNS`` says; on a narrower
+terminal these pages (and the top-level one, :class:`PlainGroup`) fit its width instead.
 """
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
 import typer.core
 
 # A value's placeholder when an option declares no metavar: by the option's bare type.
 _BY_TYPE = {"int": "N", "float": "SECONDS", "Path": "PATH", "str": "TEXT"}
+# click's floor: at this width or below, each option's text goes on the lines below its
+# name (a 16-column text column beside 32 columns of option names wraps a word a line).
+CLICK_MIN_WIDTH = 50
+# Narrower than this, a page of words a line helps nobody: it wraps at this width.
+NARROWEST = 20
 
 
 def _bare(param: Any) -> str:
@@ -65,6 +73,7 @@ class PlainCommand(typer.core.TyperCommand):
         formatter.write_usage(ctx.command_path, " ".join(self.collect_usage_pieces(ctx)))
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
+        fit_narrow_terminal(ctx, formatter)
         self.format_usage(ctx, formatter)
         self.format_help_text(ctx, formatter)
         self.format_options(ctx, formatter)
@@ -84,4 +93,20 @@ class PlainCommand(typer.core.TyperCommand):
                 formatter.write_dl(args)
         if opts:
             with formatter.section("Options"):
-                formatter.write_dl(opts)
+                formatter.write_dl(opts, col_max=30 if formatter.width > CLICK_MIN_WIDTH else 0)
+
+
+class PlainGroup(typer.core.TyperGroup):
+    """The top-level command: typer's plain help, fitted to a narrow terminal too."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        fit_narrow_terminal(ctx, formatter)
+        super().format_help(ctx, formatter)
+
+
+def fit_narrow_terminal(ctx: Any, formatter: Any) -> None:
+    """Narrow ``formatter`` to a terminal under click's 50-column floor (COLUMNS or the tty)."""
+    if ctx.terminal_width is None:
+        columns = shutil.get_terminal_size().columns - 2
+        if columns < formatter.width:
+            formatter.width = max(columns, NARROWEST)

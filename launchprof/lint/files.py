@@ -16,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 
 from launchprof.errors import UsageError
+from launchprof.lint.named import check_named_file
 
 # Folders that hold no user code: caches and installed packages (and any folder with a pyvenv.cfg).
 SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "dist-packages", "venv"})
@@ -49,7 +50,8 @@ def collect_files(paths: tuple[Path, ...] | list[Path], root: Path, exclude: tup
 
     Hidden folders, caches, virtual environments and ``exclude`` globs (matched against
     the path relative to ``root`` and against each name) are skipped in folders; a file
-    named on the command line is always linted. The order is stable (sorted per
+    named on the command line is linted even when excluded, but only when it is a
+    Python file (:mod:`launchprof.lint.named`). The order is stable (sorted per
     folder) so that reports do not reorder between runs. A dangling symlink is kept:
     reading it fails later, as a note. Nothing to lint at all is a usage error.
     """
@@ -60,6 +62,7 @@ def collect_files(paths: tuple[Path, ...] | list[Path], root: Path, exclude: tup
         if p.is_dir():
             candidates = list(_walk_py(str(p), root.resolve(), exclude))
         elif p.is_file() or p.is_symlink():
+            check_named_file(p)
             candidates = [str(p)]
         else:
             raise UsageError(f"no such file or folder: {p}")

@@ -97,6 +97,11 @@ def test_a_py_file_is_linted_as_before(tmp_path):
     assert hazards(tmp_path, "step.py") == [("step.py", 5, "hidden-sync")]
 
 
+def test_a_pyw_file_is_python_source_too(tmp_path):
+    (tmp_path / "gui.pyw").write_text(STEP)
+    assert hazards(tmp_path, "gui.pyw") == [("gui.pyw", 5, "hidden-sync")]
+
+
 def test_a_symlink_to_a_py_file_is_linted(tmp_path):
     (tmp_path / "step.py").write_text(STEP)
     (tmp_path / "step").symlink_to("step.py")

@@ -2,7 +2,7 @@
 
 A mistyped path (``notes.txt``, ``README``, ``config.json``) often parses as Python:
 linted as such it passes with "no hazards", a misleading green check in CI. So a named
-file must look like Python to its user: its name ends in ``.py`` (or the file a symlink
+file must look like Python to its user: its name ends in ``.py`` or ``.pyw`` (or the file a symlink
 points to does), or its first line is a python shebang, as in ``scripts/train`` that
 starts with ``#!/usr/bin/env python3``. Folders are walked for ``*.py`` files only
 (:func:`launchprof.lint.files.collect_files`); the shebang is read only for named files,
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from launchprof.errors import UsageError
 
+SOURCE_SUFFIXES = (".py", ".pyw")  # .pyw: the same source, run without a console on Windows
 # The interpreter word of a shebang: python, python3, python3.12, python3.13t, pypy3 ...
 _PYTHON = re.compile(r"(?:python|pypy)[\w.-]*")
 # A shebang longer than this is not run by Linux anyway (BINPRM_BUF_SIZE is 256).
@@ -29,7 +30,7 @@ def check_named_file(path: Path) -> None:
     A file that cannot be opened passes: reading it later says exactly why (a dangling
     symlink, no permission), which is more useful than "not a Python file".
     """
-    if path.name.endswith(".py") or os.path.realpath(path).endswith(".py"):
+    if path.name.endswith(SOURCE_SUFFIXES) or os.path.realpath(path).endswith(SOURCE_SUFFIXES):
         return
     try:
         with open(path, "rb") as f:

@@ -58,7 +58,7 @@ def compile_result(event: dict[str, Any], ev: Evidence, root: str | None = None)
         recompiles=recompiles,
         samples_us=samples,
         timing="burst" if samples else None,
-        details={k: event.get(k) for k in ("warmup_calls", "passes", "graph_launches", "device") if event.get(k) is not None},
+        details={k: event.get(k) for k in ("warmup_calls", "passes", "graph_launches", "device", "frames_in_timing") if event.get(k) is not None},
     )
 
 

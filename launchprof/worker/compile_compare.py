@@ -64,6 +64,7 @@ class ModeResult:
     kernels_per_step: int | None = None
     graph_launches: int | None = None  # cudaGraphLaunch calls in the profiled call
     cudagraphs_used: bool | None = None
+    frames_in_timing: int | None = None  # frames dynamo compiled during the timed calls (0: steady)
     device: str = "cpu"
     logs: list[dict[str, Any]] = field(default_factory=list)
     counters: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -116,6 +117,12 @@ def _frames_compiled() -> int:
     from torch._dynamo.utils import counters
 
     return int(sum((counters.get("frames") or {}).values())) + int(sum((counters.get("stats") or {}).values()))
+
+
+def _frames_total() -> int:
+    from torch._dynamo.utils import counters
+
+    return int((counters.get("frames") or {}).get("total", 0))
 
 
 def warm_up(fn: Callable[..., Any], mode: str, sets: list[tuple[tuple, dict]], timeout_s: float | None) -> tuple[Callable[..., Any] | None, ModeResult]:
@@ -179,14 +186,19 @@ def profile_call(compiled: Callable[..., Any], args: tuple, kwargs: dict, result
     result.cudagraphs_used = result.graph_launches > 0
 
 
-def _bursts(compiled: Callable[..., Any], kind: str, sets: list[tuple[tuple, dict]], repeat: int, events: EventWriter) -> None:
-    """Steady calls timed exactly as eager and replay are (worker/burst.py)."""
+def _bursts(compiled: Callable[..., Any], kind: str, sets: list[tuple[tuple, dict]], repeat: int, events: EventWriter) -> int:
+    """Steady calls timed exactly as eager and replay are (worker/burst.py). Returns the
+    frames dynamo compiled meanwhile: the warm-up stops at the first pass that compiles
+    nothing, and a guard that fails only later (state the step changes, a value the passes
+    did not reach) would put compiling inside the timed calls."""
     from launchprof.worker.burst import Kind, run_bursts
 
     def call(a: tuple, k: dict) -> Callable[[], Any]:
         return lambda: compiled(*a, **k)
 
+    before = _frames_total()
     run_bursts([Kind(kind, [call(a, k) for a, k in sets])], repeat, events)
+    return _frames_total() - before
 
 
 def measure_mode(fn: Callable[..., Any], mode: str, sets: list[tuple[tuple, dict]], repeat: int, timeout_s: float | None, events: EventWriter) -> ModeResult:
@@ -200,7 +212,10 @@ def measure_mode(fn: Callable[..., Any], mode: str, sets: list[tuple[tuple, dict
         except Exception as exc:
             events.write("note", text=f"compile ({mode}): kernels per call not counted ({type(exc).__name__}: {str(exc)[:200]})")
         try:
-            _bursts(compiled, result.field, sets, repeat, events)
+            result.frames_in_timing = _bursts(compiled, result.field, sets, repeat, events)
+            if result.frames_in_timing:
+                text = f"compile ({mode}): dynamo compiled {result.frames_in_timing} frame(s) during the timed calls, after the warm-up"
+                events.write("note", text=text + "; the compiled step time includes compiling")
         except Exception as exc:
             result.status, result.error = "failed", f"timing compiled calls failed: {type(exc).__name__}: {str(exc)[:400]}"
     return result

@@ -10,6 +10,7 @@ Only torch is used: no launchprof module.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable
 from typing import Any
@@ -32,6 +33,10 @@ def kernels(fn: Callable[[], Any]) -> int:
 
 
 def measure(fn: Callable[..., Any], sets: list[tuple[tuple, dict]], reset_state: Callable[[], None]) -> dict[str, Any]:
+    # Under launchprof the script's `RAW = step` line runs after the hook has rebound `step`
+    # to its stand-in (functools.wraps of a TargetRun): compile the function itself, as the
+    # worker does, not launchprof's wrapper around it.
+    fn = inspect.unwrap(fn)
     out: dict[str, Any] = {}
     for mode in ("reduce-overhead", "default"):
         torch._dynamo.reset()

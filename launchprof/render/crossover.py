@@ -7,7 +7,8 @@ rounds and the noisy flag are shown.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -40,16 +41,54 @@ def _nodes(value: int | None) -> str:
 
 
 def print_profile(p: DeviceProfile, console: Console) -> None:
-    """The coefficients, the crossover, the amortisation and the model, as rich tables."""
-    from rich.table import Table
+    """The coefficients, the crossover, the amortisation and the model: rich tables, or one
+    block per row on a terminal too narrow for a table (render/fitted.py); prose wraps with
+    every figure and interval whole (render/whole.py)."""
+    from rich.text import Text
+
+    from launchprof.render.fitted import Col, FittedTable
+    from launchprof.render.whole import Whole
 
     m = p.machine
     flags = (" · PARTIAL" if p.partial else "") + (" · NOISY" if p.noisy else "") + (" · quick" if p.quick else "")
-    coef = Table(title=f"{m.gpu} · driver {m.driver} · CUDA {m.cuda} · torch {m.torch}{flags}")
-    coef.add_column("coefficient")
-    coef.add_column("µs", justify="right")
-    coef.add_column("95% interval", justify="right")
-    coef.add_column("spread across rounds", justify="right")
+    title = f"{m.gpu} · driver {m.driver} · CUDA {m.cuda} · torch {m.torch}{flags}"
+    coef_cols = [Col("coefficient"), Col("µs", "right"), Col("95% interval", "right"), Col("spread across rounds", "right")]
+    console.print(FittedTable(coef_cols, _coefficients(p), title=title, block=_coefficient_line))
+    if p.noisy:
+        console.print(Whole(Text.from_markup("[bold yellow]Noisy profile:[/] ") + Text(str(p.noisy_reason))))
+    headers = ("kernel µs", "wins from (bare)", "wins from (torch op)", "gain @64 (bare)", "gain @64 (torch op)", "wins from, back to back")
+    throughput = {c.kernel_us: c for c in p.crossover_throughput}
+    rows = []
+    for c in p.crossover:
+        tp = throughput.get(c.kernel_us)
+        rows.append([
+            "empty" if c.kernel_us == 0 else f"{c.kernel_us:g}",
+            _nodes(c.nodes_crossover),
+            _nodes(c.nodes_crossover_torch_op),
+            _pct(c.gain_at_64_nodes),
+            _pct(c.gain_at_64_nodes_torch_op),
+            _nodes(tp.nodes_crossover) if tp else "n/a",
+        ])
+    kernel = lambda cell: "empty kernels" if cell == "empty" else f"{cell} µs kernels"  # noqa: E731
+    console.print(FittedTable([Col(h, "right") for h in headers], rows, title="Crossover (latency: submit and wait)", heading=kernel))
+    if p.amortisation:
+        rows = [
+            [str(a.nodes), f"{a.setup_us:.0f}", "n/a" if a.saved_per_replay_us is None else f"{a.saved_per_replay_us:.1f}",
+             "never" if a.replays is None else f"{a.replays:.1f}"]
+            for a in p.amortisation
+        ]
+        cols = [Col(name, "right") for name in ("nodes", "set-up µs", "saved per replay µs", "replays")]
+        title = "Replays to pay back capture + instantiate (tiny kernels, torch-op eager)"
+        console.print(FittedTable(cols, rows, title=title, heading=lambda cell: f"{cell} nodes"))
+    if p.gain_below_5pct_kernel_us is not None:
+        console.print(Whole(Text.from_markup(f"Graphs gain under 5% (at 64 nodes) for kernels longer than [bold]{p.gain_below_5pct_kernel_us:.1f} µs[/].")))
+    console.print(Whole(p.model))
+    for note in p.notes:
+        console.print(Whole(f"note: {note}", style="dim"))
+
+
+def _coefficients(p: DeviceProfile) -> list[list[str]]:
+    """One row per coefficient: what it is, its median, its interval, its spread across rounds."""
     rows = [
         ("eager_op_us", p.eager_op_us, 2, "eager launch per torch op (x.add_ back to back)"),
         ("raw_launch_us", p.raw_launch_us, 2, f"eager bare launch ({p.raw_launch_method or 'n/a'})"),
@@ -65,38 +104,17 @@ def print_profile(p: DeviceProfile, console: Console) -> None:
         ("reinstantiate_node_us", p.reinstantiate_node_us, 3, "cudaGraphInstantiate again, per node"),
         ("empty_kernel_us", p.empty_kernel_us, 2, "traced duration of an empty kernel (CUPTI)"),
     ]
-    for name, value, digits, what in rows:
-        coef.add_row(what, *_cell(value, digits), _spread(p, name))
-    console.print(coef)
-    if p.noisy:
-        console.print(f"[bold yellow]Noisy profile:[/] {p.noisy_reason}")
+    return [[what, *_cell(value, digits), _spread(p, name)] for name, value, digits, what in rows]
 
-    cross = Table(title="Crossover (latency: submit and wait)")
-    headers = ("kernel µs", "wins from (bare)", "wins from (torch op)", "gain @64 (bare)", "gain @64 (torch op)", "wins from, back to back")
-    for name in headers:
-        cross.add_column(name, justify="right")
-    throughput = {c.kernel_us: c for c in p.crossover_throughput}
-    for c in p.crossover:
-        tp = throughput.get(c.kernel_us)
-        cross.add_row(
-            "empty" if c.kernel_us == 0 else f"{c.kernel_us:g}",
-            _nodes(c.nodes_crossover),
-            _nodes(c.nodes_crossover_torch_op),
-            _pct(c.gain_at_64_nodes),
-            _pct(c.gain_at_64_nodes_torch_op),
-            _nodes(tp.nodes_crossover) if tp else "n/a",
-        )
-    console.print(cross)
-    if p.amortisation:
-        amort = Table(title="Replays to pay back capture + instantiate (tiny kernels, torch-op eager)")
-        for name in ("nodes", "set-up µs", "saved per replay µs", "replays"):
-            amort.add_column(name, justify="right")
-        for a in p.amortisation:
-            saved = "n/a" if a.saved_per_replay_us is None else f"{a.saved_per_replay_us:.1f}"
-            amort.add_row(str(a.nodes), f"{a.setup_us:.0f}", saved, "never" if a.replays is None else f"{a.replays:.1f}")
-        console.print(amort)
-    if p.gain_below_5pct_kernel_us is not None:
-        console.print(f"Graphs gain under 5% (at 64 nodes) for kernels longer than [bold]{p.gain_below_5pct_kernel_us:.1f} µs[/].")
-    console.print(p.model, soft_wrap=False)
-    for note in p.notes:
-        console.print(f"[dim]note: {note}[/]")
+
+def _coefficient_line(row: Sequence[str], style: str) -> Any:
+    """A coefficient as one wrapped line: "capture, per node  2.00 µs (95% interval 1.81 – 2.07), spread 4%"."""
+    from rich.text import Text
+
+    from launchprof.render.whole import Whole
+
+    what, median, interval, spread = row
+    text = Text(what, style="bold")
+    figure = "n/a" if median == "n/a" else f"{median} µs" + (f" (95% interval {interval})" if interval else "")
+    text.append(f"  {figure}" + (f", spread across rounds {spread}" if spread else ""))
+    return Whole(text, indent=2)

@@ -67,20 +67,19 @@ def lines(plan: BucketPlan, root: Any = None) -> list[str]:
 
 def console_buckets(report: Any, root: Any = None) -> list[Any]:
     """Rich renderables for the terminal (empty without a plan)."""
-    from rich.table import Table
     from rich.text import Text
+
+    from launchprof.render.fitted import Col, FittedTable
 
     plan = report.buckets
     if plan is None:
         return []
     parts: list[Any] = []
-    if plan.measured:
-        table = Table(title="Capture buckets, measured", title_justify="left")
-        for name in HEADER:
-            table.add_column(name, justify="left" if name == "Padding" else "right")
-        for row in rows(plan):
-            table.add_row(*row, style="red" if row[-1] == "DIFFERS" else None)
-        parts.append(table)
+    if plan.measured:  # a table, or one block per size where the terminal is too narrow for it
+        cols = [Col(name, "left" if name == "Padding" else "right") for name in HEADER]
+        table = rows(plan)
+        styles = ["red" if row[-1] == "DIFFERS" else "" for row in table]
+        parts.append(FittedTable(cols, table, title="Capture buckets, measured", styles=styles, title_justify="left"))
     for line in lines(plan, root):
         bad = line.startswith(("Padding is NOT", "Fix:", "  "))
         parts.append(Text(line, style="red" if bad else ("dim" if line.startswith("note:") else "")))

@@ -117,17 +117,16 @@ def compile_lines(report: Report) -> list[str]:
 def compile_console(report: Report) -> list[Any]:
     """Rich renderables for the terminal: a table and the lines under it."""
     from rich import box
-    from rich.table import Table
     from rich.text import Text
+
+    from launchprof.render.fitted import Col, FittedTable
 
     rows = compile_table(report)
     if rows is None:
         return []
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, title="eager · hand capture · torch.compile", title_justify="left")
-    for i, name in enumerate(HEADER):
-        table.add_column(name, style="bold" if i == 0 else None, overflow="fold")
-    for row in rows:
-        table.add_row(*row)
+    cols = [Col(name, style="bold" if i == 0 else "") for i, name in enumerate(HEADER)]
+    title = "eager · hand capture · torch.compile"
+    table = FittedTable(cols, rows, title=title, heading=str, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, title_justify="left")
     return [table, *[Text(line, style="bold" if line.startswith("advice:") else None) for line in compile_lines(report)]]
 
 

@@ -27,9 +27,11 @@ from launchprof.render.anatomy import anatomy_line
 from launchprof.render.buckets import console_buckets
 from launchprof.render.base import Renderer
 from launchprof.render.compile import compile_console
+from launchprof.render.fitted import Col, FittedTable
 from launchprof.render.legend import TERMS
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
 from launchprof.render.ranks import console_ranks
+from launchprof.render.whole import Whole, whole_parts
 
 if TYPE_CHECKING:  # annotations only: the models load pydantic, which lint's text and JSON reports skip
     from launchprof.session import Report
@@ -79,21 +81,18 @@ def candidates(report: Report, root: Path) -> Table | None:
     return table
 
 
-def numbers(report: Report) -> Table | None:
+def numbers(report: Report) -> FittedTable | None:
     if report.mode == "lint" or (report.eager is None and report.replay is None):
         return None
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, show_header=False)
-    table.add_column("figure", style="bold", overflow="fold")
-    table.add_column("value", overflow="fold", ratio=1)
-    for label, value in figures.key_numbers(report):
-        table.add_row(label, value)
+    rows = [list(row) for row in figures.key_numbers(report)]
     basis = figures.basis_text(report)
     if basis:
-        table.add_row("Prediction basis", basis)
+        rows.append(["Prediction basis", basis])
     explanation = (figures.prediction(report) or {}).get("explanation")
     if explanation:
-        table.add_row("Prediction, why", str(explanation))
-    return table
+        rows.append(["Prediction, why", str(explanation)])
+    cols = [Col("figure", style="bold", least=20), Col("value")]  # narrower: each label above its value
+    return FittedTable(cols, rows, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, show_header=False)
 
 
 def hazards(report: Report, root: Path) -> Table | None:
@@ -109,7 +108,7 @@ def hazards(report: Report, root: Path) -> Table | None:
         body.append(f"{location(h, root) or fmt.NA}  {h.kind}\n", style="bold")
         body.append(figures.hazard_message(h, report))
         sev = figures.severity(h.severity)
-        table.add_row(Text(h.severity, style=sev.style if sev else ""), Group(body, *fix_text(body, h, root, repeats.get(i))))
+        table.add_row(Text(h.severity, style=sev.style if sev else ""), Group(Whole(body), *whole_parts(fix_text(body, h, root, repeats.get(i)))))
     return table
 
 
@@ -131,7 +130,7 @@ def fix_text(body: Text, h: Any, root: Path, same_as: str | None) -> list[Any]:
         diff.add_column(overflow="fold")
         for mark, code, style in [("  -", fix.before, "red"), ("  +", fix.after, "green")]:
             for line in code.splitlines():
-                diff.add_row(Text(mark, style=style), Text(line, style=style))
+                diff.add_row(Text(mark, style=style), Whole(Text(line, style=style)))
         parts.append(diff)
     if not fix.after and "The general rule:" in fix.note:
         # The rule itself is printed once, under "How to fix, by kind", with all its lines.
@@ -179,7 +178,7 @@ class ConsoleRenderer(Renderer):
         where = relative(report.script, root) + (f" · target {report.target}" if report.target else "")
         head = Text(where + "\n", style="dim")
         head.append_text(headline(report))
-        parts: list[Any] = [Panel(head, title=title, title_align="left", border_style="dim")]
+        parts: list[Any] = [Panel(Whole(head), title=title, title_align="left", border_style="dim")]
         if report.run and report.run.cause:
             parts.append(Text(f"stopped early: {report.run.cause}", style="bold red" if not report.run.complete else "yellow"))
         table = numbers(report)
@@ -211,7 +210,7 @@ class ConsoleRenderer(Renderer):
         if self.options.explain:
             parts.append(legend())
         parts.append(Text(_machine(report), style="dim"))
-        return Group(*parts)
+        return Group(*whole_parts(parts))
 
     def options_snippet(self) -> bool:
         """``--snippet``: the capture snippet in the terminal (Markdown and HTML always show it)."""

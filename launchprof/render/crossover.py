@@ -7,7 +7,8 @@ rounds and the noisy flag are shown.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -57,17 +58,77 @@ def _nodes(value: int | None) -> str:
 
 
 def print_profile(p: DeviceProfile, console: Console) -> None:
-    """The coefficients, the crossover, the amortisation and the model, as rich tables."""
-    from rich.table import Table
+    """The coefficients, the crossover, the amortisation and the model: rich tables, or one
+    block per row on a terminal too narrow for a table (render/fitted.py); prose wraps with
+    every figure and interval whole (render/whole.py)."""
+    from rich.text import Text
+
+    from launchprof.render.fitted import Col, FittedTable
+    from launchprof.render.whole import Whole
 
     m = p.machine
     flags = (" · PARTIAL" if p.partial else "") + (" · NOISY" if p.noisy else "") + (" · quick" if p.quick else "")
-    coef = Table(title=f"{m.gpu} · driver {m.driver} · CUDA {m.cuda} · torch {m.torch}{flags}")
-    coef.add_column("coefficient")
-    coef.add_column("µs", justify="right")
-    coef.add_column("95% interval", justify="right")
-    coef.add_column("spread across rounds", justify="right")
+    title = f"{m.gpu} · driver {m.driver} · CUDA {m.cuda} · torch {m.torch}{flags}"
+    coef_cols = [Col("coefficient"), Col("µs", "right"), Col("95% interval", "right"), Col("spread across rounds", "right")]
+    console.print(FittedTable(coef_cols, _coefficients(p), title=title, block=_coefficient_line))
+    for line in _undetermined_lines(p):
+        console.print(Whole(Text.from_markup(line)))
+    if p.noisy:
+        console.print(Whole(Text.from_markup("[bold yellow]Noisy profile:[/] ") + Text(str(p.noisy_reason))))
+    headers = ("kernel µs", "wins from (bare)", "wins from (torch op)", "gain @64 (bare)", "gain @64 (torch op)", "wins from, back to back")
+    throughput = {c.kernel_us: c for c in p.crossover_throughput}
+    rows = []
+    for c in p.crossover:
+        tp = throughput.get(c.kernel_us)
+        rows.append([
+            "empty" if c.kernel_us == 0 else f"{c.kernel_us:g}",
+            _nodes(c.nodes_crossover),
+            _nodes(c.nodes_crossover_torch_op),
+            _pct(c.gain_at_64_nodes),
+            _pct(c.gain_at_64_nodes_torch_op),
+            _nodes(tp.nodes_crossover) if tp else "n/a",
+        ])
+    kernel = lambda cell: "empty kernels" if cell == "empty" else f"{cell} µs kernels"  # noqa: E731
+    console.print(FittedTable([Col(h, "right") for h in headers], rows, title="Crossover (latency: submit and wait)", heading=kernel))
+    if p.amortisation:
+        _print_amortisation(p, console)
+    if p.gain_below_5pct_kernel_us is not None:
+        console.print(Whole(Text.from_markup(f"Graphs gain under 5% (at 64 nodes) for kernels longer than [bold]{p.gain_below_5pct_kernel_us:.1f} µs[/].")))
+    console.print(Whole(p.model))
+    for note in p.notes:
+        console.print(Whole(f"note: {note}", style="dim"))
+
+
+def _print_amortisation(p: DeviceProfile, console: Console) -> None:
+    """Replays to pay back set-up, with the 95% intervals where the profile has them, and a
+    line when instantiate's fixed part is undetermined (small graphs' figures are rough)."""
+    from rich.text import Text
+
+    from launchprof.render.fitted import Col, FittedTable
+    from launchprof.render.whole import Whole
+
     rows = [
+        [str(a.nodes), _with_interval(a.setup_us, a.setup_low_us, a.setup_high_us, 0),
+         "n/a" if a.saved_per_replay_us is None else f"{a.saved_per_replay_us:.1f}",
+         "never" if a.replays is None else _with_interval(a.replays, a.replays_low, a.replays_high, 1)]
+        for a in p.amortisation
+    ]
+    cols = [Col(name, "right") for name in ("nodes", "set-up µs (95%)", "saved per replay µs", "replays (95%)")]
+    title = "Replays to pay back capture + instantiate (tiny kernels, torch-op eager)"
+    console.print(FittedTable(cols, rows, title=title, heading=lambda cell: f"{cell} nodes"))
+    if "instantiate_fixed_us" in p.undetermined and p.instantiate_fixed_us is not None:
+        from launchprof.crossover.determined import rough_interval
+
+        shown = " (95% intervals in parentheses)" if any(a.setup_low_us is not None for a in p.amortisation) else ""
+        console.print(Whole(Text(
+            f"Set-up includes instantiate's fixed part, {rough_interval(p.instantiate_fixed_us)}, which this sweep does not "
+            f"determine: for small graphs the set-up and the replays are rough{shown}."
+        )))
+
+
+def _specs(p: DeviceProfile) -> list[tuple[str, Interval | None, int, str]]:
+    """(field, value, digits, what it is) for every coefficient, in the table's order."""
+    return [
         ("eager_op_us", p.eager_op_us, 2, "eager launch per torch op (x.add_ back to back)"),
         ("raw_launch_us", p.raw_launch_us, 2, f"eager bare launch ({p.raw_launch_method or 'n/a'})"),
         ("graph_launch_fixed_us", p.graph_launch_fixed_us, 2, "graph launch, fixed part (submit and wait)"),
@@ -83,52 +144,26 @@ def print_profile(p: DeviceProfile, console: Console) -> None:
         ("reinstantiate_node_us", p.reinstantiate_node_us, 3, "cudaGraphInstantiate again, per node"),
         ("empty_kernel_us", p.empty_kernel_us, 2, "traced duration of an empty kernel (CUPTI)"),
     ]
-    unsure = []
-    for name, value, digits, what in rows:
-        coef.add_row(what, *_cell(value, digits, name in p.undetermined), _spread(p, name))
-        if value is not None and name in p.undetermined:
-            unsure.append(_undetermined_line(what, name, value))
-    console.print(coef)
-    for line in unsure:
-        console.print(line)
-    if p.noisy:
-        console.print(f"[bold yellow]Noisy profile:[/] {p.noisy_reason}")
 
-    cross = Table(title="Crossover (latency: submit and wait)")
-    headers = ("kernel µs", "wins from (bare)", "wins from (torch op)", "gain @64 (bare)", "gain @64 (torch op)", "wins from, back to back")
-    for name in headers:
-        cross.add_column(name, justify="right")
-    throughput = {c.kernel_us: c for c in p.crossover_throughput}
-    for c in p.crossover:
-        tp = throughput.get(c.kernel_us)
-        cross.add_row(
-            "empty" if c.kernel_us == 0 else f"{c.kernel_us:g}",
-            _nodes(c.nodes_crossover),
-            _nodes(c.nodes_crossover_torch_op),
-            _pct(c.gain_at_64_nodes),
-            _pct(c.gain_at_64_nodes_torch_op),
-            _nodes(tp.nodes_crossover) if tp else "n/a",
-        )
-    console.print(cross)
-    if p.amortisation:
-        amort = Table(title="Replays to pay back capture + instantiate (tiny kernels, torch-op eager)")
-        for name in ("nodes", "set-up µs (95%)", "saved per replay µs", "replays (95%)"):
-            amort.add_column(name, justify="right")
-        for a in p.amortisation:
-            saved = "n/a" if a.saved_per_replay_us is None else f"{a.saved_per_replay_us:.1f}"
-            replays = "never" if a.replays is None else _with_interval(a.replays, a.replays_low, a.replays_high, 1)
-            amort.add_row(str(a.nodes), _with_interval(a.setup_us, a.setup_low_us, a.setup_high_us, 0), saved, replays)
-        console.print(amort)
-        if "instantiate_fixed_us" in p.undetermined and p.instantiate_fixed_us is not None:
-            from launchprof.crossover.determined import rough_interval
 
-            shown = " (95% intervals in parentheses)" if any(a.setup_low_us is not None for a in p.amortisation) else ""
-            console.print(
-                f"Set-up includes instantiate's fixed part, {rough_interval(p.instantiate_fixed_us)}, which this sweep does not "
-                f"determine: for small graphs the set-up and the replays are rough{shown}."
-            )
-    if p.gain_below_5pct_kernel_us is not None:
-        console.print(f"Graphs gain under 5% (at 64 nodes) for kernels longer than [bold]{p.gain_below_5pct_kernel_us:.1f} µs[/].")
-    console.print(p.model, soft_wrap=False)
-    for note in p.notes:
-        console.print(f"[dim]note: {note}[/]")
+def _coefficients(p: DeviceProfile) -> list[list[str]]:
+    """One row per coefficient: what it is, its median, its interval, its spread across rounds."""
+    return [[what, *_cell(value, digits, name in p.undetermined), _spread(p, name)] for name, value, digits, what in _specs(p)]
+
+
+def _undetermined_lines(p: DeviceProfile) -> list[str]:
+    """One line per coefficient this sweep does not determine (crossover/determined.py)."""
+    return [_undetermined_line(what, name, value) for name, value, _, what in _specs(p) if value is not None and name in p.undetermined]
+
+
+def _coefficient_line(row: Sequence[str], style: str) -> Any:
+    """A coefficient as one wrapped line: "capture, per node  2.00 µs (95% interval 1.81 – 2.07), spread 4%"."""
+    from rich.text import Text
+
+    from launchprof.render.whole import Whole
+
+    what, median, interval, spread = row
+    text = Text(what, style="bold")
+    figure = "n/a" if median == "n/a" else f"{median} µs" + (f" (95% interval {interval})" if interval else "")
+    text.append(f"  {figure}" + (f", spread across rounds {spread}" if spread else ""))
+    return Whole(text, indent=2)

@@ -76,16 +76,17 @@ def console_ranks(report: Report) -> list[Any]:
     if not report.ranks:
         return []
     from rich import box
-    from rich.table import Table
     from rich.text import Text
 
+    from launchprof.render.fitted import Col, FittedTable
+
     # Eleven columns do not fit 80: the figures of a rank share one wrapped cell, each with its name.
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, title=ranks_title(report), title_justify="left")
-    for name in ("rank", "status", "verdict", "figures"):
-        table.add_column(name, overflow="fold", ratio=1 if name == "figures" else None)
+    rows = []
     for row in rank_rows(report):
         figures = " · ".join(f"{name} {value}" for name, value in zip(HEADER[3:], row[3:], strict=True))
-        table.add_row(*row[:3], figures)
+        rows.append([*row[:3], figures])
+    cols = [Col(name) for name in ("rank", "status", "verdict", "figures")]
+    table = FittedTable(cols, rows, title=ranks_title(report), box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, title_justify="left")
     return [table, *(Text(line) for line in skew_lines(report)), *(Text(line, style="red") for line in failure_lines(report))]
 
 

@@ -2,9 +2,10 @@
 
 With ``with_stack=True`` the profiler records every Python call as a ``python_function``
 row of its Chrome trace, named ``path(def_line): name`` (the path shortened by its
-``sys.path`` prefix). The trace, not ``prof.events()``, is read: torch 2.11 (seen on the
-H200) leaves those calls out of ``prof.events()`` whenever it records CUDA, so the older
-event-tree reading found no user function at all. A kernel is charged to the innermost
+``sys.path`` prefix). ``prof.events()`` is not read: torch 2.11 (seen on the H200) leaves
+those calls out of it, so the older reading found no user function at all. The rows come
+from the profiler's result tree (launchprof.worker.python_calls), or from the exported
+trace where that fails. A kernel is charged to the innermost
 user function whose call encloses, on the same thread, the runtime call that launched it
 (matched by correlation id); a function's calls are its ``python_function`` rows. The
 count is exclusive: a function's own launches, not those of the user functions it calls
@@ -20,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from launchprof.worker.profiler_tables import Timeline
 
 _PY_EVENT = re.compile(r"^(?P<file>.+\.py)\((?P<line>\d+)\): (?P<name>[A-Za-z_][A-Za-z0-9_]*)$")
 MAX_CANDIDATES = 5
@@ -154,6 +157,16 @@ def trace_rows(prof: Any, folder: Path) -> list[dict[str, Any]]:
         path.unlink(missing_ok=True)
     rows = data.get("traceEvents") if isinstance(data, dict) else data
     return [r for r in rows or [] if isinstance(r, dict)]
+
+
+def candidate_rows(prof: Any, folder: Path, table: Timeline | None, is_user_file: Callable[[str], str | None]) -> list[dict[str, Any]]:
+    """The rows :func:`tally` reads: the Python calls from the profiler's result tree plus
+    the timeline rows already read for the table (``table``), or, when that yields no Python
+    call, the Chrome export read back (:func:`trace_rows`), which costs seconds more."""
+    from launchprof.worker.python_calls import tree_rows
+
+    rows = tree_rows(prof, table, is_user_file) if table is not None else []
+    return rows or trace_rows(prof, folder)
 
 
 def qualname(path: str, line: int, name: str) -> str | None:

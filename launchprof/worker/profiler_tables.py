@@ -14,6 +14,7 @@ import json
 import shutil
 import warnings
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -93,17 +94,37 @@ def chrome_rows(events: Iterable[Any], base_ns: int, pid: int = 0) -> list[dict[
     return rows
 
 
-def write_table(prof: Any, run_dir: Path, what: str) -> str:
-    """Write ``trace-WHAT.json.gz`` into the run folder; returns its path relative to it."""
+@dataclass
+class Timeline:
+    """The rows :func:`write_table` writes, ``ts`` in µs after ``base_ns``: kept for a second
+    reader of the same profile (the whole-script candidate ranking), since on torch 2.11
+    reading the events costs seconds on a long script."""
+
+    rows: list[dict[str, Any]]
+    base_ns: int
+
+
+def read_timeline(prof: Any) -> Timeline | None:
+    """The stopped profile's table rows; None if this torch's event objects differ."""
+    try:
+        events = prof.profiler.kineto_results.events()
+        base = min((int(e.start_ns()) for e in events), default=0)
+        return Timeline(chrome_rows(events, base), base)
+    except Exception:
+        return None
+
+
+def write_table(prof: Any, run_dir: Path, what: str, table: Timeline | None = None) -> str:
+    """Write ``trace-WHAT.json.gz`` into the run folder; returns its path relative to it.
+    ``table``: the rows when already read (:func:`read_timeline`)."""
     name = f"trace-{what}.json.gz"
     path = Path(run_dir) / name
     try:
-        results = prof.profiler.kineto_results
-        events = results.events()
-        base = min((int(e.start_ns()) for e in events), default=0)
-        rows = chrome_rows(events, base)
+        table = table if table is not None else read_timeline(prof)
+        if table is None:
+            raise TypeError("this torch's kineto events are not read")
         with gzip.open(path, "wt", encoding="utf-8", compresslevel=3) as fh:
-            json.dump({"traceEvents": rows, "displayTimeUnit": "ms", "launchprof": {"source": "kineto_results"}}, fh, separators=(",", ":"))
+            json.dump({"traceEvents": table.rows, "displayTimeUnit": "ms", "launchprof": {"source": "kineto_results"}}, fh, separators=(",", ":"))
     except Exception:
         plain = Path(run_dir) / f"trace-{what}.json"
         prof.export_chrome_trace(str(plain))

@@ -12,7 +12,7 @@ from typing import Any
 from launchprof.worker.config import WorkerConfig
 from launchprof.worker.cupti import tear_down_after_profiling
 from launchprof.worker.events import EventWriter
-from launchprof.worker.profiler_tables import new_profile, write_table
+from launchprof.worker.profiler_tables import Timeline, new_profile, read_timeline, write_table
 
 
 class WholeScript:
@@ -86,21 +86,23 @@ class WholeScript:
         self.events.write("probe", index=None, syncs=list(seen.values()), effects=[], rng=[], streams=[], functions=[])
         if self.prof is not None:
             self.prof.__exit__(None, None, None)
-            path = write_table(self.prof, Path(self.config.events_path).parent, "whole-script")
+            table = read_timeline(self.prof)  # read once: the table and the ranking share it
+            path = write_table(self.prof, Path(self.config.events_path).parent, "whole-script", table)
             self.events.write("trace", path=path, calls=1, what="whole-script")
-            self.write_candidates()
+            self.write_candidates(table)
 
-    def write_candidates(self) -> None:
+    def write_candidates(self, table: Timeline | None = None) -> None:
         """The ``candidates`` event: user functions with the most kernels per call."""
         import os
 
-        from launchprof.worker.candidates import candidates, kernel_launches, tally, trace_rows, user_file_resolver
+        from launchprof.worker.candidates import candidate_rows, candidates, kernel_launches, tally, user_file_resolver
 
         script = Path(self.config.script)
         shown = os.path.relpath(script)
         try:
-            trace = trace_rows(self.prof, Path(self.config.events_path).parent)
-            counts = tally(trace, user_file_resolver(str(script.parent)), kernel_launches(trace))
+            is_user_file = user_file_resolver(str(script.parent))
+            trace = candidate_rows(self.prof, Path(self.config.events_path).parent, table, is_user_file)
+            counts = tally(trace, is_user_file, kernel_launches(trace))
             rows = candidates(counts, shown if not shown.startswith("..") else str(script))
         except Exception as exc:  # an overview extra: never lose the run over it
             self.events.write("note", text=f"could not rank candidate targets: {type(exc).__name__}: {exc}")

@@ -165,3 +165,15 @@ def test_a_quiet_or_full_cached_profile_is_not_measured_again(cache, monkeypatch
     assert calibrate.ensure_profile(MACHINE_EVENT)["status"] == "cached"
     prof.save_to_cache(dataclasses.replace(_noisy_calibration(1.4), plan="default", quick=False))  # the user's own sweep
     assert calibrate.ensure_profile(MACHINE_EVENT)["status"] == "cached" and calls == []
+
+
+def test_a_failed_recheck_keeps_the_earlier_profile_and_is_not_tried_on_every_run(cache, monkeypatch):
+    earlier = _noisy_calibration(1.4)
+    prof.save_to_cache(earlier)
+    fake_sweep(monkeypatch, error=RuntimeError("CUDA error: out of memory"))
+    got = calibrate.ensure_profile(MACHINE_EVENT)
+    assert got["status"] == "failed" and "out of memory" in got["message"]
+    cached = prof.load_profile(prof.cache_path(H200), H200).profile
+    assert cached.rechecked and cached.eager_op_us.median == pytest.approx(earlier.eager_op_us.median)
+    calls = fake_sweep(monkeypatch, error=AssertionError("must not measure again"))
+    assert calibrate.ensure_profile(MACHINE_EVENT)["status"] == "cached" and calls == []

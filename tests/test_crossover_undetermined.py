@@ -278,3 +278,9 @@ def test_gpu_check_comparison_marks_overlap_and_undetermined(tmp_path):
     assert "yes" in rows["instantiate_fixed_us"].split() and "undetermined (run1, run2)" in rows["instantiate_fixed_us"]
     assert "NO" in rows["graph_gap_us"].split() and "over 15%" in rows["graph_gap_us"]
     assert "yes" in rows["eager_op_us"].split() and rows["eager_op_us"].rstrip().endswith("yes")
+
+
+def test_rough_rounds_before_choosing_the_form():
+    from launchprof.crossover.determined import rough
+
+    assert [rough(v) for v in (99.7, 99.4, 9.9, 41.0, 0.77, 123.4)] == ["100", "99", "9.9", "41", "0.77", "123"]

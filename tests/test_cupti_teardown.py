@@ -142,3 +142,26 @@ def test_the_compile_comparison_profiles_its_call_again_after_a_lost_session(mon
     compile_compare.profile_call(lambda: calls.append(1), (), {}, result)
     assert len(calls) == 2 and len(sessions) == 1  # the lost session, then one more, no third
     assert result.kernels_per_step == 1 and result.cudagraphs_used
+
+
+def test_a_lost_session_is_written_when_the_script_stops_before_the_retake(tmp_path, monkeypatch):
+    """The first session came back empty and was set aside for a retake; the script then
+    stopped calling the target. Closing the plan writes the set-aside session, flagged
+    ``may_be_lost``, so the report says why the counts are unknown (before, nothing did)."""
+    pytest.importorskip("torch")
+    from launchprof.worker import plan
+    from launchprof.worker.config import WorkerConfig
+    from launchprof.worker.events import EventWriter
+
+    monkeypatch.setenv(TEARDOWN_CUPTI, "1")
+    written = []
+    monkeypatch.setattr(plan, "write_table", lambda prof, run_dir, what: written.append(prof) or f"trace-{what}.json.gz")
+    config = WorkerConfig(script="s.py", script_args=[], target="f", events_path=str(tmp_path / "e.jsonl"), trace_path=str(tmp_path / "t.json"))
+    run = plan.TargetRun(lambda: None, "f", config, EventWriter(config.events_path))
+    run.profiler, run.in_phase = (first := _Prof("CPU")), 3
+    assert run._finish_profile() is False and written == []
+    run.in_phase = 0  # the retake would start here, but no call comes
+    run.finish(reason="script ended", bursts=False)
+    run.events.close()
+    traces = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines() if '"trace"' in line]
+    assert written == [first] and [(t["calls"], t["may_be_lost"]) for t in traces] == [(3, True)]

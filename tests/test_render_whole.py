@@ -103,3 +103,12 @@ def test_fitted_table_blocks_without_a_header_row_show_values_alone() -> None:
     at_37 = _render(table, 37)
     assert at_37 == [" Eager step" + " " * 12 + "1.55 ms", " " * 23 + "(p10–p90", " " * 23 + "1.50–1.76 ms,", " " * 23 + "n=60)"]
     assert _render(table, 80) == [" Eager step" + " " * 12 + value]  # the label column keeps its least width
+
+
+def test_wide_characters_in_a_one_cell_room_still_fold():
+    """A CJK character is two cells wide: in a one-cell room no prefix fits, and the fold
+    must still move on (it looped for ever)."""
+    from launchprof.render.whole import _fold
+
+    cuts = _fold("漢字漢字", 1, 1)
+    assert cuts and all(b > a for a, b in zip([0, *cuts], cuts)) and cuts[-1] <= 4

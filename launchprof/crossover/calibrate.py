@@ -18,6 +18,7 @@ script; only Ctrl-C (KeyboardInterrupt) propagates, because the user asked to st
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 import platform
@@ -119,7 +120,12 @@ def recheck(earlier: Any, machine: Any, progress: Progress | None) -> tuple[Any,
     keeps the fastest run), mark it rechecked so that it is not measured a third time."""
     from launchprof.crossover.profile import save_to_cache
 
-    again, _ = measure_and_cache(machine, progress)
+    try:
+        again, _ = measure_and_cache(machine, progress)
+    except Exception:  # kept as it was, and not tried again on every later run
+        with contextlib.suppress(OSError):
+            save_to_cache(dataclasses.replace(earlier, rechecked=True))
+        raise
     newer = _eager_op(again) <= _eager_op(earlier)
     kept = dataclasses.replace(again if newer else earlier, rechecked=True)
     why = (

@@ -66,7 +66,7 @@ def undetermined_coefficients(profile: DeviceProfile) -> list[str]:
 
 def rough(value: float) -> str:
     """Two significant figures (``9.9``, ``41``, ``3.0``, ``0.77``): all an undetermined figure has."""
-    if abs(value) >= 100:
+    if abs(float(f"{value:.2g}")) >= 100:  # 99.7 rounds to 100: no "1.0e+02"
         return f"{value:.0f}"
     return f"{value:#.2g}".rstrip(".")
 

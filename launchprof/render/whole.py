@@ -78,7 +78,7 @@ def _fold(word: str, first: int, width: int) -> list[int]:
     cuts: list[int] = []
     start, room = 0, first
     while cell_len(word[start:]) > room:
-        piece = chop_cells(word[start:], max(room, 1))[0]
+        piece = chop_cells(word[start:], max(room, 1))[0] or word[start]  # a wide character in one cell still moves on
         soft = [i for i in range(1, len(piece)) if _soft(word, start + i)]
         best = [i for i in soft if word[start + i - 1] in "/ "] or soft  # a path's "/" first
         cut = start + (best[-1] if best else len(piece))

@@ -68,7 +68,7 @@ def tear_down_after_profiling(cuda: str | None = None) -> str | None:
 
 
 REPROFILED = (
-    "launchprof's first profiled calls recorded no GPU activity and were profiled again (after a torch.profiler "
+    "launchprof's first profiled calls recorded no GPU activity, so the next calls are profiled again in their place (after a torch.profiler "
     "session earlier in this process, the first one under CUPTI teardown comes back empty)"
 )
 

@@ -82,6 +82,7 @@ class TargetRun:
         self.fallbacks = 0
         self.profiled_replay = False
         self.reprofiled = False  # the eager profile was taken again once (a lost trace)
+        self.discarded: tuple[Any, int] | None = None  # that lost session, until the retake ends
         self.draws_cuda_rng = False  # a warm-up call advanced the default CUDA generator
         self.host_writes: list[tuple[Any, str]] = []
         self.host_containers: list[Any] = []
@@ -159,14 +160,7 @@ class TargetRun:
         state = self._state_of(args, kwargs)
         self._observe(index, records, state)
         self.inputs.observe(args, kwargs)
-        handler = {
-            Phase.WARMUP: self._warmup,
-            Phase.EAGER: self._eager,
-            Phase.PROFILE: self._profile,
-            Phase.PROBE: self._probe,
-            Phase.CAPTURE: self._capture,
-            Phase.REPLAY: self._replay,
-        }[self.phase]
+        handler = getattr(self, f"_{self.phase.value}")  # _warmup, _eager, _profile, _probe, _capture, _replay
         return handler(index, args, kwargs, records, state)
 
     def _advance(self, phase: Phase) -> None:
@@ -242,20 +236,25 @@ class TargetRun:
 
     def _finish_profile(self, retry: bool = True) -> bool:
         """Close the eager profiler and write its trace; False (once) when the session lost
-        all GPU activity (worker/cupti.py) and the calls are to be profiled again."""
-        if self.profiler is None:
+        all GPU activity (worker/cupti.py) and the calls are to be profiled again. The lost
+        session is kept until then: a script that stops calling first gets it written, as
+        ``may_be_lost`` (a lost session and a step with no CUDA work look alike; the analysis
+        calls the counts unknown). Empty after the retake is a step with no GPU work."""
+        if self.profiler is not None:
+            prof, self.profiler = self.profiler, None
+            prof.__exit__(None, None, None)
+            lost = lost_device_activity(prof)
+            if retry and not self.reprofiled and lost:
+                self.reprofiled, self.discarded = True, (prof, self.in_phase)
+                return False
+            calls, may_be_lost = self.in_phase, lost and not self.reprofiled
+        elif self.discarded is not None:  # lost, and the script stopped before the retake began
+            (prof, calls), may_be_lost = self.discarded, True
+        else:
             return True
-        prof, self.profiler = self.profiler, None
-        prof.__exit__(None, None, None)
-        lost = lost_device_activity(prof)
-        if retry and not self.reprofiled and lost:
-            self.reprofiled = True
-            return False
+        self.discarded = None
         path = write_table(prof, self._run_dir(), "eager")
-        # Empty, and never taken again (the plan closed first): a lost session and a step with
-        # no CUDA work look alike, so the analysis calls the counts unknown, not zero. Empty
-        # again after the retake is a step with no GPU work (the loss hits one session).
-        self.events.write("trace", path=path, calls=self.in_phase, what="eager", may_be_lost=lost and not self.reprofiled)
+        self.events.write("trace", path=path, calls=calls, what="eager", may_be_lost=may_be_lost)
         return True
 
     def _probe(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
@@ -470,7 +469,7 @@ class TargetRun:
         (a short script, a failed capture), free the graph, report counts."""
         if self.phase is Phase.DONE:
             return
-        if self.profiler is not None:
+        if self.profiler is not None or self.discarded is not None:
             try:
                 self._finish_profile(retry=False)
             except Exception as exc:

@@ -40,8 +40,16 @@ if TYPE_CHECKING:
     from launchprof.session import EagerProfile
 
 
-# What the replay estimate reads from a profile; the basis names any of them the sweep left undetermined.
-PREDICTION_COEFFICIENTS = ("graph_launch_fixed_us", "graph_node_us", "floor_node_us", "graph_gap_us", "empty_kernel_us", "eager_op_us")
+# What the replay estimate reads from a profile, in words; the basis names any of them the
+# sweep left undetermined (crossover/determined.py: a 95% interval beyond 2x its median).
+PREDICTION_COEFFICIENTS = {
+    "graph_launch_fixed_us": "the graph launch's fixed cost",
+    "graph_node_us": "the cost per graph node",
+    "floor_node_us": "the per-node floor",
+    "graph_gap_us": "the time per node beyond its kernel",
+    "empty_kernel_us": "an empty kernel's traced time",
+    "eager_op_us": "the cost of an eager op",
+}
 
 
 @dataclass(frozen=True)
@@ -163,7 +171,7 @@ def predict_speedup(
         profile, n, kernel_us, gpu_busy_us, float(eager_step_us), eager_step_ci, extra_launches + rng_fills, speedup  # type: ignore[arg-type]
     )
     why = (
-        f"a replay of {n} kernel{'s' if n != 1 else ''} should take about {replay:.0f} µs "
+        f"a replay of {n} graph node{'s' if n != 1 else ''} should take about {replay:.0f} µs "
         f"({_value(profile.graph_launch_fixed_us):.1f} µs to launch the graph, then at least "
         f"{_value(profile.graph_node_us) or _value(profile.floor_node_us):.2f} µs per node"
     )
@@ -260,18 +268,18 @@ def describe_basis(
     kind += {"calibration": "quick calibration by analyze", "default": "full"}.get(profile.plan or "", "quick" if profile.quick else "full")
     where = f", {source}" if source else ""
     noisy = ", NOISY" if getattr(profile, "noisy", False) else ""
-    unsure = [n for n in getattr(profile, "undetermined", []) if n in PREDICTION_COEFFICIENTS]
-    noisy += f", not determined: {', '.join(unsure)}" if unsure else ""
+    unsure = [PREDICTION_COEFFICIENTS[n] for n in getattr(profile, "undetermined", []) if n in PREDICTION_COEFFICIENTS]
+    noisy += f"; that sweep leaves {' and '.join(unsure)} uncertain, its 95% interval over 2x wide" if unsure else ""
     head = f"device profile {m.gpu} · driver {m.driver} · torch {m.torch} ({kind}, created {profile.created}{where}{noisy})"
     if isinstance(kernel_us, Sequence) and not isinstance(kernel_us, str) and len(kernel_us) > 0:
-        kernels = f"{len(kernel_us)} kernel times (median {float(np.median(kernel_us)):.2f} µs)"
+        kernels = f"{len(kernel_us)} node times (median {float(np.median(kernel_us)):.2f} µs)"
     elif isinstance(kernel_us, (int, float)):
         kernels = f"kernel median {float(kernel_us):.2f} µs"
     else:
         kernels = "no kernel times"
     busy = f", GPU busy {gpu_busy_us:.1f} µs" if _positive(gpu_busy_us) else ""
     ci = f" [{eager_step_ci[0]:.1f}, {eager_step_ci[1]:.1f}]" if eager_step_ci else ""
-    return f"{head}; inputs: {n} kernels per step, {kernels}{busy}, eager step median {eager_step_us:.1f} µs{ci}"
+    return f"{head}; inputs: {n} graph nodes per step (the eager step's kernels and copies), {kernels}{busy}, eager step median {eager_step_us:.1f} µs{ci}"
 
 
 def eager_step_interval(stats: object) -> tuple[float, float] | None:

@@ -245,8 +245,9 @@ def test_prediction_basis_names_an_undetermined_input(clean):
     tight_gap = dataclasses.replace(clean, graph_gap_us=Interval(0.4, 0.38, 0.42))
     tight_gap = dataclasses.replace(tight_gap, undetermined=undetermined_coefficients(tight_gap))
     args = dict(kernels_per_step=50, kernel_us=5.0, gpu_busy_us=250.0, launch_api_us=200.0, eager_step_us=400.0)
-    assert "not determined: graph_gap_us" in predict_speedup(**args, profile=wide_gap).basis
-    assert "not determined" not in predict_speedup(**args, profile=tight_gap).basis
+    assert "leaves the time per node beyond its kernel uncertain" in predict_speedup(**args, profile=wide_gap).basis
+    assert "graph_gap_us" not in predict_speedup(**args, profile=wide_gap).basis  # words, not a field name
+    assert "uncertain" not in predict_speedup(**args, profile=tight_gap).basis
 
 
 # --- scripts/gpu-check's comparison of two sweeps -----------------------------------------------

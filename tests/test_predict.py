@@ -137,7 +137,7 @@ def test_predict_from_eager_takes_a_report_eager_profile_and_a_profile_dict(prof
     )
     speedup, why = predict_from_eager(eager, json.loads(profile.to_json()))
     assert speedup == pytest.approx(1400.0 / (9.0 + 0.95 * 200))
-    assert "200 kernels" in why
+    assert "200 graph nodes" in why
     assert predict_from_eager(eager, profile)[0] == pytest.approx(speedup)
     assert predict_from_eager(eager, None) is None
 
@@ -203,7 +203,7 @@ def test_basis_names_the_profile_and_the_inputs(recorded):
     full, quick = recorded
     pred = tiny_step(full, eager_step_ci=(1350.0, 1450.0), profile_source="cached at /x/p.json")
     for part in ("NVIDIA H200", "driver 580.159.04", "torch 2.11.0+cu130", "full", "created 2026-11-29", "cached at /x/p.json",
-                 "200 kernels per step", "200 kernel times", "GPU busy 260.0 µs", "eager step median 1400.0 µs [1350.0, 1450.0]"):
+                 "200 graph nodes per step", "200 node times", "GPU busy 260.0 µs", "eager step median 1400.0 µs [1350.0, 1450.0]"):
         assert part in pred.basis, (part, pred.basis)
     assert "quick" in tiny_step(quick).basis
     noisy = dataclasses.replace(quick, noisy=True, noisy_reason="x")

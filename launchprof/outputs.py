@@ -81,6 +81,7 @@ def plan_outputs(formats: list[str], paths: list[Path], allowed: tuple[str, ...]
             raise UsageError(f"unknown format {fmt!r}: choose from {', '.join(allowed)}")
     outputs: list[Output] = []
     for i, path in enumerate(paths):
+        refuse_folder(path)  # before its format is guessed: a folder has no extension to guess from
         fmt = formats[i] if i < len(formats) else guess_format(path)
         named = known_format(path)
         # `-f json -o x.sarif.json` is a JSON report in a file named like SARIF's JSON: allowed.
@@ -101,9 +102,8 @@ def plan_outputs(formats: list[str], paths: list[Path], allowed: tuple[str, ...]
 
 def check_writable(path: Path) -> None:
     """Fail now, with one line, if ``path`` cannot be written later."""
-    if path.is_dir():
-        raise UsageError(f"output path {path} is a directory")
-    if path.exists() and not _is_regular(path):
+    refuse_folder(path)
+    if os.path.exists(path) and not _is_regular(path):  # False, not a crash, in a folder we may not look into
         if not os.access(path, os.W_OK):
             raise UsageError(f"output path {path} is not writable")
         return  # a FIFO, pty or device is written in place: its folder need not be writable
@@ -112,6 +112,12 @@ def check_writable(path: Path) -> None:
     if not parent.is_dir():
         raise UsageError(f"output folder {parent} does not exist")
     probe_folder(parent, path)
+
+
+def refuse_folder(path: Path) -> None:
+    """The one message for ``-o`` naming a folder, with or without ``-f``."""
+    if os.path.isdir(path):
+        raise UsageError(f"output path {path} is a directory")
 
 
 def probe_folder(folder: Path, path: Path) -> None:

@@ -4,11 +4,16 @@ One rule for analyze, lint, SARIF and annotations alike, so that a hazard has th
 ``file`` in every format and in every run on every machine: the nearest folder at or
 above the script (or linted path) that holds ``pyproject.toml``, ``setup.py`` or
 ``.git``; otherwise the script's own folder. ``--project-root`` overrides it.
+
+A folder that cannot be looked into (no permission) holds no marker as far as this rule
+knows: the search goes on above it. Whether the script or linted files themselves can be
+read is for their readers to say, with the one-line error or note they give any file.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 MARKERS = ("pyproject.toml", "setup.py", ".git")
@@ -19,11 +24,27 @@ def find_project_root(path: str | Path, override: str | Path | None = None) -> P
     if override is not None:
         return Path(override).resolve()
     start = Path(path).resolve()
-    folder = start if start.is_dir() else start.parent
+    folder = start if _is_folder(start) else start.parent
     for candidate in (folder, *folder.parents):
-        if any((candidate / marker).exists() for marker in MARKERS):
+        if any(_present(candidate / marker) for marker in MARKERS):
             return candidate
     return folder
+
+
+def _present(path: Path) -> bool:
+    """``path`` exists as far as we may know: a PermissionError is no marker, not a crash."""
+    try:
+        os.stat(path)
+    except OSError:
+        return False
+    return True
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def relative_to_root(file: str | Path, root: Path) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from launchprof.enums import Severity, Verdict
 from launchprof.errors import UsageError
+from launchprof.input_files import REPORT, WANTED_SAVED, check_input_file, refuse_other_kind
 from launchprof.jsonfile import read_json_object
 from launchprof.models import (
     SCHEMA_VERSION,
@@ -42,9 +43,9 @@ __all__ = [
 def load_report(path: str | Path) -> Report:
     """Read a JSON report; a missing, truncated, foreign or malformed file is a UsageError."""
     p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"report file not found: {p}")
+    check_input_file(p, "a JSON report", f"report file not found: {p}")
     data = read_json_object(p, "a launchprof report")
+    refuse_other_kind(p, data, REPORT, WANTED_SAVED)
     try:
         return Report.from_dict(data)
     except UsageError as exc:

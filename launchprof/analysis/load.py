@@ -12,19 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from launchprof.errors import UsageError
+from launchprof.input_files import WANTED_SAVED, check_input_file, has_zip_signature
 from launchprof.models import Report
 from launchprof.run import SUFFIX
 
 
 def is_run_file(path: Path) -> bool:
     """A run file by its name, or by its zip signature whatever it is called."""
-    if path.suffix == SUFFIX:
-        return True
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(4) == b"PK\x03\x04"
-    except OSError:
-        return False
+    return path.suffix == SUFFIX or has_zip_signature(path)
 
 
 @dataclass(frozen=True)
@@ -72,10 +67,7 @@ def open_saved(path: Path, given: Path | None = None) -> tuple[Report, ChosenPro
     ``choose_profile`` picks for its machine; a JSON report is read as it is (``given`` is
     still loaded: it draws the HTML crossover curve). A missing or malformed file is a
     UsageError (exit 2)."""
-    if path.is_dir():
-        raise UsageError(f"{path} is a folder: give a run file (.lprun) or a JSON report")
-    if not path.is_file():
-        raise UsageError(f"report or run file not found: {path}")
+    check_input_file(path, WANTED_SAVED, f"report or run file not found: {path}")
     if not is_run_file(path):
         from launchprof.session import load_report
 

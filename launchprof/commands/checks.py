@@ -12,10 +12,10 @@ import ast
 import difflib
 import importlib
 import os
-import stat
 from pathlib import Path
 
 from launchprof.errors import UsageError
+from launchprof.input_files import check_input_file
 from launchprof.outputs import probe_folder
 from launchprof.targets import TargetSpec, top_level_names
 
@@ -25,16 +25,7 @@ def check_script(path: Path) -> str:
 
     A FIFO or device named ``x.py`` is refused before it is opened: reading one blocks
     until a writer comes, which would hang the command with nothing on screen."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        raise UsageError(f"script not found: {path}") from None
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(mode):
-        raise UsageError(f"{path} is a folder: give the Python script to run")
-    if not stat.S_ISREG(mode):
-        raise UsageError(f"{path} is not a regular file (a pipe or device): give a Python script file")
+    check_input_file(path, "the Python script to run", f"script not found: {path}")
     try:
         source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -169,6 +169,8 @@ def _notes(result: LintResult, options: LintOptions, seconds: float) -> list[str
         notes = [f"no target found in {scanned}: nothing was checked"]
     if result.unreadable:
         notes.append(f"{len(result.unreadable)} file(s) not read: {'; '.join(result.unreadable[:5])}")
+    if result.unlisted:
+        notes.append(f"{len(result.unlisted)} folder(s) not read (the files in them were not checked): {'; '.join(result.unlisted[:5])}")
     if result.unresolved:
         named = "; ".join(result.unresolved[:MAX_UNRESOLVED_NAMED])
         more = f" and {len(result.unresolved) - MAX_UNRESOLVED_NAMED} more" if len(result.unresolved) > MAX_UNRESOLVED_NAMED else ""

@@ -26,6 +26,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
 from launchprof.errors import UsageError
+from launchprof.input_files import PROFILE, RUN_FILE, WANTED_PROFILE, check_input_file, is_run_zip, other_kind, refuse_other_kind
 from launchprof.jsonfile import read_json_object
 from launchprof.session import Machine
 
@@ -210,6 +211,8 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
     notes and never flagged noisy on evidence it does not have.
     """
     version = data.get("schema_version")
+    if version is None:
+        raise UsageError("not a launchprof device profile: it has no schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version > SCHEMA_VERSION or version < 1:
         raise UsageError(
             f"device profile schema_version {version!r} is not supported (this launchprof reads "
@@ -304,11 +307,11 @@ def mismatch_warnings(profile: DeviceProfile, machine: Machine | None) -> tuple[
 def load_profile(path: str | Path, machine: Machine | None = None) -> LoadedProfile:
     """Read a profile file. A missing or foreign file is a usage error; a mismatch is a warning."""
     p = Path(path)
-    if p.is_dir():
-        raise UsageError(f"device profile {p} is a folder; give a profile file (PROFILE.json)")
-    if not p.is_file():
-        raise UsageError(f"device profile not found: {p}")
+    check_input_file(p, WANTED_PROFILE, f"device profile not found: {p}")
+    if is_run_zip(p):
+        raise other_kind(p, RUN_FILE, PROFILE, WANTED_PROFILE)
     data = read_json_object(p, "a launchprof device profile")
+    refuse_other_kind(p, data, PROFILE, WANTED_PROFILE)
     profile = profile_from_dict(data)
     return LoadedProfile(profile=profile, path=p, warnings=mismatch_warnings(profile, machine))
 

@@ -6,6 +6,7 @@ to the code, rather than in every CI command line: ``exclude = ["build/*", "*_pb
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from launchprof.errors import UsageError
 def configured_excludes(root: Path) -> tuple[str, ...]:
     """The ``exclude`` globs of ``[tool.launchprof]`` in ``root/pyproject.toml``, if any."""
     path = root / "pyproject.toml"
-    if not path.is_file():
+    if not os.path.isfile(path):  # also when its folder may not be looked into: no marker, no settings
         return ()
     try:
         config = tomllib.loads(path.read_text(encoding="utf-8"))

@@ -60,6 +60,7 @@ class LintResult:
     lines: int
     skipped: tuple[str, ...] = ()  # functions that could not be walked, each with the reason
     unreadable: tuple[str, ...] = ()  # files that could not be read or parsed, each with the reason
+    unlisted: tuple[str, ...] = ()  # folders under a linted one that could not be listed, each with the reason
     unresolved: tuple[str, ...] = ()  # calls from a target that could not be followed: "file:line `code` (why)"
     unknown_ignores: tuple[str, ...] = ()  # "file:line: unknown kind 'x'" in `# launchprof: ignore[...]`
     root: str = ""  # the project root hazard files are relative to
@@ -144,7 +145,8 @@ def lint(
     started = time.perf_counter()
     forget_folders()
     root = find_project_root(paths[0], project_root)
-    files = collect_files(paths, root, exclude)
+    unlisted: list[str] = []
+    files = collect_files(paths, root, exclude, unlisted)
     workers = workers_for(len(files)) if all_functions else 0
     if meanwhile is not None and not workers:
         before = time.perf_counter()
@@ -173,6 +175,7 @@ def lint(
         lines=scan.lines,
         skipped=tuple(collector.skipped),
         unreadable=tuple(scan.unreadable),
+        unlisted=tuple(unlisted),
         unresolved=tuple(collector.unresolved),
         unknown_ignores=tuple(unknown_ignores(scan.ignores)),
         root=str(root),

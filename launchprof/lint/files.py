@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import os
+import stat
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from functools import cached_property
 from pathlib import Path
 
 from launchprof.errors import UsageError
+from launchprof.input_files import not_regular
 from launchprof.lint.named import check_named_file
 
 # Folders that hold no user code: caches and installed packages (and any folder with a pyvenv.cfg).
@@ -45,7 +47,9 @@ class Unreadable(Exception):
     """A file lint could not read or parse: a note in the report, not a stop (its text says why)."""
 
 
-def collect_files(paths: tuple[Path, ...] | list[Path], root: Path, exclude: tuple[str, ...] = ()) -> list[str]:
+def collect_files(
+    paths: tuple[Path, ...] | list[Path], root: Path, exclude: tuple[str, ...] = (), unlisted: list[str] | None = None
+) -> list[str]:
     """Every file to lint: given files as they are, folders walked for ``*.py``.
 
     Hidden folders, caches, virtual environments and ``exclude`` globs (matched against
@@ -53,19 +57,20 @@ def collect_files(paths: tuple[Path, ...] | list[Path], root: Path, exclude: tup
     named on the command line is linted even when excluded, but only when it is a
     Python file (:mod:`launchprof.lint.named`). The order is stable (sorted per
     folder) so that reports do not reorder between runs. A dangling symlink is kept:
-    reading it fails later, as a note. Nothing to lint at all is a usage error.
+    reading it fails later, as a note. A folder inside a walked one that cannot be
+    listed goes to ``unlisted`` (a note, as an unreadable file is); a named path that
+    cannot be read, a pipe or a device is a usage error, as is nothing to lint at all.
     """
     files: list[str] = []
     seen: set[str] = set()
+    unlisted = [] if unlisted is None else unlisted
     for given in paths:
         p = Path(given)
-        if p.is_dir():
-            candidates = list(_walk_py(str(p), root.resolve(), exclude))
-        elif p.is_file() or p.is_symlink():
+        if _is_named_folder(p):
+            candidates = list(_walk_py(str(p), root.resolve(), exclude, unlisted))
+        else:
             check_named_file(p)
             candidates = [str(p)]
-        else:
-            raise UsageError(f"no such file or folder: {p}")
         for f in candidates:
             key = real_path(f)
             if key not in seen:
@@ -73,8 +78,27 @@ def collect_files(paths: tuple[Path, ...] | list[Path], root: Path, exclude: tup
                 files.append(f)
     if not files:  # a mistyped folder must not pass a CI gate with nothing checked
         excluded = " (or every one is excluded)" if exclude else ""
-        raise UsageError(f"no Python files to lint in {', '.join(str(p) for p in paths)}{excluded}")
+        unread = f" ({len(unlisted)} folder(s) not read: {'; '.join(unlisted[:3])})" if unlisted else ""
+        raise UsageError(f"no Python files to lint in {', '.join(str(p) for p in paths)}{excluded}{unread}")
     return files
+
+
+def _is_named_folder(p: Path) -> bool:
+    """True for a folder, False for a file (or a dangling symlink, noted when read);
+    a usage error for anything else, said as for any input file."""
+    try:
+        mode = os.stat(p).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        if os.path.islink(p):
+            return False
+        raise UsageError(f"no such file or folder: {p}") from None
+    except OSError as exc:
+        raise UsageError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
+        return True
+    if not stat.S_ISREG(mode):
+        raise not_regular(p, "Python files or folders to lint")
+    return False
 
 
 def is_excluded(path: str, root: Path, exclude: tuple[str, ...]) -> bool:
@@ -89,8 +113,16 @@ def is_excluded(path: str, root: Path, exclude: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatch(rel, g) or fnmatch.fnmatch(name, g) or fnmatch.fnmatch(rel, g.rstrip("/") + "/*") for g in exclude)
 
 
-def _walk_py(top: str, root: Path, exclude: tuple[str, ...]) -> Iterator[str]:
-    for folder, dirs, names in os.walk(top):
+def _walk_py(top: str, root: Path, exclude: tuple[str, ...], unlisted: list[str]) -> Iterator[str]:
+    """The ``*.py`` files under ``top``; a folder below it that cannot be listed is noted
+    in ``unlisted``, ``top`` itself (named by the user) is a usage error, as a named file is."""
+
+    def failed(exc: OSError) -> None:
+        if exc.filename == top:
+            raise UsageError(f"{top}: cannot read: {exc.strerror or exc}")
+        unlisted.append(f"{exc.filename}: cannot read: {exc.strerror or exc}")
+
+    for folder, dirs, names in os.walk(top, onerror=failed):
         dirs[:] = sorted(
             d
             for d in dirs

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from launchprof.errors import UsageError
+from launchprof.input_files import check_input_file
 from launchprof.models import HEADER_ADAPTER, RunHeader, first_error
 from launchprof.run.events import validate_events
 from launchprof.run.migrate import migrate_header
@@ -134,8 +135,7 @@ def load_run(path: str | Path) -> Run:
     """Read and check a run file; anything missing or malformed is a UsageError (exit 2)
     that names the file and the part of it that is wrong."""
     p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"run file not found: {p}")
+    check_input_file(p, "a run file (.lprun)", f"run file not found: {p}")
     try:
         with zipfile.ZipFile(p) as zf:
             names = set(zf.namelist())

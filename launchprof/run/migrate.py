@@ -52,6 +52,8 @@ RUN_MIGRATIONS: dict[int, Migration] = {}
 def migrate(data: dict[str, Any], key: str, current: int, migrations: dict[int, Migration], what: str) -> dict[str, Any]:
     """Walk ``data`` from its version (``data[key]``) up to ``current``."""
     version = data.get(key)
+    if version is None:
+        raise UsageError(f"not a launchprof {what}: it has no {key}")
     if not isinstance(version, int) or isinstance(version, bool):
         raise UsageError(f"{what} has no valid {key} (found {version!r}): not a launchprof {what}")
     if version > current:

@@ -267,3 +267,25 @@ def test_launchprofs_sessions_do_not_print_the_cycle_warning():
     quiet = shown(_quiet(Noisy)(activities=[torch.profiler.ProfilerActivity.CPU]))
     assert not any(CYCLE_WARNING in m for m in quiet) and "something else" in quiet
     assert type(new_profile()) is _quiet(torch.profiler.profile) and new_profile(with_stack=True).with_stack
+
+
+def test_on_gpu_reads_torch_enum_and_plain_names_alike():
+    """The fast path (torch's DeviceType compared as an enum) and the fallback (its name)
+    agree: a real CPU profiler event is not on the GPU; stand-ins named like the enum are
+    told apart by their name."""
+    torch = pytest.importorskip("torch")
+    from launchprof.worker.profiler_tables import on_gpu
+
+    class Named:
+        def __init__(self, kind):
+            self.kind = kind
+
+        def device_type(self):
+            return self.kind
+
+    assert on_gpu(Named(torch.autograd.DeviceType.CUDA)) and not on_gpu(Named(torch.autograd.DeviceType.CPU))
+    assert on_gpu(Named("DeviceType.CUDA")) and not on_gpu(Named("DeviceType.CPU"))
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        torch.ones(8).add_(1)
+    events = prof.profiler.kineto_results.events()
+    assert events and not any(on_gpu(e) for e in events)

@@ -61,8 +61,25 @@ def _category(event: Any) -> str | None:
 
 
 def on_gpu(event: Any) -> bool:
-    """A kineto event that ran on the device (kernel, copy, fill), not on the host."""
-    return str(event.device_type()).endswith("CUDA")
+    """A kineto event that ran on the device (kernel, copy, fill), not on the host.
+
+    Compared as torch's enum where it is one: ``str()`` of the enum was most of the cost of
+    building a table's rows on torch 2.11 (about 0.5 s per 100k events)."""
+    kind = event.device_type()
+    cuda = _cuda_device_type()
+    if cuda is not None and type(kind) is type(cuda):
+        return bool(kind == cuda)
+    return str(kind).endswith("CUDA")
+
+
+@functools.cache
+def _cuda_device_type() -> Any:
+    try:
+        import torch
+
+        return torch.autograd.DeviceType.CUDA
+    except (ImportError, AttributeError):
+        return None
 
 
 def chrome_rows(events: Iterable[Any], base_ns: int, pid: int = 0) -> list[dict[str, Any]]:

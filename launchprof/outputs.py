@@ -109,7 +109,7 @@ def check_writable(path: Path) -> None:
         return  # a FIFO, pty or device is written in place: its folder need not be writable
     path = Path(os.path.realpath(path))  # a symlink is written through, beside its target
     parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
+    if not os.path.isdir(parent):
         raise UsageError(f"output folder {parent} does not exist")
     probe_folder(parent, path)
 

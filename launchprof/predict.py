@@ -269,14 +269,15 @@ def describe_basis(
     where = f", {source}" if source else ""
     noisy = ", NOISY" if getattr(profile, "noisy", False) else ""
     unsure = [PREDICTION_COEFFICIENTS[n] for n in getattr(profile, "undetermined", []) if n in PREDICTION_COEFFICIENTS]
-    noisy += f"; that sweep leaves {' and '.join(unsure)} uncertain, its 95% interval over 2x wide" if unsure else ""
+    wide = "its 95% interval" if len(unsure) == 1 else "their 95% intervals"
+    noisy += f"; that sweep leaves {' and '.join(unsure)} uncertain, {wide} over 2x wide" if unsure else ""
     head = f"device profile {m.gpu} · driver {m.driver} · torch {m.torch} ({kind}, created {profile.created}{where}{noisy})"
     if isinstance(kernel_us, Sequence) and not isinstance(kernel_us, str) and len(kernel_us) > 0:
         kernels = f"{len(kernel_us)} node times (median {float(np.median(kernel_us)):.2f} µs)"
     elif isinstance(kernel_us, (int, float)):
-        kernels = f"kernel median {float(kernel_us):.2f} µs"
+        kernels = f"node median {float(kernel_us):.2f} µs"
     else:
-        kernels = "no kernel times"
+        kernels = "no node times"
     busy = f", GPU busy {gpu_busy_us:.1f} µs" if _positive(gpu_busy_us) else ""
     ci = f" [{eager_step_ci[0]:.1f}, {eager_step_ci[1]:.1f}]" if eager_step_ci else ""
     return f"{head}; inputs: {n} graph nodes per step (the eager step's kernels and copies), {kernels}{busy}, eager step median {eager_step_us:.1f} µs{ci}"
@@ -337,7 +338,7 @@ def prediction_from_eager(
         profile = profile_from_dict(profile)
     kernel = eager.kernel_us.median if eager.kernel_us is not None else None
     return predict_speedup(
-        kernels_per_step=eager.kernels_per_step or 0,
+        kernels_per_step=(eager.kernels_per_step or 0) + (eager.memcpys_per_step or 0),  # graph nodes, as analysis/prediction.py counts them
         kernel_us=kernel,
         gpu_busy_us=eager.gpu_busy_us,
         launch_api_us=eager.launch_api_us,

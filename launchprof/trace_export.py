@@ -16,6 +16,7 @@ A destination ending in ``.json`` is a file and gets the eager trace (the old be
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +35,12 @@ def is_file_destination(dest: Path) -> bool:
 def check_destination(dest: Path) -> None:
     """A usage error (exit 2) before anything runs: the parent of a file, or the folder's
     parent, must exist, and a file destination must not be a folder."""
-    if is_file_destination(dest) and dest.is_dir():
+    # os.path's tests, not Path's: they answer False where the OS refuses to look (Python <3.14 raises)
+    if is_file_destination(dest) and os.path.isdir(dest):
         raise UsageError(f"--save-trace {dest} is a folder; give a folder without .json or a file path")
-    if not is_file_destination(dest) and dest.exists() and not dest.is_dir():
+    if not is_file_destination(dest) and os.path.exists(dest) and not os.path.isdir(dest):
         raise UsageError(f"--save-trace {dest} is a file; give a folder, or a path ending in .json for the eager trace")
-    if not dest.parent.is_dir():
+    if not os.path.isdir(dest.parent):
         raise UsageError(f"folder for --save-trace does not exist: {dest.parent}")
 
 

@@ -260,3 +260,42 @@ def test_inputs_and_outputs_in_an_unreadable_folder(tmp_path: Path, denied) -> N
     for fmt in ((), ("-f", "json")):
         line = proc_error(lp("report", REPORT, *fmt, "-o", closed / "out.json"))
         assert line == f"launchprof: error: cannot write {closed / 'out.json'}: Permission denied"
+
+
+def test_path_options_into_an_unreadable_folder_are_one_line(tmp_path: Path, denied) -> None:  # type: ignore[no-untyped-def]
+    """Path's is_file/is_dir/exists raise PermissionError where os.path's answer False: each
+    of these crashed with exit 70 (an internal error) before."""
+    deny, lp = denied
+    script = tmp_path / "s.py"
+    script.write_text("print('hi')\n")
+    run = ROOT / "tests" / "data" / "runs" / "decode_loop.lprun"
+    closed = tmp_path / "closed"
+    closed.mkdir()
+    shutil.copy(run, closed / "r.lprun")
+    deny(closed)
+    for args in (
+        ("report", closed / "r.lprun", "--save-trace", tmp_path / "traces"),
+        ("report", run, "--save-trace", closed / "traces"),
+        ("analyze", script, "--run-out", closed / "x.lprun"),
+        ("analyze", script, "--save-trace", closed / "t"),
+        ("analyze", script, "--project-root", closed / "p"),
+        ("lint", script, "--all", "--project-root", closed / "p"),
+    ):
+        proc = lp(*args)
+        assert "internal error" not in proc.stderr, (args, proc.stderr)
+        proc_error(proc)
+
+
+def test_a_pipe_met_in_a_folder_walk_is_noted_not_read(tmp_path: Path) -> None:
+    """``mkfifo pkg/x.py``: lint's walk must not open it (reading a pipe blocks for ever)."""
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    os.mkfifo(pkg / "x.py")
+    (pkg / "ok.py").write_text("def f(x):\n    return x.item()\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GITHUB_ACTIONS": ""}
+    proc = subprocess.run([sys.executable, "-m", "launchprof", "lint", "pkg", "--all"], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "x.py: cannot read: not a regular file (a pipe or device)" in " ".join(proc.stdout.split())

@@ -9,6 +9,7 @@ The report always comes from the saved run file (``load_run -> analyse``), the s
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -83,16 +84,16 @@ def check_usage(options: AnalyzeOptions) -> list[Output]:
     check_compare(options.compare)
     outputs = plan_outputs(list(options.formats), list(options.outputs))  # each -o proved writable
     for flag, path in (("--save-trace", options.save_trace), ("--run-out", options.run_out)):
-        if path is not None and not path.parent.is_dir():
+        if path is not None and not os.path.isdir(path.parent):
             raise UsageError(f"folder for {flag} does not exist: {path.parent}")
     if options.run_out is not None:
-        if options.run_out.is_dir():
+        if os.path.isdir(options.run_out):
             raise UsageError(f"--run-out {options.run_out} is a folder; give a file path (NAME.lprun)")
         check_writable(options.run_out)
     if options.save_trace is not None:
         check_destination(options.save_trace)
         check_output_creatable(options.save_trace)
-    if options.project_root is not None and not options.project_root.is_dir():
+    if options.project_root is not None and not os.path.isdir(options.project_root):
         raise UsageError(f"--project-root is not a folder: {options.project_root}")
     check_ranks(options)
     if options.profile is not None:

@@ -172,7 +172,7 @@ def check_output_creatable(path: Path) -> None:
 
     ``os.access`` says yes to root everywhere, also in ``/proc`` or on a read-only mount;
     only a real attempt shows that the report could be written after the run."""
-    if path.exists():
+    if os.path.exists(path):  # os.path's: False, not a PermissionError, in a folder we may not look into
         return
     probe_folder(Path(os.path.realpath(path)).parent, path)
 

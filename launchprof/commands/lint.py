@@ -8,6 +8,7 @@ the exit code.
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 from dataclasses import dataclass
@@ -73,7 +74,7 @@ def run(options: LintOptions) -> int:
         raise UsageError("give at least one file or folder to lint")
     outputs = plan_outputs(list(options.formats), list(options.outputs))
     root = find_project_root(options.paths[0], options.source_root)
-    if options.source_root is not None and not root.is_dir():
+    if options.source_root is not None and not os.path.isdir(root):
         raise UsageError(f"--project-root {options.source_root}: no such folder")
     exclude = (*options.exclude, *configured_excludes(root))
     result = lint(

@@ -8,6 +8,7 @@ rendered as it is.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,7 +61,7 @@ def save_traces(session: Path, dest: Path) -> None:
     from launchprof.trace_export import check_destination, export_traces
 
     check_destination(dest)
-    if not session.is_file() or not is_run_file(session):
+    if not os.path.isfile(session) or not is_run_file(session):
         raise UsageError(f"--save-trace needs a run file (NAME.lprun); {session} is not one")
     written = export_traces(load_run(session), dest)
     err = stream_console(sys.stderr)

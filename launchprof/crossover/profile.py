@@ -312,7 +312,10 @@ def load_profile(path: str | Path, machine: Machine | None = None) -> LoadedProf
         raise other_kind(p, RUN_FILE, PROFILE, WANTED_PROFILE)
     data = read_json_object(p, "a launchprof device profile")
     refuse_other_kind(p, data, PROFILE, WANTED_PROFILE)
-    profile = profile_from_dict(data)
+    try:
+        profile = profile_from_dict(data)
+    except UsageError as exc:  # name the file, as a report's errors do
+        raise UsageError(f"{p}: {exc}") from None
     return LoadedProfile(profile=profile, path=p, warnings=mismatch_warnings(profile, machine))
 
 

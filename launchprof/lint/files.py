@@ -138,8 +138,12 @@ def _walk_py(top: str, root: Path, exclude: tuple[str, ...], unlisted: list[str]
 
 
 def read_file(path: str) -> bytes:
-    """The file's bytes; :class:`Unreadable` (with the reason) when it cannot be read."""
+    """The file's bytes; :class:`Unreadable` (with the reason) when it cannot be read. A
+    ``*.py`` that is a pipe or device (met in a folder walk) is not opened: reading it would
+    block for ever."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise Unreadable(f"{path}: cannot read: not a regular file (a pipe or device)")
         return Path(path).read_bytes()
     except OSError as exc:
         reason = "a dangling symlink" if os.path.islink(path) and not os.path.exists(path) else exc.strerror or str(exc)

@@ -13,7 +13,6 @@ read is for their readers to say, with the one-line error or note they give any 
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 MARKERS = ("pyproject.toml", "setup.py", ".git")
@@ -24,27 +23,12 @@ def find_project_root(path: str | Path, override: str | Path | None = None) -> P
     if override is not None:
         return Path(override).resolve()
     start = Path(path).resolve()
-    folder = start if _is_folder(start) else start.parent
+    # os.path's tests answer False where the OS refuses to look (Path's raise PermissionError)
+    folder = start if os.path.isdir(start) else start.parent
     for candidate in (folder, *folder.parents):
-        if any(_present(candidate / marker) for marker in MARKERS):
+        if any(os.path.exists(candidate / marker) for marker in MARKERS):
             return candidate
     return folder
-
-
-def _present(path: Path) -> bool:
-    """``path`` exists as far as we may know: a PermissionError is no marker, not a crash."""
-    try:
-        os.stat(path)
-    except OSError:
-        return False
-    return True
-
-
-def _is_folder(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(os.stat(path).st_mode)
-    except OSError:
-        return False
 
 
 def relative_to_root(file: str | Path, root: Path) -> str:

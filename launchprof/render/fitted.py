@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rich import box as boxes
-from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from launchprof.render.whole import Whole, widest_atom
+from launchprof.render.whole import Whole, longest_line, widest_atom
 
 
 @dataclass(frozen=True)
@@ -32,10 +31,6 @@ class Col:
     justify: Literal["left", "right"] = "left"
     style: str = ""
     least: int = 0
-
-
-def _longest(text: str) -> int:
-    return max((cell_len(line) for line in text.split("\n")), default=0)
 
 
 def fit_widths(mins: Sequence[int], maxes: Sequence[int], room: int) -> list[int] | None:
@@ -100,7 +95,7 @@ class FittedTable:
         for i, col in enumerate(self.cols):
             texts = [r[i] for r in self.rows] + ([col.header] if show_header else [])
             mins.append(max([col.least, *(widest_atom(t) for t in texts)]))
-            maxes.append(max([mins[-1], *(_longest(t) for t in texts)]))
+            maxes.append(max([mins[-1], *(longest_line(t) for t in texts)]))
         return fit_widths(mins, maxes, room - self.chrome())
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:

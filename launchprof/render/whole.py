@@ -54,6 +54,11 @@ def atoms(plain: str) -> list[tuple[int, int]]:
     return spans
 
 
+def longest_line(text: str) -> int:
+    """The width of ``text``'s longest line, unwrapped."""
+    return max((cell_len(line) for line in text.split("\n")), default=0)
+
+
 def widest_atom(text: str) -> int:
     """The narrowest width ``text`` can wrap to without splitting a word or a figure."""
     return max((cell_len(line[s:e]) for line in text.split("\n") for s, e in atoms(line)), default=0)
@@ -135,7 +140,7 @@ class Whole:
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         plain = self.text.plain
-        longest = max((cell_len(line) for line in plain.split("\n")), default=0)
+        longest = longest_line(plain)
         return Measurement(min(widest_atom(plain) + self.indent, longest), longest)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:

@@ -100,10 +100,12 @@ def test_every_round_measures_every_host_coefficient_in_alternating_order(fake_d
     result = sweep.run_sweep(CALIBRATION_PLAN, NoProgress())
     assert not result.partial, result.notes
     rounds = {k: {s.round for s in result.samples if s.kind == k} for k in (Kind.EAGER_OP, Kind.INSTANTIATE, Kind.GRAPH_LATENCY)}
-    assert rounds[Kind.EAGER_OP] == rounds[Kind.INSTANTIATE] == {0, 1, 2}
-    assert rounds[Kind.GRAPH_LATENCY] == {0, 1, 2, None}  # shortest kernels per round, the 20 µs cells once
-    # round 0 forward (eager op first), round 1 reversed (set-up first), round 2 forward; cupy never in calibration
-    assert fake_device == ["eager_op:0", "setup:0", "setup:1", "eager_op:1", "eager_op:2", "setup:2"]
+    every = set(range(CALIBRATION_PLAN.host_rounds))
+    assert CALIBRATION_PLAN.host_rounds == 5
+    assert rounds[Kind.EAGER_OP] == rounds[Kind.INSTANTIATE] == every
+    assert rounds[Kind.GRAPH_LATENCY] == every | {None}  # shortest kernels per round, the 20 µs cells once
+    # even rounds forward (eager op first), odd rounds reversed (set-up first); cupy never in calibration
+    assert fake_device == ["eager_op:0", "setup:0", "setup:1", "eager_op:1", "eager_op:2", "setup:2", "setup:3", "eager_op:3", "eager_op:4", "setup:4"]
     counts = {s.count for s in result.samples if s.kind == Kind.EAGER_OP}
     assert counts == set(CALIBRATION_PLAN.launch_counts)
     # each cell's graph once; set-up captures are the measurement itself, one per rep per count per round

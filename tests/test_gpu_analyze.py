@@ -143,9 +143,12 @@ def test_step_times_match_the_step_timed_directly(tmp_path):
 def test_launchprof_leaves_no_process_wide_slowdown(tmp_path):
     """The in-process check above cannot see a slowdown launchprof leaves on the whole
     process (CUPTI still subscribed after its profiler: every later launch pays), since it
-    slows the direct loop too. So the same direct loop also runs in a clean process, with
-    no launchprof at all: analyze's figures and the in-process loop must both agree with
-    it. 20%, not 15%: two processes, minutes apart, differ a little in host speed."""
+    slows the direct loop too. So the script times a plain ``x.add_`` loop before its first
+    step (before launchprof profiles anything) and again at its end: launchprof must leave
+    the second within 15% of the first. Between processes the host's speed differs (H200,
+    2026-12-01: analyze runs read 6.7 to 11.6 µs per eager op, and a clean process of this
+    script once read 91 µs a step against 66 in the analyzed one), so the step in a clean
+    process is compared after dividing each process's figures by its own first loop."""
     import os
 
     script = ROOT / "tests" / "gpu_scripts" / "small_step.py"
@@ -159,8 +162,11 @@ def test_launchprof_leaves_no_process_wide_slowdown(tmp_path):
                            env={**os.environ, "LAUNCHPROF_DIRECT_OUT": str(clean)})
     assert plain.returncode == 0 and clean.exists(), plain.stderr
     report, after, reference = json.loads(out.read_text()), json.loads(inside.read_text()), json.loads(clean.read_text())
+    print("analyzed process", after, "clean process", reference)
+    assert after["host_after_us"] <= 1.15 * after["host_before_us"], ("host loop after launchprof against before", after)
     for side, key in (("eager", "eager_us"), ("replay", "replay_us")):
         measured = _median(report, side)
         assert measured is not None
-        assert abs(measured / reference[key] - 1) <= 0.20, (side, measured, "in-process loop", after, "clean process", reference)
-        assert abs(after[key] / reference[key] - 1) <= 0.20, (side, "in-process loop after launchprof", after, reference)
+        per_host_inside = measured / after["host_before_us"]
+        per_host_clean = reference[key] / reference["host_before_us"]
+        assert abs(per_host_inside / per_host_clean - 1) <= 0.20, (side, measured, after, "clean process", reference)

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from launchprof.worker.events import EventWriter
-from launchprof.worker.host_speed import COUNTS, REPS, eager_op_slope, measure_host_speed
+from launchprof.worker.host_speed import COUNTS, REPS, HostSpeed, eager_op_slope, measure_host_speed
 
 
 def test_the_slope_drops_the_synchronise_and_survives_a_slow_sample():
@@ -33,3 +33,19 @@ def test_without_cuda_it_is_a_note_not_an_error(tmp_path):
     events.close()
     written = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]
     assert [e["type"] for e in written] == ["note"] and "host's speed was not measured" in written[0]["text"]
+
+
+
+def test_a_failed_sample_stops_the_sampling_and_is_a_note(tmp_path):
+    def broken(n: int) -> float:
+        raise RuntimeError("CUDA error: an illegal memory access")
+
+    speed = HostSpeed(lambda n: 20.0 + 7.0 * n)
+    speed.loop = broken
+    speed.sample()
+    assert speed.failed and speed.eager_op_us() is None
+    events = EventWriter(str(tmp_path / "e.jsonl"))
+    speed.write(events, "between the bursts")
+    events.close()
+    written = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]
+    assert [e["type"] for e in written] == ["note"]

@@ -107,7 +107,7 @@ def test_compare_at_40_columns_is_one_block_per_metric() -> None:
     args = ("compare", str(RUNS / "decode_loop.lprun"), str(RUNS / "dict_inputs.lprun"))
     narrow, _ = cli(args, 40)
     assert "┃" not in narrow and "│" not in narrow
-    assert "Eager step  1.55 ms → 83.2 µs  -94.6%" in narrow
+    assert "Eager step  1.86 ms → 85.7 µs  -95.4%" in narrow
     assert "significant (p < 0.001)" in narrow
     wide, _ = cli(args, 120)
     assert "┃ Metric" in wide  # wide enough: the table
@@ -164,7 +164,7 @@ def test_report_at_40_columns_puts_each_label_above_its_value() -> None:
     narrow, _ = cli(("report", str(RUNS / "decode_loop.lprun")), 40)
     lines = narrow.splitlines()
     at = lines.index("Eager step")
-    assert lines[at + 1] == "  1.55 ms (p10–p90 1.50–1.76 ms, n=60)"
+    assert lines[at + 1] == "  1.86 ms (p10–p90 1.81–1.97 ms, n=60)"
 
 
 def _profile_text(p: prof.DeviceProfile, width: int) -> str:

@@ -10,7 +10,7 @@ from launchprof.crossover.fit import derive_profile
 from launchprof.crossover.profile import Interval
 from launchprof.crossover.simulate import simulate_samples
 from launchprof.crossover.sweep import DEFAULT_PLAN
-from launchprof.predict import breakeven_replays, node_excess_us, predict_speedup, predicted_setup_us
+from launchprof.predict import breakeven_replays, node_excess_us, predict_speedup, predicted_setup_us, replay_model
 from launchprof.session import Machine
 
 H200 = Machine(gpu="NVIDIA H200", driver="580.95.05", cuda="13.0", torch="2.11.0+cu130", python="3.12.3")
@@ -100,8 +100,25 @@ def test_without_a_profile_or_kernels_there_is_no_prediction(profile):
 
 def test_node_excess_falls_back_to_the_floor(profile):
     assert node_excess_us(profile, 0.95) == pytest.approx(0.4 - 1.0)
-    no_gap = dataclasses.replace(profile, graph_gap_us=None, empty_kernel_us=None)
-    assert node_excess_us(no_gap, 0.95) == pytest.approx(0.9)
+    no_gap = dataclasses.replace(profile, graph_gap_us=None)
+    assert node_excess_us(no_gap, 0.95) == pytest.approx(0.9 - 1.0)
+
+
+def test_without_a_traced_empty_kernel_the_excess_is_zero_with_the_gap_as_its_upper_bound(profile):
+    """A calibration profile has no traced empty kernel: the whole gap per node would count a
+    traced kernel's own fixed cost twice (H200: calibration gaps 0.78 and 1.45 µs, against
+    0.155 µs where both were measured)."""
+    untraced = dataclasses.replace(profile, empty_kernel_us=None)
+    assert node_excess_us(untraced, 0.95) == 0.0
+    model = replay_model(untraced)
+    assert model.excess.median == model.excess.low == 0.0
+    assert model.excess.high == pytest.approx(profile.graph_gap_us.high)
+    kernels = [3.0] * 10
+    traced = predict_speedup(10, kernels, 30.0, None, 200.0, profile)
+    bare = predict_speedup(10, kernels, 30.0, None, 200.0, untraced)
+    # 10 nodes of 3 µs traced: each costs its traced time, the excess adds nothing
+    assert bare.replay_step_us_estimate == pytest.approx(profile.graph_launch_fixed_us.median + 30.0)
+    assert bare.low < bare.speedup <= bare.high and traced.replay_step_us_estimate != bare.replay_step_us_estimate
 
 
 def test_breakeven_replays():

@@ -6,8 +6,10 @@ hazards and expect about X".
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+from launchprof.crossover.profile import Interval
 from launchprof.evidence import Evidence
 from launchprof.hazards.inputs import reallocated_arguments
 from launchprof.session import EagerProfile, Prediction
@@ -50,25 +52,59 @@ def rng_prologue_fills(ev: Evidence) -> int:
     return RNG_FILLS if version is not None and version >= FILLS_ONLY_WITH_RNG_FROM else 0
 
 
-HOST_DRIFT = 0.15  # the profile's NOISY bound: host coefficients that moved more than this
+HOST_DRIFT = 0.15  # the profile's NOISY bound: a host this much faster or slower is said in a note
+
+# The profile's coefficients that the host's speed sets: launch calls, not GPU work. On the
+# H200 (2026-12-01, one machine) two default sweeps a minute apart read eager_op_us 9.82 and
+# 6.65 µs, raw_launch_us 5.85 and 4.09, graph_launch_fixed_us 12.83 and 8.54: all three
+# moved by the same 1.43-1.50x, while the per-node GPU figures (graph_node_us 0.684/0.695,
+# floor 0.677/0.678) stayed. The process's host speed is what differs (analyze runs on that
+# machine read 6.7 to 11.6 µs per eager op after their bursts).
+HOST_COEFFICIENTS = ("eager_op_us", "raw_launch_us", "graph_launch_fixed_us")
 
 
-def host_speed_note(ev: Evidence, profile: Any) -> str | None:
-    """A note when the host ran at another speed than when the profile was measured: the
-    worker times the profile's own eager-op loop after the bursts (worker/host_speed.py).
-    The prediction is not corrected (no GPU run has checked a correction yet); it is said."""
+def host_scale(ev: Evidence, profile: Any) -> float | None:
+    """This run's host speed over the profile's: the eager-op loop the worker timed after the
+    bursts (worker/host_speed.py) against the same loop in the profile. None when either is
+    unknown (runs recorded before the ``host-speed`` event, a profile without eager_op_us)."""
     from launchprof import predict
 
     now = ev.host_eager_op_us
     then = predict._value(getattr(profile, "eager_op_us", None)) if profile is not None else None
-    if not (now and then and now > 0 and then > 0) or abs(then / now - 1) <= HOST_DRIFT:
+    if not (now and then and now > 0 and then > 0):
         return None
-    faster = now < then
+    return float(now) / then
+
+
+def at_host_speed(profile: Any, scale: float | None) -> Any:
+    """The profile with its host-side coefficients scaled to this run's host speed.
+
+    The replay is predicted for the host the eager step was timed on: a profile measured when
+    the host ran 1.4x slower would count the graph launch 1.4x too dear. Only the launch
+    costs scale; the GPU-side per-node figures do not depend on the host."""
+    if scale is None or profile is None or not dataclasses.is_dataclass(profile):
+        return profile
+    scaled = {}
+    for name in HOST_COEFFICIENTS:
+        iv = getattr(profile, name, None)
+        if iv is not None:
+            scaled[name] = Interval(median=iv.median * scale, low=iv.low * scale, high=iv.high * scale)
+    return dataclasses.replace(profile, **scaled)
+
+
+def host_speed_note(ev: Evidence, profile: Any) -> str | None:
+    """A note when the host ran at another speed than when the profile was measured, and by
+    how much the prediction's launch costs were scaled for it."""
+    scale = host_scale(ev, profile)
+    if scale is None or abs(scale - 1) <= HOST_DRIFT:
+        return None
+    now = ev.host_eager_op_us
+    then = now / scale
+    faster = scale < 1
     return (
         f"this host ran {'faster' if faster else 'slower'} than when the device profile was measured (an eager op "
-        f"took {now:.1f} µs after the bursts, {then:.1f} µs in the profile): the predicted replay's launch costs may "
-        f"read {'high, and the prediction low' if faster else 'low, and the prediction high'}; "
-        "`launchprof crossover` measures a new profile"
+        f"took {now:.1f} µs after the bursts, {then:.1f} µs in the profile): the prediction scales the profile's "
+        f"launch costs by {scale:.2f} to this run's host speed; `launchprof crossover` measures a new profile"
     )
 
 
@@ -91,17 +127,45 @@ def eager_interval(ev: Evidence, eager: EagerProfile) -> tuple[float, float] | N
     return low, high
 
 
+GPU_BOUND_IDLE = 0.05  # an eager step whose GPU idles less than this is paced by its kernels
+
+
+def gpu_clock_scale(eager: EagerProfile) -> float | None:
+    """How much longer the kernels ran during the timed bursts than in the profiled call.
+
+    The node times come from one profiled call; the eager and replay steps are timed later,
+    in bursts. A GPU kept busy for seconds lowers its clocks: on the H200 (2026-12-01)
+    long_kernels' profiled step kept the GPU busy 2796 µs (1.4% idle), while its bursts read
+    a 3215 µs GPU span, and replay 3181-3252 µs against 2806 predicted. Where the step keeps
+    the GPU busy, the bursts' event-timed span is the kernels' time at the bursts' clocks,
+    so the traced node times are scaled to it. Elsewhere the span holds launch gaps and
+    says nothing about the clock: None."""
+    idle, busy, span = eager.gpu_idle_fraction, eager.gpu_busy_us, eager.gpu_span_us
+    if eager.timing != "burst" or idle is None or busy is None or span is None or not busy > 0:
+        return None
+    if idle >= GPU_BOUND_IDLE or not span.median or span.median <= 0:
+        return None
+    return float(span.median) / (busy / (1 - idle))
+
+
 def predicted(ev: Evidence, eager: EagerProfile | None, profile: Any, calls: list[CallProfile]) -> Prediction | None:
     from launchprof import predict
 
     if profile is None or eager is None or eager.kernels_per_step is None or eager.step_us is None:
         return None
+    scale = host_scale(ev, profile)
+    profile = at_host_speed(profile, scale)
     nodes = eager.kernels_per_step + (eager.memcpys_per_step or 0)
     extra = len(reallocated_arguments(ev))  # one copy_ per input copied into its static buffer
+    kernels = calls[0].activity_us if calls else (eager.kernel_us.median if eager.kernel_us else None)
+    busy, clock = eager.gpu_busy_us, gpu_clock_scale(eager)
+    if clock is not None:
+        kernels = [k * clock for k in kernels] if isinstance(kernels, list) else (kernels * clock if kernels else kernels)
+        busy = busy * clock if busy else busy
     result = predict.predict_speedup(
         nodes,
-        calls[0].activity_us if calls else (eager.kernel_us.median if eager.kernel_us else None),
-        eager.gpu_busy_us,
+        kernels,
+        busy,
         eager.launch_api_us,
         eager.step_us.median,
         profile,
@@ -115,6 +179,10 @@ def predicted(ev: Evidence, eager: EagerProfile | None, profile: Any, calls: lis
         f"device profile for {getattr(getattr(profile, 'machine', None), 'gpu', None) or 'this GPU'}; "
         f"eager trace: {nodes} nodes, step {eager.step_us.median:.1f} µs ({eager.timing or 'timing unknown'})"
     )
+    if clock is not None:
+        basis += f"; node times scaled by {clock:.2f} to the GPU span the timed bursts read"
+    if scale is not None:
+        basis += f"; launch costs scaled by {scale:.2f} to this run's host speed (eager op {ev.host_eager_op_us:.2f} µs after the bursts)"
     return Prediction(
         median=float(result.speedup),
         low=getattr(result, "low", None),

@@ -54,10 +54,13 @@ def schedule(repeat: int) -> tuple[int, int]:
     return bursts + bursts % 2, per
 
 
-def run_bursts(kinds: list[Kind], repeat: int, events: EventWriter, time_cap_s: float = TIME_CAP_S) -> None:
+def run_bursts(
+    kinds: list[Kind], repeat: int, events: EventWriter, time_cap_s: float = TIME_CAP_S, between: Callable[[], None] | None = None
+) -> None:
     """Time every kind in alternating bursts; one ``timing`` event per burst per kind.
 
-    ``kinds`` is ordered (eager, replay, clone): odd bursts run the replay side first."""
+    ``kinds`` is ordered (eager, replay, clone): odd bursts run the replay side first.
+    ``between`` runs after each burst, outside the timed calls (the host-speed sample)."""
     bursts, per = schedule(repeat)
     # sets: how many recorded argument sets each kind cycles through (sample j used set
     # j % sets), so the analysis can tell a step whose time depends on its arguments.
@@ -77,6 +80,8 @@ def run_bursts(kinds: list[Kind], repeat: int, events: EventWriter, time_cap_s: 
             if n:
                 gpu = [k.starts[i].elapsed_time(k.ends[i]) * 1e3 for i in range(n)]
                 events.write("timing", kind=k.name, mode="burst", burst=b, wall_us=[w * 1e6 for w in k.walls[:n]], gpu_us=gpu)
+        if between is not None:
+            between()
         if all(k.stopped for k in kinds):
             break
     for k in kinds:

@@ -1,14 +1,19 @@
-"""The host's speed at the time of the bursts, in the device profile's own unit.
+"""The host's speed during the timing bursts, in the device profile's own unit.
 
 A device profile is measured once and cached, and predicts for every later run; the host
-may be faster or slower then. On the H200 (2026-12-01) the quick calibration measured in a
-freshly started machine's first minute read 9.07 µs per eager op and 14.3 µs per graph
-launch, against 6.4-6.6 and 8.2-8.3 µs in full sweeps later that day: every prediction
-made from that cached profile would count launches about 1.4x too dear. So after the
-bursts the worker times the profile's eager-op loop once more (``x.add_`` back to back,
-one synchronize: :func:`launchprof.crossover.gpu.plain_add_loop_us`, the slope between two
-counts, as the sweep fits it), and the analysis says when the two differ. About 10 ms, on a
-tensor of launchprof's own.
+may be faster or slower then. On the H200 (2026-12-01, a 16-vCPU virtual machine, one NUMA
+node) the same ``x.add_`` loop read 6.7 to 11.6 µs per op from one process to the next, and
+two default sweeps a minute apart 9.8 and 6.6: every prediction made from a cached profile
+would count launches up to 1.6x too dear or too cheap. So the worker times the profile's
+eager-op loop (``x.add_`` back to back, one synchronize:
+:func:`launchprof.crossover.gpu.plain_add_loop_us`, the slope between two counts, as the
+sweep fits it) and the prediction scales the profile's launch costs to it.
+
+The loop runs between the bursts, once per burst, not once after them: one 10 ms snapshot
+after the bursts read 11.2 µs per op in a process whose own calibration, seconds before,
+read 7.1, and scaling to it put the prediction 25% low. The host drifts within seconds; the
+median over the bursts is its speed while the step was timed. About 2 ms per burst, on a
+tensor of launchprof's own, outside every timed window.
 """
 
 from __future__ import annotations
@@ -19,30 +24,77 @@ from typing import Any
 
 COUNTS = (64, 256)  # the calibration plan's two smallest counts
 REPS = 5
+WARM = 1  # untimed calls of each count before the first sample: the interpreter's caches
+
+
+def slope(samples: dict[int, list[float]]) -> float:
+    """µs per op from host µs for n ops and one synchronize, as the sweep fits it: the slope
+    between the two counts' medians, so the synchronize's fixed cost drops out."""
+    short, long = (statistics.median(samples[n]) for n in COUNTS)
+    return (long - short) / (COUNTS[1] - COUNTS[0])
+
+
+class HostSpeed:
+    """Samples of the eager-op loop, one pair of counts at a time (``sample``), between the
+    bursts; ``write`` puts their slope in a ``host-speed`` event."""
+
+    def __init__(self, loop: Callable[[int], float]) -> None:
+        self.loop = loop
+        self.samples: dict[int, list[float]] = {n: [] for n in COUNTS}
+        self.failed = False
+        for n in COUNTS:
+            for _ in range(WARM):
+                loop(n)
+
+    def sample(self) -> None:
+        """One sample of each count; a failure stops the sampling, never the bursts."""
+        if self.failed:
+            return
+        try:
+            pair = [self.loop(n) for n in COUNTS]  # both counts back to back, so a drift hits both alike
+        except Exception:
+            self.failed = True
+            return
+        for n, value in zip(COUNTS, pair):
+            self.samples[n].append(value)
+
+    def eager_op_us(self) -> float | None:
+        return slope(self.samples) if all(self.samples[n] for n in COUNTS) else None
+
+    def write(self, events: Any, when: str) -> None:
+        op = self.eager_op_us()
+        if op is None:
+            events.write("note", text="the host's speed was not measured (no sample was taken)")
+            return
+        samples = {str(n): v for n, v in self.samples.items()}
+        events.write("host-speed", eager_op_us=op, counts=list(COUNTS), samples_us=samples, when=when)
 
 
 def eager_op_slope(loop: Callable[[int], float]) -> tuple[float, dict[str, list[float]]]:
-    """µs per op from ``loop(n)`` (host µs for n ops and one synchronize), as the sweep fits
-    it: the slope between two counts, so the synchronize's fixed cost drops out."""
-    for n in COUNTS:
-        loop(n)  # first calls of a count pay for the interpreter's caches
-    samples: dict[int, list[float]] = {n: [] for n in COUNTS}
-    for _ in range(REPS):  # interleaved, so a drift hits both counts alike
-        for n in COUNTS:
-            samples[n].append(loop(n))
-    short, long = (statistics.median(samples[n]) for n in COUNTS)
-    return (long - short) / (COUNTS[1] - COUNTS[0]), {str(n): v for n, v in samples.items()}
+    """µs per op from ``loop(n)`` sampled ``REPS`` times in a row (interleaved counts)."""
+    speed = HostSpeed(loop)
+    for _ in range(REPS):
+        speed.sample()
+    return slope(speed.samples), {str(n): v for n, v in speed.samples.items()}
+
+
+def cuda_host_speed() -> HostSpeed:
+    """A sampler on the current CUDA device (raises without one)."""
+    import torch
+
+    from launchprof.crossover.gpu import plain_add_loop_us
+
+    x = torch.zeros(1, device="cuda")
+    return HostSpeed(lambda n: plain_add_loop_us(x, n))
 
 
 def measure_host_speed(events: Any) -> None:
-    """Write a ``host-speed`` event; never raises (a failure is a note)."""
+    """Write a ``host-speed`` event from ``REPS`` samples now; never raises (a failure is a note).
+    For runs whose bursts could not be sampled between."""
     try:
-        import torch
-
-        from launchprof.crossover.gpu import plain_add_loop_us
-
-        x = torch.zeros(1, device="cuda")
-        op, samples = eager_op_slope(lambda n: plain_add_loop_us(x, n))
-        events.write("host-speed", eager_op_us=op, counts=list(COUNTS), samples_us=samples)
+        speed = cuda_host_speed()
+        for _ in range(REPS):
+            speed.sample()
+        speed.write(events, "after the bursts")
     except Exception as exc:
         events.write("note", text=f"the host's speed was not measured ({type(exc).__name__}: {str(exc)[:200]})")

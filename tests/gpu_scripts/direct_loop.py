@@ -25,3 +25,20 @@ def median_us(*calls: Callable[[], Any], n: int = 60, before: Callable[[], Any] 
         torch.cuda.synchronize()
         samples.append((time.perf_counter() - t0) * 1e6)
     return statistics.median(samples)
+
+
+def host_op_us(n: int = 2000, reps: int = 5) -> float:
+    """µs per ``x.add_(1.0)`` back to back (one synchronize per ``n``), median of ``reps``:
+    the host's speed in this process, for comparing processes whose host speed differs."""
+    x = torch.zeros(1, device="cuda")
+    for _ in range(200):
+        x.add_(1.0)
+    per_op = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            x.add_(1.0)
+        torch.cuda.synchronize()
+        per_op.append((time.perf_counter() - t0) * 1e6 / n)
+    return statistics.median(per_op)

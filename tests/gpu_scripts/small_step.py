@@ -1,7 +1,8 @@
 """A small step (a dict and a list of new tensors through 6 small kernels), then the same
 step timed directly in this process: eager calls back to back and a hand-captured CUDA
 graph (copy_ into static inputs + replay), each synchronised, median of 60. The direct
-figures go to the JSON file named by LAUNCHPROF_DIRECT_OUT, for tests/test_gpu_analyze.py.
+figures go to the JSON file named by LAUNCHPROF_DIRECT_OUT, for tests/test_gpu_analyze.py, with
+the host's speed (a plain ``x.add_`` loop) before the first step and after the direct timing.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import json
 import os
 
 import torch
-from direct_loop import median_us
+from direct_loop import host_op_us, median_us
 
 W = torch.randn(64, 64, device="cuda")
 
@@ -55,14 +56,17 @@ def direct() -> dict[str, float]:
 
 
 def main() -> None:
+    out = os.environ.get("LAUNCHPROF_DIRECT_OUT")
+    host_before = host_op_us() if out else None  # before the first step: before launchprof profiles anything
     for _ in range(80):
         batch, extra = inputs()
         step(batch, extra)
     torch.cuda.synchronize()
-    out = os.environ.get("LAUNCHPROF_DIRECT_OUT")
     if out:
+        figures = direct()
+        figures.update(host_before_us=host_before, host_after_us=host_op_us())
         with open(out, "w", encoding="utf-8") as fh:
-            json.dump(direct(), fh)
+            json.dump(figures, fh)
 
 
 if __name__ == "__main__":

@@ -64,7 +64,7 @@ def test_the_rng_prologue_is_predicted_where_the_step_draws_random_numbers(tmp_p
         mutations = [e for e in events if e.get("type") == "mutations"]
         assert [e.get("cuda_rng") for e in mutations] == [draws], sample
         speed = [e["eager_op_us"] for e in events if e.get("type") == "host-speed"]
-        assert len(speed) == 1 and 1.0 < speed[0] < 50.0, speed  # the profile's eager-op loop, after the bursts
+        assert len(speed) == 1 and 1.0 < speed[0] < 50.0, speed  # the profile's eager-op loop, sampled between the bursts
         report = json.loads(out.read_text())
         assert ("RNG fills" in report["prediction"]["explanation"]) is draws, report["prediction"]
         if draws:

@@ -1,4 +1,4 @@
-"""The worker's timing of the profile's eager-op loop after the bursts (worker/host_speed.py)."""
+"""The worker's timing of the profile's eager-op loop, sampled between the bursts (worker/host_speed.py)."""
 
 from __future__ import annotations
 

@@ -103,7 +103,7 @@ def host_speed_note(ev: Evidence, profile: Any) -> str | None:
     faster = scale < 1
     return (
         f"this host ran {'faster' if faster else 'slower'} than when the device profile was measured (an eager op "
-        f"took {now:.1f} µs after the bursts, {then:.1f} µs in the profile): the prediction scales the profile's "
+        f"took {now:.1f} µs in this run, {then:.1f} µs in the profile): the prediction scales the profile's "
         f"launch costs by {scale:.2f} to this run's host speed; `launchprof crossover` measures a new profile"
     )
 
@@ -182,7 +182,7 @@ def predicted(ev: Evidence, eager: EagerProfile | None, profile: Any, calls: lis
     if clock is not None:
         basis += f"; node times scaled by {clock:.2f} to the GPU span the timed bursts read"
     if scale is not None:
-        basis += f"; launch costs scaled by {scale:.2f} to this run's host speed (eager op {ev.host_eager_op_us:.2f} µs after the bursts)"
+        basis += f"; launch costs scaled by {scale:.2f} to this run's host speed (an eager op took {ev.host_eager_op_us:.2f} µs in this run, {ev.host_eager_op_us / scale:.2f} in the profile)"
     return Prediction(
         median=float(result.speedup),
         low=getattr(result, "low", None),

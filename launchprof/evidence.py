@@ -28,7 +28,8 @@ class Evidence:
     mutations: dict[str, list[str]] = field(default_factory=dict)
     # Whether the step draws from the default CUDA generator (None: a worker that did not say).
     cuda_rng: bool | None = None
-    host_eager_op_us: float | None = None  # the profile's eager-op loop timed after the bursts
+    host_eager_op_us: float | None = None  # the profile's eager-op loop, sampled between the bursts (older runs: after them)
+    host_op_slopes: list[float] = field(default_factory=list)  # µs per op of each sample pair of that loop
     # In-loop timings: the calls the script itself made (labelled "in-loop" in reports).
     eager_wall_us: list[float] = field(default_factory=list)
     eager_gpu_us: list[float] = field(default_factory=list)
@@ -113,6 +114,17 @@ _LISTS = {
 }
 
 
+def host_op_slopes(samples: Any, counts: Any) -> list[float]:
+    """µs per op of each (short, long) sample pair of the host-speed loop: the spread of the
+    host's speed over the samples. Empty when the event does not hold them."""
+    try:
+        short, long = (int(c) for c in counts)
+        pairs = zip(samples[str(short)], samples[str(long)])
+        return [(float(b) - float(a)) / (long - short) for a, b in pairs]
+    except (TypeError, ValueError, KeyError, ZeroDivisionError):
+        return []
+
+
 def _timing(data: dict[str, Any], e: dict[str, Any]) -> None:
     kind = e["type"]
     if kind == "timing":
@@ -156,6 +168,7 @@ def parse_events(events: list[dict[str, Any]]) -> Evidence:
             data["target_problem"] = e.get("problem")
         elif kind == "host-speed":
             data["host_eager_op_us"] = e.get("eager_op_us")
+            data["host_op_slopes"] = host_op_slopes(e.get("samples_us"), e.get("counts"))
         elif kind == "mutations":
             data["mutations"] = {"args": e.get("args", []), "state": e.get("state", [])}
             data["cuda_rng"] = e.get("cuda_rng")

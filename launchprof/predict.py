@@ -82,7 +82,8 @@ def node_excess_us(profile: DeviceProfile, node: float) -> float:
     ``empty_kernel_us`` (an empty kernel's traced duration), so that is taken off. The
     result can be negative: in a graph the next node's launch overlaps the previous
     kernel's tail. ``max(Node, ...)`` in the caller keeps a node from costing less than
-    a node of empty kernels.
+    a node of empty kernels. A profile without a traced empty kernel gives
+    NO_TRACE_EXCESS_US (0; see below).
     """
     empty = _value(profile.empty_kernel_us)
     if empty is None:
@@ -336,36 +337,3 @@ def predicted_setup_us(nodes: int, profile: DeviceProfile | None) -> float | Non
 
     estimate = predict_setup(nodes, profile)
     return None if estimate is None else estimate.median_us
-
-
-def prediction_from_eager(
-    eager: EagerProfile, profile: DeviceProfile | dict[str, Any] | None, source: str | None = None
-) -> Prediction | None:
-    """The whole :class:`Prediction` (median, interval, basis) for a report's eager profile.
-
-    ``profile`` may be a loaded profile or its JSON dict; ``source`` says where it came
-    from, for the basis. None when there is nothing to predict from (no profile, no eager step).
-    """
-    if profile is None or eager is None or eager.step_us is None:
-        return None
-    if isinstance(profile, dict):
-        from launchprof.crossover.profile import profile_from_dict
-
-        profile = profile_from_dict(profile)
-    kernel = eager.kernel_us.median if eager.kernel_us is not None else None
-    return predict_speedup(
-        kernels_per_step=(eager.kernels_per_step or 0) + (eager.memcpys_per_step or 0),  # graph nodes, as analysis/prediction.py counts them
-        kernel_us=kernel,
-        gpu_busy_us=eager.gpu_busy_us,
-        launch_api_us=eager.launch_api_us,
-        eager_step_us=eager.step_us.median,
-        profile=profile,
-        eager_step_ci=eager_step_interval(eager.step_us),
-        profile_source=source,
-    )
-
-
-def predict_from_eager(eager: EagerProfile, profile: DeviceProfile | dict[str, Any] | None) -> tuple[float | None, str] | None:
-    """(predicted speedup, explanation): the short form of :func:`prediction_from_eager`."""
-    result = prediction_from_eager(eager, profile)
-    return None if result is None else (result.speedup, result.explanation)

@@ -35,7 +35,6 @@ def test_without_cuda_it_is_a_note_not_an_error(tmp_path):
     assert [e["type"] for e in written] == ["note"] and "host's speed was not measured" in written[0]["text"]
 
 
-
 def test_a_failed_sample_stops_the_sampling_and_is_a_note(tmp_path):
     def broken(n: int) -> float:
         raise RuntimeError("CUDA error: an illegal memory access")
@@ -44,6 +43,10 @@ def test_a_failed_sample_stops_the_sampling_and_is_a_note(tmp_path):
     speed.loop = broken
     speed.sample()
     assert speed.failed and speed.eager_op_us() is None
+    calls = []
+    speed.loop = lambda n: calls.append(n) or 20.0 + 7.0 * n
+    speed.sample()
+    assert calls == [] and speed.eager_op_us() is None  # stopped: no loop runs after a failure
     events = EventWriter(str(tmp_path / "e.jsonl"))
     speed.write(events, "between the bursts")
     events.close()

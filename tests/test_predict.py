@@ -142,23 +142,6 @@ def test_a_few_long_kernels_among_many_short_ones_count(profile):
     assert pred.replay_step_us_estimate == pytest.approx(9.0 + busy + 100 * (0.4 - 1.0))
 
 
-def test_predict_from_eager_takes_a_report_eager_profile_and_a_profile_dict(profile):
-    import json
-
-    from launchprof.predict import predict_from_eager
-    from launchprof.session import EagerProfile, Stats
-
-    eager = EagerProfile(
-        step_us=Stats(1400.0, 1350.0, 1500.0, 25), kernels_per_step=200, gpu_busy_us=260.0,
-        gpu_idle_fraction=0.8, launch_gap_us=None, launch_api_us=800.0, kernel_us=Stats(1.3, 1.2, 1.4, 200),
-    )
-    speedup, why = predict_from_eager(eager, json.loads(profile.to_json()))
-    assert speedup == pytest.approx(1400.0 / (9.0 + 0.95 * 200))
-    assert "200 graph nodes" in why
-    assert predict_from_eager(eager, profile)[0] == pytest.approx(speedup)
-    assert predict_from_eager(eager, None) is None
-
-
 # --- interval and basis ----------------------------------------------------------------
 
 DATA = __import__("pathlib").Path(__file__).parent / "data"
@@ -227,19 +210,16 @@ def test_basis_names_the_profile_and_the_inputs(recorded):
     assert "NOISY" in tiny_step(noisy).basis
 
 
-def test_prediction_from_eager_carries_interval_and_basis(profile):
-    from launchprof.predict import eager_step_interval, prediction_from_eager
-    from launchprof.session import EagerProfile, Stats
+def test_the_prediction_carries_the_eager_steps_interval_and_its_source(profile):
+    from launchprof.predict import eager_step_interval
+    from launchprof.session import Stats
 
     step = Stats(1400.0, 1300.0, 1500.0, 50)
-    eager = EagerProfile(
-        step_us=step, kernels_per_step=200, gpu_busy_us=260.0,
-        gpu_idle_fraction=0.8, launch_gap_us=None, launch_api_us=800.0, kernel_us=Stats(1.3, 1.2, 1.4, 200),
-    )
     low, high = eager_step_interval(step)
     assert low < 1400.0 < high and high - low < 200.0 / 2  # the median is pinned tighter than p10..p90
-    pred = prediction_from_eager(eager, profile, source="--profile p.json")
+    pred = predict_speedup(200, 1.3, 260.0, 800.0, 1400.0, profile, eager_step_ci=(low, high), profile_source="--profile p.json")
     assert pred.low < pred.speedup < pred.high and "--profile p.json" in pred.basis
+    assert pred.speedup == pytest.approx(1400.0 / (9.0 + 0.95 * 200))
     assert eager_step_interval(Stats(1.0, 1.0, 1.0, 1)) is None
 
 

@@ -10,9 +10,12 @@ fail on that model.
 
 One run is a known miss, named here so that a new one fails the test: batch_reduce (a
 bucketed sample whose replay copies padded inputs; recorded before the CUPTI-teardown fix,
-with a calibration profile). The other runs were recorded on 2026-12-01 22:24-22:30 UTC
-(gpu-check --analyze), with the ``host-speed`` and ``cuda_rng`` fields: dropout_train,
-a miss of 28% while its RNG prologue went uncounted, now holds.
+with a calibration profile). The other runs but bucketed_decode (the same earlier call as batch_reduce, with no
+``host-speed`` event: its prediction is not scaled) were recorded on 2026-12-01
+22:24-22:30 UTC (gpu-check --analyze), with the ``host-speed`` (five samples after the
+bursts) and ``cuda_rng`` fields: dropout_train, a miss of 28% while its RNG prologue went
+uncounted, now holds. The known miss is held to a looser bound (0.5-2.5x) than the others
+(0.8-1.25x) and left out of the interval test.
 """
 
 from __future__ import annotations

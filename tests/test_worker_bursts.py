@@ -109,6 +109,34 @@ def test_eager_bursts_leave_the_users_state_as_it_was(tmp_path, fake_cuda, capsy
     assert kinds == {"eager"}
 
 
+def test_the_plan_samples_the_host_speed_between_its_bursts(tmp_path, fake_cuda, monkeypatch):
+    """run_plan_bursts wires the sampler into the bursts: one sample per burst, one
+    ``host-speed`` event after them, and the samples outside every timed call."""
+    import time
+
+    from launchprof.worker import plan_bursts
+    from launchprof.worker.host_speed import HostSpeed
+
+    def slow_loop(n: int) -> float:
+        time.sleep(0.01)  # far longer than the step: inside a timed window it would show
+        return 20.0 + 7.0 * n
+
+    monkeypatch.setattr(plan_bursts, "cuda_host_speed", lambda: HostSpeed(slow_loop))
+    config = WorkerConfig(script="s.py", script_args=[], target="step", events_path=str(tmp_path / "e.jsonl"), trace_path="", repeat=20)
+    from launchprof.worker.plan import TargetRun
+
+    run = TargetRun(lambda x: x * 2, "step", config, EventWriter(config.events_path))
+    run.eager_sets.append(((torch.ones(4),), {}))
+    plan_bursts.run_plan_bursts(run)
+    log = read(tmp_path / "e.jsonl")
+    speed = [e for e in log if e["type"] == "host-speed"]
+    bursts = {e["burst"] for e in log if e["type"] == "timing"}
+    assert len(speed) == 1 and speed[0]["when"] == "between the bursts"
+    assert speed[0]["eager_op_us"] == pytest.approx(7.0) and len(speed[0]["samples_us"]["64"]) == len(bursts)
+    walls = [w for e in log if e["type"] == "timing" for w in e["wall_us"]]
+    assert walls and max(walls) < 5_000  # no 10 ms sample inside a timed call
+
+
 def test_a_failing_burst_is_a_note_and_state_is_restored(tmp_path, fake_cuda):
     from launchprof.worker.plan import TargetRun
     from launchprof.worker.plan_bursts import run_plan_bursts

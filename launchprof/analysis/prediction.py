@@ -63,43 +63,72 @@ HOST_DRIFT = 0.15  # the profile's NOISY bound: a host this much faster or slowe
 HOST_COEFFICIENTS = ("eager_op_us", "raw_launch_us", "graph_launch_fixed_us")
 
 
-def host_scale(ev: Evidence, profile: Any) -> float | None:
-    """This run's host speed over the profile's: the eager-op loop the worker timed after the
-    bursts (worker/host_speed.py) against the same loop in the profile. None when either is
-    unknown (runs recorded before the ``host-speed`` event, a profile without eager_op_us)."""
+# A scale outside this range is not a host that ran faster or slower but a broken loop (a
+# slope near zero, a process stalled for the whole loop): the prediction then uses the
+# profile as measured, and says so.
+SCALE_RANGE = (0.4, 2.5)
+
+
+@dataclasses.dataclass(frozen=True)
+class HostScale:
+    """This run's host speed over the profile's, and the range of its samples."""
+
+    median: float
+    low: float
+    high: float
+
+
+def host_scale(ev: Evidence, profile: Any) -> HostScale | None:
+    """This run's host speed over the profile's: the eager-op loop the worker sampled between
+    the bursts (worker/host_speed.py; older runs: after them) against the same loop in the
+    profile. Its range is that of the samples' own slopes, so the prediction's interval
+    carries the host's drift during the bursts. None when either is unknown (runs recorded
+    before the ``host-speed`` event, a profile without eager_op_us) or out of SCALE_RANGE."""
     from launchprof import predict
 
     now = ev.host_eager_op_us
     then = predict._value(getattr(profile, "eager_op_us", None)) if profile is not None else None
     if not (now and then and now > 0 and then > 0):
         return None
-    return float(now) / then
+    scale = float(now) / then
+    if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:
+        return None
+    slopes = [v / then for v in ev.host_op_slopes if v > 0]
+    return HostScale(scale, min([scale, *slopes]), max([scale, *slopes]))
 
 
-def at_host_speed(profile: Any, scale: float | None) -> Any:
+def at_host_speed(profile: Any, scale: HostScale | None) -> Any:
     """The profile with its host-side coefficients scaled to this run's host speed.
 
     The replay is predicted for the host the eager step was timed on: a profile measured when
     the host ran 1.4x slower would count the graph launch 1.4x too dear. Only the launch
-    costs scale; the GPU-side per-node figures do not depend on the host."""
+    costs scale; the GPU-side per-node figures do not depend on the host. Each interval's
+    ends scale by the ends of the host's own range."""
     if scale is None or profile is None or not dataclasses.is_dataclass(profile):
         return profile
     scaled = {}
     for name in HOST_COEFFICIENTS:
         iv = getattr(profile, name, None)
         if iv is not None:
-            scaled[name] = Interval(median=iv.median * scale, low=iv.low * scale, high=iv.high * scale)
+            scaled[name] = Interval(median=iv.median * scale.median, low=iv.low * scale.low, high=iv.high * scale.high)
     return dataclasses.replace(profile, **scaled)
 
 
 def host_speed_note(ev: Evidence, profile: Any) -> str | None:
     """A note when the host ran at another speed than when the profile was measured, and by
     how much the prediction's launch costs were scaled for it."""
-    scale = host_scale(ev, profile)
-    if scale is None or abs(scale - 1) <= HOST_DRIFT:
-        return None
+    from launchprof import predict
+
     now = ev.host_eager_op_us
-    then = now / scale
+    then = predict._value(getattr(profile, "eager_op_us", None)) if profile is not None else None
+    if not (now and then and now > 0 and then > 0) or abs(now / then - 1) <= HOST_DRIFT:
+        return None
+    if host_scale(ev, profile) is None:
+        return (
+            f"the host-speed loop read {now:.2f} µs per eager op in this run against {then:.2f} µs in the device profile, "
+            f"outside {SCALE_RANGE[0]}-{SCALE_RANGE[1]}x: taken as a failed measurement, the prediction uses the profile as measured"
+        )
+    scale = now / then
     faster = scale < 1
     return (
         f"this host ran {'faster' if faster else 'slower'} than when the device profile was measured (an eager op "
@@ -128,6 +157,7 @@ def eager_interval(ev: Evidence, eager: EagerProfile) -> tuple[float, float] | N
 
 
 GPU_BOUND_IDLE = 0.05  # an eager step whose GPU idles less than this is paced by its kernels
+CLOCK_RANGE = (0.9, 1.3)  # H200 long_kernels: 1.13-1.15; clocks drop under load, they do not double
 
 
 def gpu_clock_scale(eager: EagerProfile) -> float | None:
@@ -145,7 +175,10 @@ def gpu_clock_scale(eager: EagerProfile) -> float | None:
         return None
     if idle >= GPU_BOUND_IDLE or not span.median or span.median <= 0:
         return None
-    return float(span.median) / (busy / (1 - idle))
+    scale = float(span.median) / (busy / (1 - idle))
+    # The event-timed span also holds any host time between its first event and the first
+    # kernel (a Python preamble): a scale beyond CLOCK_RANGE is that, not the clock.
+    return scale if CLOCK_RANGE[0] <= scale <= CLOCK_RANGE[1] else None
 
 
 def predicted(ev: Evidence, eager: EagerProfile | None, profile: Any, calls: list[CallProfile]) -> Prediction | None:
@@ -182,7 +215,10 @@ def predicted(ev: Evidence, eager: EagerProfile | None, profile: Any, calls: lis
     if clock is not None:
         basis += f"; node times scaled by {clock:.2f} to the GPU span the timed bursts read"
     if scale is not None:
-        basis += f"; launch costs scaled by {scale:.2f} to this run's host speed (an eager op took {ev.host_eager_op_us:.2f} µs in this run, {ev.host_eager_op_us / scale:.2f} in the profile)"
+        basis += (
+            f"; launch costs scaled by {scale.median:.2f} ({scale.low:.2f}-{scale.high:.2f} over the samples) to this run's host "
+            f"speed (an eager op took {ev.host_eager_op_us:.2f} µs in this run, {ev.host_eager_op_us / scale.median:.2f} in the profile)"
+        )
     return Prediction(
         median=float(result.speedup),
         low=getattr(result, "low", None),

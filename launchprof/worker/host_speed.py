@@ -42,6 +42,7 @@ class HostSpeed:
         self.loop = loop
         self.samples: dict[int, list[float]] = {n: [] for n in COUNTS}
         self.failed = False
+        self.error: str | None = None
         for n in COUNTS:
             for _ in range(WARM):
                 loop(n)
@@ -52,8 +53,8 @@ class HostSpeed:
             return
         try:
             pair = [self.loop(n) for n in COUNTS]  # both counts back to back, so a drift hits both alike
-        except Exception:
-            self.failed = True
+        except Exception as exc:
+            self.failed, self.error = True, f"{type(exc).__name__}: {str(exc)[:200]}"
             return
         for n, value in zip(COUNTS, pair):
             self.samples[n].append(value)
@@ -64,7 +65,8 @@ class HostSpeed:
     def write(self, events: Any, when: str) -> None:
         op = self.eager_op_us()
         if op is None:
-            events.write("note", text="the host's speed was not measured (no sample was taken)")
+            why = f"a sample failed: {self.error}" if self.error else "no sample was taken"
+            events.write("note", text=f"the host's speed was not measured ({why}); the prediction uses the profile as measured")
             return
         samples = {str(n): v for n, v in self.samples.items()}
         events.write("host-speed", eager_op_us=op, counts=list(COUNTS), samples_us=samples, when=when)

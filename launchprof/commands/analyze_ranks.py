@@ -21,12 +21,10 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from launchprof.analysis import analyse
-from launchprof.analysis.report import machine_of
 from launchprof.commands.emit import emit
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
 from launchprof.evidence import Evidence, parse_events
@@ -34,7 +32,6 @@ from launchprof.failon import fail_reason
 from launchprof.outputs import Output, write_output
 from launchprof.progress import AnalyzeProgress
 from launchprof.project import find_project_root
-from launchprof.ranks.combine import RankInput, combine
 from launchprof.ranks.paths import rank_path
 from launchprof.ranks.runner import RankRun, RanksResult, run_ranks
 from launchprof.render import RenderOptions, renderer_for
@@ -42,11 +39,17 @@ from launchprof.run import default_run_path, load_run, prune
 from launchprof.session import Report
 from launchprof.commands.worker_config import worker_config
 
+if TYPE_CHECKING:
+    from launchprof.ranks.combine import RankInput
+
 NO_GPU_HELP = "lint, report and compare work without a GPU"
 WORKER = "launchprof.worker"
 
 
 def measure_ranks(options: Any, console: Console, report_on_stdout: bool, module: str = WORKER) -> tuple[RanksResult, Path]:
+    from launchprof.commands.analyze import import_analysis_meanwhile
+
+    import_analysis_meanwhile()
     rundir = Path(tempfile.mkdtemp(prefix="launchprof-ranks-"))
     config = worker_config(options, rundir)
     with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
@@ -65,6 +68,8 @@ def save_rank(options: Any, root: Path, rank: RankRun, rundir: Path, console: Co
     """Save one rank's run file and analyse it, as one GPU would. ``profiles`` keeps the device
     profile found for each machine, so that every rank on the same GPU model shares one (and
     its warnings are printed once)."""
+    from launchprof.analysis import analyse  # imported while the workers ran (analyze.import_analysis_meanwhile)
+    from launchprof.analysis.report import machine_of
     from launchprof.commands.analyze import load_device_profile, save_run
 
     evidence = _evidence(rank)
@@ -79,6 +84,8 @@ def save_rank(options: Any, root: Path, rank: RankRun, rundir: Path, console: Co
     run = load_run(path)
     report = dataclasses.replace(analyse(run, profile), run_file=str(path))
     signal = (rank.exit or {}).get("signal")
+    from launchprof.ranks.combine import RankInput
+
     return RankInput(
         rank=rank.rank, report=report, run=run, exit_code=rank.result.returncode, signal=signal, stopped=rank.stopped,
         timed_out=rank.result.timed_out, interrupted=rank.result.interrupted, output_tail=rank.output_tail, run_file=str(path),
@@ -117,6 +124,8 @@ def run_ranks_analysis(options: Any, outputs: list[Output], module: str = WORKER
             shutil.rmtree(rundir, ignore_errors=True)
     if options.run_out is None and not options.outputs and inputs and inputs[0].run_file:
         prune(Path(inputs[0].run_file).parent)
+    from launchprof.ranks.combine import combine  # pandas: imported after the workers, not before
+
     report = combine(inputs)
     render = RenderOptions(source_root=root, explain=options.explain, snippet=options.snippet)
     write_rank_reports(inputs, outputs, render, console)

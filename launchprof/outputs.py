@@ -26,6 +26,7 @@ from typing import Any
 from launchprof.errors import UsageError
 
 FORMATS = ("text", "json", "md", "sarif", "junit", "html")
+ALIASES = {"markdown": "md", "txt": "text", "xml": "junit"}  # what a -o suffix already accepts, as a -f name
 
 _BY_EXTENSION = {
     ".txt": "text",
@@ -76,6 +77,7 @@ def plan_outputs(formats: list[str], paths: list[Path], allowed: tuple[str, ...]
     standard output (at most one may). Checked up front so that a typo fails in a
     second, not after a long measurement.
     """
+    formats = [ALIASES.get(fmt, fmt) for fmt in formats]
     for fmt in formats:
         if fmt not in allowed:
             raise UsageError(f"unknown format {fmt!r}: choose from {', '.join(allowed)}")

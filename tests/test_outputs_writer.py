@@ -193,3 +193,14 @@ def test_json_into_a_sarif_file_is_refused_but_a_sarif_json_name_is_not(tmp_path
         plan_outputs(["json"], [tmp_path / "x.sarif"])
     assert plan_outputs(["json"], [tmp_path / "x.sarif.json"])[0].format == "json"
     assert plan_outputs([], [tmp_path / "x.sarif.json"])[0].format == "sarif"
+
+
+def test_a_format_named_as_its_file_suffix_is_accepted():
+    """`-o x.markdown` was a Markdown report while `-f markdown` was "unknown format"."""
+    from launchprof.outputs import plan_outputs
+
+    outs = plan_outputs(["markdown"], [])
+    assert [o.format for o in outs] == ["md"]
+    assert [o.format for o in plan_outputs(["xml"], [Path("r.xml")])] == ["junit"]
+    with pytest.raises(UsageError, match="unknown format 'mark'"):
+        plan_outputs(["mark"], [])

@@ -234,16 +234,23 @@ def test_a_failed_capture_reports_the_eager_bursts(name):
 def test_the_speedup_interval_is_scipys_percentile_bootstrap(name):
     """launchprof's numpy bootstrap against scipy.stats.bootstrap (percentile, unpaired, the
     same resample count) on the same recorded H200 samples: the draws differ, so the ends
-    agree to within the resampling noise, not exactly."""
+    agree to within the resampling noise, not exactly. That noise grows with the interval's
+    width (data_dependent's four argument sets give 2.0-3.6x), so the ends are held to 2%
+    of the median plus 10% of the width; scipy's draws are seeded, so the test is the same
+    every run (unseeded, a 2%-only bound failed about 7% of runs on data_dependent)."""
+    import inspect
+
     import numpy as np
     from scipy.stats import bootstrap
 
     r = report_of(name)
     eager, replay = np.asarray(r.eager.samples_us), np.asarray(r.replay.samples_us)
     ours = speedup_of(eager, replay)
+    seed = {"rng" if "rng" in inspect.signature(bootstrap).parameters else "random_state": np.random.default_rng(11)}
     ref = bootstrap((eager, replay), lambda a, b, axis=-1: np.median(a, axis=axis) / np.median(b, axis=axis), paired=False,
-                    vectorized=True, n_resamples=2000, confidence_level=0.95, method="percentile").confidence_interval
-    assert ours.low == pytest.approx(ref.low, rel=0.02) and ours.high == pytest.approx(ref.high, rel=0.02), (ours, ref)
+                    vectorized=True, n_resamples=2000, confidence_level=0.95, method="percentile", **seed).confidence_interval
+    tolerance = 0.02 * ours.median + 0.10 * (ref.high - ref.low)
+    assert abs(ours.low - ref.low) <= tolerance and abs(ours.high - ref.high) <= tolerance, (ours, ref, tolerance)
     assert ours.low <= ours.median <= ours.high
 
 

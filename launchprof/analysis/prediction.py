@@ -165,7 +165,7 @@ def gpu_clock_scale(eager: EagerProfile) -> float | None:
 
     The node times come from one profiled call; the eager and replay steps are timed later,
     in bursts. A GPU kept busy for seconds lowers its clocks: on the H200 (2026-12-01)
-    long_kernels' profiled step kept the GPU busy 2796 µs (1.4% idle), while its bursts read
+    long_kernels' profiled step (the second of three runs) kept the GPU busy 2796 µs (1.4% idle), while its bursts read
     a 3215 µs GPU span, and replay 3181-3252 µs against 2806 predicted. Where the step keeps
     the GPU busy, the bursts' event-timed span is the kernels' time at the bursts' clocks,
     so the traced node times are scaled to it. Elsewhere the span holds launch gaps and

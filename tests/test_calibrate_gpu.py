@@ -5,7 +5,6 @@ Run on the H200 with: PYTHONPATH=$PWD python3 -m pytest -q -s tests/test_calibra
 
 from __future__ import annotations
 
-import statistics
 import time
 
 import pytest
@@ -20,6 +19,7 @@ from launchprof.crossover.plans import CALIBRATION_PLAN  # noqa: E402
 from launchprof.crossover.profile import load_profile  # noqa: E402
 from launchprof.crossover.sweep import run_sweep  # noqa: E402
 from launchprof.machine import collect_machine  # noqa: E402
+from tests.gpu_scripts.direct_loop import host_op_us as plain_loop_per_op_us  # noqa: E402  (the plainest loop of x.add_)
 
 pytestmark = pytest.mark.gpu
 
@@ -27,22 +27,6 @@ pytestmark = pytest.mark.gpu
 def machine_event() -> dict:
     m = collect_machine()
     return {"gpu": m.gpu, "driver": m.driver, "cuda": m.cuda, "torch": m.torch, "python": m.python, "cpu_model": "ignored"}
-
-
-def plain_loop_per_op_us(n: int = 2000, reps: int = 5) -> float:
-    """The reference: a plain loop of x.add_(1.0), as a user would time it (median of reps)."""
-    x = torch.zeros(1, device="cuda")
-    for _ in range(200):
-        x.add_(1.0)
-    per_op = []
-    for _ in range(reps):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(n):
-            x.add_(1.0)
-        torch.cuda.synchronize()
-        per_op.append((time.perf_counter() - t0) * 1e6 / n)
-    return statistics.median(per_op)
 
 
 def test_calibration_is_quick_loadable_cached_and_leaves_the_process_as_it_was(tmp_path, monkeypatch):

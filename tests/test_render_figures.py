@@ -177,3 +177,16 @@ def test_sarif_paths_and_fingerprints_use_the_project_root_and_identity() -> Non
 def test_validation_unknown_still_renders() -> None:
     report = dataclasses.replace(reports.graphs_help(), validation=Validation(4, 4, None))
     assert figures.validation_text(report) == "4/4 calls match"
+
+
+def test_a_report_with_no_replay_names_the_setup_a_payback_would_count() -> None:
+    """A not-capturable report used the labels of reports recorded before set-up was timed
+    ("Capture / instantiate", "pay back instantiation") beside capturable ones that count
+    capture + warm-up + instantiate: one definition, one label."""
+    report = reports.not_capturable()
+    assert report.replay is None
+    count, basis = figures.payback(report)
+    assert count is None and basis == "capture + warm-up + instantiate"
+    text = render_all(report)["text"]
+    assert "Capture / instantiate" not in text and "pay back instantiation" not in text
+    assert "Setup (capture + warm-up + instantiate)" in text

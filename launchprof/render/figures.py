@@ -70,13 +70,19 @@ def speedup_text(report: Any) -> str:
     return f"{text}, {method}" if method else text
 
 
+def _old_setup(replay: Any) -> bool:
+    """A replay recorded before set-up was timed as a whole (capture and instantiate only)."""
+    return replay is not None and get(replay, "setup_us") is None
+
+
 def payback(report: Any) -> tuple[float | None, str]:
     """(replays to pay back, what they pay back): the report's own ``breakeven_replays``.
 
     Reports with ``replay.setup_us`` counted capture + warm-up + instantiate; older reports
-    counted instantiation alone, and are labelled so.
+    with a replay but no ``setup_us`` counted instantiation alone, and are labelled so. A
+    report with no replay (not capturable) says what a payback would count.
     """
-    basis = "capture + warm-up + instantiate" if get(report.replay, "setup_us") is not None else "instantiation"
+    basis = "instantiation" if _old_setup(report.replay) else "capture + warm-up + instantiate"
     return report.breakeven_replays, basis
 
 
@@ -254,7 +260,7 @@ def key_numbers(report: Any) -> list[tuple[str, str]]:
         ("GPU idle (eager step)", fmt.percent(eager and eager.gpu_idle_fraction)),
         ("Launch gap (eager, median)", fmt.duration(eager and eager.launch_gap_us and eager.launch_gap_us.median)),
     ]
-    if get(replay, "setup_us") is not None:
+    if not _old_setup(replay):
         rows.append(("Setup (capture + warm-up + instantiate)", fmt.duration(get(replay, "setup_us"))))
     else:
         rows.append(("Capture / instantiate", f"{fmt.duration(replay and replay.capture_us)} / {fmt.duration(replay and replay.instantiate_us)}"))

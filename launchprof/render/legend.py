@@ -14,8 +14,8 @@ TERMS: tuple[tuple[str, str], ...] = (
      "the next kernel; CUDA graph replay removes most of it."),
     ("p10 / p90", "the 10th and 90th percentiles of the timed samples: one in ten calls was faster than p10, one in "
      "ten slower than p90. The spread between them shows how noisy a figure is."),
-    ("payback", "how many replays it takes for the time saved per step to repay the one-off cost of capturing and "
-     "instantiating the graph."),
+    ("payback", "how many replays it takes for the time saved per step to repay the one-off cost of setting the "
+     "graph up: capturing it, the warm-up calls before capture, and instantiating it."),
     ("pool vs workspace", "the graph's private memory pool holds every tensor the captured step allocates, kept for "
      "the graph's lifetime; workspace is scratch memory that libraries such as cuBLAS allocate for their kernels."),
 )

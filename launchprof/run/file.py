@@ -151,7 +151,10 @@ def load_run(path: str | Path) -> Run:
             sources = {n[len("sources/") :]: zf.read(n).decode("utf-8", "replace") for n in names if n.startswith("sources/")}
             profile = _json_member(p, zf, "profile.json") if "profile.json" in names else None
     except (zipfile.BadZipFile, OSError) as exc:
-        raise UsageError(f"{p} is not a launchprof run file (not a readable zip: {exc})") from None
+        raise UsageError(
+            f"{p} is not a launchprof run file (not a readable zip: {exc}); a run file cut short by a full disk or an "
+            "interrupted copy reads like this"
+        ) from None
     try:
         header = HEADER_ADAPTER.validate_python(migrate_header(header_data))
     except ValidationError as exc:

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from launchprof.worker.events import EventWriter
-from launchprof.worker.host_speed import COUNTS, REPS, HostSpeed, eager_op_slope, measure_host_speed
+from launchprof.worker.host_speed import COUNTS, WARM, HostSpeed
 
 
 def test_the_slope_drops_the_synchronise_and_survives_a_slow_sample():
@@ -19,20 +19,45 @@ def test_the_slope_drops_the_synchronise_and_survives_a_slow_sample():
         calls.append(n)
         return 20.0 + 6.5 * n + rng.uniform(-1, 1) + (500.0 if len(calls) == 5 else 0.0)
 
-    op, samples = eager_op_slope(loop)
-    assert op == pytest.approx(6.5, rel=0.01)
-    assert len(calls) == len(COUNTS) * (REPS + 1) and sorted(samples) == sorted(str(n) for n in COUNTS)
+    speed = HostSpeed(loop)
+    for _ in range(5):
+        speed.sample()
+    assert speed.eager_op_us() == pytest.approx(6.5, rel=0.01)
+    assert len(calls) == len(COUNTS) * (WARM + 5) and sorted(speed.samples) == sorted(COUNTS)
 
 
-def test_without_cuda_it_is_a_note_not_an_error(tmp_path):
+def test_without_cuda_the_plan_writes_a_note_not_an_error(tmp_path, monkeypatch):
+    """No sampler (no device, or a CUDA error making its tensor): the bursts still run, and
+    the run says why the host's speed is missing."""
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("this checks the failure path")
-    events = EventWriter(str(tmp_path / "e.jsonl"))
-    measure_host_speed(events)
-    events.close()
+    from launchprof.worker.config import WorkerConfig
+    from launchprof.worker.plan import TargetRun
+    from launchprof.worker.plan_bursts import run_plan_bursts
+
+    class FakeEvent:
+        def __init__(self, enable_timing: bool = False) -> None:
+            pass
+
+        def record(self) -> None:
+            pass
+
+        def elapsed_time(self, end: object) -> float:
+            return 0.0
+
+    monkeypatch.setattr(torch.cuda, "Event", FakeEvent)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
+    config = WorkerConfig(script="s.py", script_args=[], target="step", events_path=str(tmp_path / "e.jsonl"), trace_path="", repeat=10)
+    run = TargetRun(lambda x: x * 2, "step", config, EventWriter(config.events_path))
+    run.eager_sets.append(((torch.ones(2),), {}))
+    run_plan_bursts(run)
+    run.events.close()
     written = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]
-    assert [e["type"] for e in written] == ["note"] and "host's speed was not measured" in written[0]["text"]
+    assert not any(e["type"] == "host-speed" for e in written)
+    notes = [e["text"] for e in written if e["type"] == "note"]
+    assert len(notes) == 1 and "host's speed was not measured" in notes[0] and "uses the profile as measured" in notes[0]
+    assert any(e["type"] == "timing" for e in written)  # the bursts ran all the same
 
 
 def test_a_failed_sample_stops_the_sampling_and_is_a_note(tmp_path):

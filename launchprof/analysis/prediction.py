@@ -78,19 +78,26 @@ class HostScale:
     high: float
 
 
+def _host_speeds(ev: Evidence, profile: Any) -> tuple[float, float] | None:
+    """(µs per eager op in this run, in the profile), both known and positive; else None."""
+    from launchprof import predict
+
+    now = ev.host_eager_op_us
+    then = predict._value(getattr(profile, "eager_op_us", None)) if profile is not None else None
+    return (float(now), then) if now and then and now > 0 and then > 0 else None
+
+
 def host_scale(ev: Evidence, profile: Any) -> HostScale | None:
     """This run's host speed over the profile's: the eager-op loop the worker sampled between
     the bursts (worker/host_speed.py; older runs: after them) against the same loop in the
     profile. Its range is that of the samples' own slopes, so the prediction's interval
     carries the host's drift during the bursts. None when either is unknown (runs recorded
     before the ``host-speed`` event, a profile without eager_op_us) or out of SCALE_RANGE."""
-    from launchprof import predict
-
-    now = ev.host_eager_op_us
-    then = predict._value(getattr(profile, "eager_op_us", None)) if profile is not None else None
-    if not (now and then and now > 0 and then > 0):
+    speeds = _host_speeds(ev, profile)
+    if speeds is None:
         return None
-    scale = float(now) / then
+    now, then = speeds
+    scale = now / then
     if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:
         return None
     slopes = [v / then for v in ev.host_op_slopes if v > 0]
@@ -117,12 +124,10 @@ def at_host_speed(profile: Any, scale: HostScale | None) -> Any:
 def host_speed_note(ev: Evidence, profile: Any) -> str | None:
     """A note when the host ran at another speed than when the profile was measured, and by
     how much the prediction's launch costs were scaled for it."""
-    from launchprof import predict
-
-    now = ev.host_eager_op_us
-    then = predict._value(getattr(profile, "eager_op_us", None)) if profile is not None else None
-    if not (now and then and now > 0 and then > 0) or abs(now / then - 1) <= HOST_DRIFT:
+    speeds = _host_speeds(ev, profile)
+    if speeds is None or abs(speeds[0] / speeds[1] - 1) <= HOST_DRIFT:
         return None
+    now, then = speeds
     if host_scale(ev, profile) is None:
         return (
             f"the host-speed loop read {now:.2f} µs per eager op in this run against {then:.2f} µs in the device profile, "

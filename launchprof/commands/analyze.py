@@ -176,7 +176,8 @@ def save_run(
 # The analysis modules (pandas, numpy, pydantic models: about 0.7 s to import on the CI
 # machine) are imported while the worker runs, not before it starts: the parent only waits
 # for the worker then, and analyze's wall time is judged against `python script.py`.
-ANALYSIS_MODULES = ("launchprof.analysis", "launchprof.analysis.failure", "launchprof.analysis.runinfo")
+# launchprof.analysis imports the rest (its report module: failure, runinfo, anatomy).
+ANALYSIS = "launchprof.analysis"
 
 
 def import_analysis_meanwhile() -> threading.Thread:
@@ -184,11 +185,10 @@ def import_analysis_meanwhile() -> threading.Thread:
     after the worker, which raises it where it belongs."""
 
     def load() -> None:
-        for name in ANALYSIS_MODULES:
-            try:
-                importlib.import_module(name)
-            except Exception:
-                return
+        try:
+            importlib.import_module(ANALYSIS)
+        except Exception:
+            return
 
     thread = threading.Thread(target=load, name="launchprof-import-analysis", daemon=True)
     thread.start()

@@ -23,7 +23,6 @@ from collections.abc import Callable
 from typing import Any
 
 COUNTS = (64, 256)  # the calibration plan's two smallest counts
-REPS = 5
 WARM = 1  # untimed calls of each count before the first sample: the interpreter's caches
 
 
@@ -41,8 +40,7 @@ class HostSpeed:
     def __init__(self, loop: Callable[[int], float]) -> None:
         self.loop = loop
         self.samples: dict[int, list[float]] = {n: [] for n in COUNTS}
-        self.failed = False
-        self.error: str | None = None
+        self.error: str | None = None  # why sampling stopped, if a sample failed
         for n in COUNTS:
             for _ in range(WARM):
                 loop(n)
@@ -54,10 +52,14 @@ class HostSpeed:
         try:
             pair = [self.loop(n) for n in COUNTS]  # both counts back to back, so a drift hits both alike
         except Exception as exc:
-            self.failed, self.error = True, f"{type(exc).__name__}: {str(exc)[:200]}"
+            self.error = f"{type(exc).__name__}: {str(exc)[:200]}"
             return
         for n, value in zip(COUNTS, pair):
             self.samples[n].append(value)
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
 
     def eager_op_us(self) -> float | None:
         return slope(self.samples) if all(self.samples[n] for n in COUNTS) else None
@@ -72,14 +74,6 @@ class HostSpeed:
         events.write("host-speed", eager_op_us=op, counts=list(COUNTS), samples_us=samples, when=when)
 
 
-def eager_op_slope(loop: Callable[[int], float]) -> tuple[float, dict[str, list[float]]]:
-    """µs per op from ``loop(n)`` sampled ``REPS`` times in a row (interleaved counts)."""
-    speed = HostSpeed(loop)
-    for _ in range(REPS):
-        speed.sample()
-    return slope(speed.samples), {str(n): v for n, v in speed.samples.items()}
-
-
 def cuda_host_speed() -> HostSpeed:
     """A sampler on the current CUDA device (raises without one)."""
     import torch
@@ -88,15 +82,3 @@ def cuda_host_speed() -> HostSpeed:
 
     x = torch.zeros(1, device="cuda")
     return HostSpeed(lambda n: plain_add_loop_us(x, n))
-
-
-def measure_host_speed(events: Any) -> None:
-    """Write a ``host-speed`` event from ``REPS`` samples now; never raises (a failure is a note).
-    For runs whose bursts could not be sampled between."""
-    try:
-        speed = cuda_host_speed()
-        for _ in range(REPS):
-            speed.sample()
-        speed.write(events, "after the bursts")
-    except Exception as exc:
-        events.write("note", text=f"the host's speed was not measured ({type(exc).__name__}: {str(exc)[:200]})")

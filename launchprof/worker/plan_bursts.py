@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from launchprof.worker.burst import Kind, run_bursts
-from launchprof.worker.host_speed import cuda_host_speed, measure_host_speed
+from launchprof.worker.host_speed import cuda_host_speed
 from launchprof.worker.hoststate import HostState
 from launchprof.worker.trees import clone_tensors, tensor_leaves
 from launchprof.worker.validator import Snapshot, mutated_tensors
@@ -99,16 +99,16 @@ def run_plan_bursts(run: TargetRun) -> None:
         run.events.write("note", text=f"timing bursts could not start ({type(exc).__name__}: {exc}); the in-loop timings are reported")
         return
     try:
-        speed = cuda_host_speed()  # the host's speed while the step is timed, for the prediction
-    except Exception:
-        speed = None
+        speed, unmeasured = cuda_host_speed(), ""  # the host's speed while the step is timed, for the prediction
+    except Exception as exc:
+        speed, unmeasured = None, f"{type(exc).__name__}: {str(exc)[:200]}"
     try:
         with silenced():
             run_bursts(kinds, run.config.repeat, run.events, between=speed.sample if speed is not None else None)
         if speed is not None:
             speed.write(run.events, "between the bursts")
         else:
-            measure_host_speed(run.events)
+            run.events.write("note", text=f"the host's speed was not measured ({unmeasured}); the prediction uses the profile as measured")
     except Exception as exc:
         run.events.write("note", text=f"timing bursts stopped ({type(exc).__name__}: {str(exc)[:300]}); the in-loop timings are reported")
     finally:

@@ -46,15 +46,18 @@ def run(tmp_path: Path, script: str, target: str) -> tuple[dict, dict, list[floa
 
 
 def _mode_failures(result: dict, direct: dict) -> list[str]:
-    """Step time within 15% of the plain loop; kernels per call as torch.profiler counts them;
-    no frame compiled inside the timed calls."""
+    """Step time within 15% of the plain loop's fresh compiles (below the fastest round by
+    at most 15%, above the slowest by at most 15%: two fresh compiles of one step may not time
+    alike, compile_direct.measure); kernels per call as torch.profiler counts them; no frame
+    compiled inside the timed calls."""
     if result["status"] != "ok":
         return [f"status {result['status']}: {result.get('error')}"]
     failures = []
     if not (result["timing"] == "burst" and result["step_us"]["n"] >= 20):
         failures.append(f"timing {result['timing']} with {result['step_us']['n']} samples")
-    if abs(result["step_us"]["median"] / direct["step_us"] - 1) > 0.15:
-        failures.append(f"step {result['step_us']} against the plain loop's {direct['step_us']:.1f} µs")
+    rounds = direct.get("rounds_us") or [direct["step_us"]]
+    if not min(rounds) * 0.85 <= result["step_us"]["median"] <= max(rounds) * 1.15:
+        failures.append(f"step {result['step_us']} against the plain loop's {', '.join(f'{r:.1f}' for r in rounds)} µs")
     if result["kernels_per_step"] != direct["kernels"]:
         failures.append(f"kernels per call {result['kernels_per_step']} against torch.profiler's {direct['kernels']}")
     if not result["compile_s"] > 0:

@@ -14,7 +14,8 @@ from launchprof.analysis.compile import advice, compile_result, with_compile
 from launchprof.compile_report import CompileFinding, CompileResult
 from launchprof.evidence import parse_events
 from launchprof.render import RenderOptions, renderer_for
-from launchprof.session import Report, Stats
+from launchprof.enums import Severity
+from launchprof.session import Hazard, Report, Stats
 
 DATA = Path(__file__).resolve().parent / "data" / "compile"
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,10 +86,27 @@ def test_advice_when_compile_is_faster_and_safer() -> None:
     hazard = CompileFinding(kind="frozen-scalar", reason="recompiled: n == 1", file="a.py", line=3)
     ro = CompileResult(mode="reduce-overhead", step_us=Stats(400.0, 390.0, 420.0, 20), compile_s=3.0, kernels_per_step=12,
                        cudagraphs_used=True, graph_breaks=[hazard, dataclasses.replace(hazard, line=4)])
-    line = advice(eager, replay, True, ro, None) or ""
+    found = [Hazard(kind="frozen-scalar", severity=Severity.ERROR, message="", file="a.py", line=n, hint="") for n in (3, 4)]
+    line = advice(eager, replay, True, ro, None, found) or ""
     assert "compile is 2.0x faster than hand capture here" in line  # 796 / 400
     assert "compile is safer: it caught 2 hazards" in line
     assert "compile pays back its 3.0 s after" in line  # a short compile keeps its tenths
+    # Findings that match none of the report's own warnings or errors are not "caught".
+    info = [dataclasses.replace(h, severity=Severity.INFO) for h in found]
+    assert "compile is safer" not in (advice(eager, replay, True, ro, None, info) or "")
+    assert "compile is safer" not in (advice(eager, replay, True, ro, None) or "")
+
+
+def test_a_skip_for_a_mutated_input_is_not_a_hazard_caught() -> None:
+    """Compile skips graphs for an input mutated in place; hand capture replays that correctly
+    (the same tensor every call), so unless launchprof found a hazard there, nothing was caught."""
+    eager, replay = reports.graphs_help().eager, reports.graphs_help().replay
+    skip = CompileFinding(kind="reallocated-input", reason="skipping cudagraphs due to mutated inputs (1 instances)", file="s.py", line=19)
+    ro = CompileResult(mode="reduce-overhead", step_us=Stats(400.0, 390.0, 420.0, 20), compile_s=3.0, cudagraphs_used=False, skip_reasons=[skip])
+    elsewhere = Hazard(kind="reallocated-input", severity=Severity.INFO, message="", file="s.py", line=29, hint="")
+    assert "compile is safer" not in (advice(eager, replay, True, ro, None, [elsewhere]) or "")
+    same_line = Hazard(kind="host-side-effect", severity=Severity.WARNING, message="", file="s.py", line=19, hint="")
+    assert "compile is safer: it caught 1 hazard;" in (advice(eager, replay, True, ro, None, [same_line]) or "")
 
 
 def test_a_sub_second_compile_is_not_zero_seconds() -> None:
@@ -102,7 +120,7 @@ def test_advice_when_compile_is_slower_than_eager_and_when_it_failed() -> None:
     slow = CompileResult(mode="reduce-overhead", step_us=Stats(2000.0, 1990.0, 2100.0, 20), compile_s=12.0, cudagraphs_used=False,
                          skip_reasons=[CompileFinding(kind="host-side-effect", reason="cpu device (x)")])
     line = advice(eager, replay, False, slow, None) or ""
-    assert "never pay back" in line and "reduce-overhead ran without CUDA graphs (1 skip reason(s))" in line
+    assert "never pay back" in line and "reduce-overhead ran without CUDA graphs (1 skip reason from torch)" in line
     assert "hand capture gives wrong results or failed here" in line
     failed = CompileResult(mode="reduce-overhead", status="timeout", error="no steady compiled call within --compile-timeout 5 s")
     assert advice(eager, replay, True, failed, None) == "torch.compile (reduce-overhead) timed out here; hand capture: 796 µs per call"
@@ -184,5 +202,5 @@ def test_analyse_fills_compile_from_a_run_with_its_project_root() -> None:
     assert [(f.kind, f.file, f.line) for f in ro.skip_reasons] == [("reallocated-input", "sample_models/frozen_scalar.py", 17)]
     assert [(f.kind, f.file, f.line) for f in ro.graph_breaks] == [("frozen-scalar", "sample_models/frozen_scalar.py", 17)]
     assert ro.recompiles == 1 and ro.cudagraph_skips == 1
-    assert "reduce-overhead ran without CUDA graphs (1 skip reason(s))" in (ro.advice or "")
+    assert "reduce-overhead ran without CUDA graphs (1 skip reason from torch)" in (ro.advice or "")
     assert report.verdict == recorded.report_of("frozen_scalar").verdict  # the rest is unchanged

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from launchprof.analysis.compile_findings import break_findings, skip_findings
 from launchprof.compile_report import CompileFinding, CompileResult
 from launchprof.evidence import Evidence
+from launchprof.models import Hazard
 from launchprof.session import EagerProfile, Report, ReplayProfile
 from launchprof.stats import stats_of
 
@@ -44,6 +46,9 @@ def compile_result(event: dict[str, Any], ev: Evidence, root: str | None = None)
     skips = [_relative(f, root) for f in skip_findings(logs, counters, event.get("device"))]
     breaks = [_relative(f, root) for f in break_findings(logs, counters)]
     recompiles = sum(1 for r in logs if "Recompiling function" in str(r.get("message") or ""))
+    details = {k: event.get(k) for k in ("warmup_calls", "passes", "graph_launches", "device", "frames_in_timing") if event.get(k) is not None}
+    if any("recompile limit" in str(reason).lower() for reason in (counters.get("unimplemented") or {})):
+        details["recompile_limit_hit"] = True  # dynamo gave up on the frame: it runs uncompiled
     return CompileResult(
         mode=mode,
         status=str(event.get("status") or "ok"),
@@ -58,7 +63,7 @@ def compile_result(event: dict[str, Any], ev: Evidence, root: str | None = None)
         recompiles=recompiles,
         samples_us=samples,
         timing="burst" if samples else None,
-        details={k: event.get(k) for k in ("warmup_calls", "passes", "graph_launches", "device", "frames_in_timing") if event.get(k) is not None},
+        details=details,
     )
 
 
@@ -76,9 +81,18 @@ def _median(stats: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and value > 0 else None
 
 
-def hazards_caught(result: CompileResult) -> int:
-    """Distinct (kind, line) pairs compile reported: what it works around instead of failing."""
-    return len({(f.kind, f.file, f.line) for f in result.skip_reasons + result.graph_breaks if f.kind})
+def hazards_caught(result: CompileResult, hazards: Sequence[Hazard] = ()) -> int:
+    """launchprof's own warnings and errors for hand capture that a compile finding matches
+    (the same kind, or the same file:line): what compile works around where hand capture
+    would go wrong. A finding alone is not one: on the H200 compile skipped graphs for an
+    input mutated in place (a parameter updated by ``add_``) in clean steps, which hand capture
+    replays correctly (stream_race_fixed.py, frozen_scalar.py)."""
+    found = [f for f in result.skip_reasons + result.graph_breaks if f.kind]
+    return sum(
+        1
+        for h in hazards
+        if str(h.severity) in ("error", "warning") and any(f.kind == h.kind or (f.file is not None and (f.file, f.line) == (h.file, h.line)) for f in found)
+    )
 
 
 def _versus_capture(ro: float | None, hand: float | None) -> str | None:
@@ -100,11 +114,25 @@ def _fusion_and_graphs(eager: EagerProfile | None, ro: CompileResult, plain: Com
         parts.append(f"compile fuses {eager_k} kernels into {fused_k}" if fused_k < eager_k else f"compile runs {fused_k} kernels where eager runs {eager_k}")
     ro_us, plain_us = _median(ro.step_us), _median(plain.step_us) if plain and plain.ok else None
     if ro.cudagraphs_used is False:
-        parts.append(f"reduce-overhead ran without CUDA graphs ({len(ro.skip_reasons)} skip reason(s))")
+        parts.append(f"reduce-overhead ran without CUDA graphs ({_why_no_graphs(ro)})")
     elif ro_us is not None and plain_us is not None:
         saved = plain_us - ro_us
         parts.append(f"graphs then save a further {_us(saved)} per call" if saved >= 0 else f"its graphs then cost {_us(-saved)} more per call")
     return parts
+
+
+def _why_no_graphs(ro: CompileResult) -> str:
+    """What torch said, in counts: its skip reasons, else the recompiles (a step that
+    recompiles on every new value reaches dynamo's recompile limit and then runs uncompiled,
+    with no skip message, only a "Dynamo recompile limit exceeded" counter: side_effects.py
+    did, 8 recompiles, on the H200)."""
+    n = len(ro.skip_reasons)
+    if n:
+        return f"{n} skip reason{'' if n == 1 else 's'} from torch"
+    if ro.recompiles:
+        limit = "; dynamo's recompile limit was hit, so the step ran uncompiled" if ro.details.get("recompile_limit_hit") else ""
+        return f"no skip reason from torch; it recompiled {ro.recompiles} time{'' if ro.recompiles == 1 else 's'}{limit}"
+    return "no skip reason from torch"
 
 
 def _payback(eager_us: float | None, ro: CompileResult) -> str | None:
@@ -117,8 +145,16 @@ def _payback(eager_us: float | None, ro: CompileResult) -> str | None:
     return f"compile pays back its {_seconds(ro.compile_s)} after {math.ceil(ro.compile_s * 1e6 / gain):,} calls"
 
 
-def advice(eager: EagerProfile | None, replay: ReplayProfile | None, capture_valid: bool, ro: CompileResult | None, plain: CompileResult | None) -> str | None:
-    """One line: which of eager, hand capture and torch.compile to use here, and why."""
+def advice(
+    eager: EagerProfile | None,
+    replay: ReplayProfile | None,
+    capture_valid: bool,
+    ro: CompileResult | None,
+    plain: CompileResult | None,
+    hazards: Sequence[Hazard] = (),
+) -> str | None:
+    """One line: which of eager, hand capture and torch.compile to use here, and why
+    (``hazards``: the report's own, for what compile caught)."""
     if ro is None:
         return None
     hand_us = _median(replay.step_us) if replay and capture_valid else None
@@ -128,7 +164,7 @@ def advice(eager: EagerProfile | None, replay: ReplayProfile | None, capture_val
     parts = [p for p in (_versus_capture(_median(ro.step_us), hand_us),) if p]
     if replay is not None and not capture_valid:
         parts.append("hand capture gives wrong results or failed here")
-    caught = hazards_caught(ro)
+    caught = hazards_caught(ro, hazards)
     if caught:
         parts.append(f"compile is safer: it caught {caught} hazard{'s' if caught != 1 else ''}")
     parts += _fusion_and_graphs(eager, ro, plain)
@@ -147,5 +183,5 @@ def with_compile(report: Report, ev: Evidence, root: str | None) -> Report:
     plain = compile_result(events["default"], ev, root) if "default" in events else None
     valid = report.validation is not None and report.validation.matches == report.validation.calls_compared and report.verdict != "not-capturable"
     if ro is not None:
-        ro = dataclasses.replace(ro, advice=advice(report.eager, report.replay, valid, ro, plain))
+        ro = dataclasses.replace(ro, advice=advice(report.eager, report.replay, valid, ro, plain, report.hazards))
     return dataclasses.replace(report, compile=ro, compile_no_cudagraphs=plain)

@@ -1,0 +1,114 @@
+"""``--compare compile`` runs recorded on the H200 (2026-12-02, ``scripts/gpu-check --compile``,
+torch 2.11.0+cu130), re-analysed on CPU through the product's path (load_run -> analyse).
+
+Each figure of the compile fields is checked against the run's raw events recomputed
+plainly (the burst samples' median, the worker's own compile event), and each claim of the
+advice against the numbers it rests on. What the GPU showed, checked here: decode_loop's
+147 kernels fused and captured; frozen_scalar's recompile on ``lr`` found at the sample's
+``# expect: frozen-scalar`` line; a clean step (stream_race_fixed) where compile skipped
+graphs for an input mutated in place gets no "compile is safer"; side_effects hit dynamo's
+recompile limit.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from pathlib import Path
+
+import pytest
+from recorded import SAMPLES
+
+from launchprof.analysis import analyse
+from launchprof.run import load_run
+
+RUNS = Path(__file__).parent / "data" / "compile_runs"
+FIELDS = {"compile": "compile", "compile_no_cudagraphs": "compile-no-cudagraphs"}
+
+
+def _names() -> list[str]:
+    names = sorted(p.stem for p in RUNS.glob("*.lprun"))
+    if not names:
+        raise FileNotFoundError(f"no recorded compile runs under {RUNS}")
+    return names
+
+
+def _report(name: str):
+    run = load_run(RUNS / f"{name}.lprun")
+    return run, analyse(run)
+
+
+@pytest.mark.parametrize("name", _names())
+def test_compile_fields_agree_with_the_raw_events(name: str) -> None:
+    run, report = _report(name)
+    for field, kind in FIELDS.items():
+        result = getattr(report, field)
+        assert result is not None and result.ok, (name, field)
+        raw = [v for e in run.events if e.get("type") == "timing" and e.get("kind") == kind for v in e["wall_us"]]
+        event = next(e for e in run.events if e.get("type") == "compile" and e.get("field") == kind)
+        assert result.step_us.n == len(raw) >= 20
+        assert result.step_us.median == pytest.approx(statistics.median(raw))
+        assert (result.kernels_per_step, result.cudagraphs_used, result.compile_s) == (
+            event["kernels_per_step"], event["cudagraphs_used"], event["compile_s"])
+        assert result.details.get("frames_in_timing") == 0  # nothing compiled inside the timed calls
+
+
+@pytest.mark.parametrize("name", _names())
+def test_the_advice_states_its_own_numbers(name: str) -> None:
+    _, report = _report(name)
+    ro, plain, line = report.compile, report.compile_no_cudagraphs, report.compile.advice or ""
+    eager_us = report.eager.step_us.median
+    gain = eager_us - ro.step_us.median
+    if gain > 0:
+        calls = math.ceil(ro.compile_s * 1e6 / gain)
+        assert f"after {calls:,} calls" in line, line
+    else:
+        assert "never pay back" in line, line
+    fused = re.search(r"compile fuses (\d+) kernels into (\d+)", line)
+    if plain.kernels_per_step < report.eager.kernels_per_step:
+        assert fused and (int(fused[1]), int(fused[2])) == (report.eager.kernels_per_step, plain.kernels_per_step), line
+    if ro.cudagraphs_used:
+        saved = re.search(r"graphs then (?:save a further|cost) (\d+) µs", line)
+        assert saved and int(saved[1]) == round(abs(plain.step_us.median - ro.step_us.median)), line
+    else:
+        assert "reduce-overhead ran without CUDA graphs" in line, line
+
+
+def _expected_line(sample: str, kind: str) -> int:
+    lines = (SAMPLES / sample).read_text(encoding="utf-8").splitlines()
+    return next(i for i, text in enumerate(lines, 1) if f"# expect: {kind}" in text)
+
+
+def test_frozen_scalar_compile_catches_the_frozen_scalar_at_its_line() -> None:
+    _, report = _report("frozen_scalar")
+    ro = report.compile
+    line = _expected_line("frozen_scalar.py", "frozen-scalar")
+    found = [(f.kind, f.file, f.line) for f in ro.skip_reasons + ro.graph_breaks]
+    assert ("frozen-scalar", "sample_models/frozen_scalar.py", line) in found
+    assert ro.recompiles and ro.recompiles >= 1  # one compiled frame per lr value, correct where capture froze it
+    assert report.verdict == "not-capturable" and "hand capture gives wrong results" in ro.advice
+    assert "compile is safer: it caught 1 hazard;" in ro.advice  # frozen-scalar, not the mutated-input skip
+
+
+def test_a_clean_step_gets_no_safer_claim() -> None:
+    _, report = _report("stream_race_fixed")
+    ro = report.compile
+    assert [f.reason.split(" (")[0] for f in ro.skip_reasons] == ["skipping cudagraphs due to mutated inputs"]
+    assert not [h for h in report.hazards if str(h.severity) in ("error", "warning")]
+    assert "compile is safer" not in (ro.advice or "")
+
+
+def test_decode_loop_compiles_fuses_and_captures() -> None:
+    _, report = _report("decode_loop")
+    ro, plain = report.compile, report.compile_no_cudagraphs
+    assert ro.cudagraphs_used is True and plain.cudagraphs_used is False
+    assert plain.kernels_per_step < report.eager.kernels_per_step
+    assert ro.skip_reasons == [] and ro.graph_breaks == []
+
+
+def test_side_effects_names_the_recompile_limit() -> None:
+    _, report = _report("side_effects")
+    ro = report.compile
+    assert ro.cudagraphs_used is False and ro.skip_reasons == [] and ro.details.get("recompile_limit_hit") is True
+    assert f"it recompiled {ro.recompiles} times; dynamo's recompile limit was hit" in ro.advice

@@ -20,6 +20,12 @@ class Severity(enum.StrEnum):
         return {"error": 0, "warning": 1, "info": 2}[self.value]
 
     @property
+    def blocks(self) -> bool:
+        """An error or a warning: what makes a step unsafe to capture (``launchprof.check``,
+        ``--fail-on warning``) and what compile can be said to have caught."""
+        return self is not Severity.INFO
+
+    @property
     def style(self) -> str:
         return {"error": "bold red", "warning": "yellow", "info": "cyan"}[self.value]
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import reports
-from launchprof.analysis.compile import advice, compile_result, with_compile
+from launchprof.analysis.compile import advice, compile_result, hazards_caught, with_compile
 from launchprof.compile_report import CompileFinding, CompileResult
 from launchprof.evidence import parse_events
 from launchprof.render import RenderOptions, renderer_for
@@ -56,7 +56,7 @@ def test_compile_fields_from_events_and_advice_numbers() -> None:
     line = ro.advice or ""
     assert "hand capture is 1.3x faster than compile here" in line  # 1000 / 796
     assert "compile fuses 212 kernels into 12" in line
-    assert "graphs then save a further 200 µs per call" in line
+    assert "graphs then save a further 200.0 µs per call" in line  # the one formatter (render/format.py)
     # 25 s / (1843.2 - 1000) µs per call = 29,648.9 -> 29,649 calls
     assert "compile pays back its 25 s after 29,649 calls" in line
     assert plain.advice is None
@@ -99,14 +99,28 @@ def test_advice_when_compile_is_faster_and_safer() -> None:
 
 def test_a_skip_for_a_mutated_input_is_not_a_hazard_caught() -> None:
     """Compile skips graphs for an input mutated in place; hand capture replays that correctly
-    (the same tensor every call), so unless launchprof found a hazard there, nothing was caught."""
+    (the same tensor every call). Caught means the same kind as one of launchprof's own
+    warnings or errors, in the same file: not another file's hazard of that kind, not another
+    kind on the same line, not an info."""
     eager, replay = reports.graphs_help().eager, reports.graphs_help().replay
     skip = CompileFinding(kind="reallocated-input", reason="skipping cudagraphs due to mutated inputs (1 instances)", file="s.py", line=19)
     ro = CompileResult(mode="reduce-overhead", step_us=Stats(400.0, 390.0, 420.0, 20), compile_s=3.0, cudagraphs_used=False, skip_reasons=[skip])
-    elsewhere = Hazard(kind="reallocated-input", severity=Severity.INFO, message="", file="s.py", line=29, hint="")
-    assert "compile is safer" not in (advice(eager, replay, True, ro, None, [elsewhere]) or "")
-    same_line = Hazard(kind="host-side-effect", severity=Severity.WARNING, message="", file="s.py", line=19, hint="")
-    assert "compile is safer: it caught 1 hazard;" in (advice(eager, replay, True, ro, None, [same_line]) or "")
+
+    def hazard(kind: str, severity: Severity, file: str, line: int) -> Hazard:
+        return Hazard(kind=kind, severity=severity, message="", file=file, line=line, hint="")
+
+    not_caught = [
+        hazard("reallocated-input", Severity.INFO, "s.py", 29),
+        hazard("reallocated-input", Severity.ERROR, "other.py", 5),
+        hazard("host-side-effect", Severity.WARNING, "s.py", 19),
+    ]
+    assert hazards_caught(ro, not_caught) == []
+    assert "compile is safer" not in (advice(eager, replay, True, ro, None, not_caught) or "")
+    same_file = hazard("reallocated-input", Severity.WARNING, "s.py", 25)
+    assert hazards_caught(ro, [*not_caught, same_file]) == [same_file]
+    assert "compile is safer: it caught 1 hazard;" in (advice(eager, replay, True, ro, None, [*not_caught, same_file]) or "")
+    unplaced = dataclasses.replace(ro, skip_reasons=[dataclasses.replace(skip, file=None, line=None)])
+    assert hazards_caught(unplaced, [same_file]) == []  # a finding with no file names no hazard
 
 
 def test_a_sub_second_compile_is_not_zero_seconds() -> None:
@@ -120,10 +134,10 @@ def test_advice_when_compile_is_slower_than_eager_and_when_it_failed() -> None:
     slow = CompileResult(mode="reduce-overhead", step_us=Stats(2000.0, 1990.0, 2100.0, 20), compile_s=12.0, cudagraphs_used=False,
                          skip_reasons=[CompileFinding(kind="host-side-effect", reason="cpu device (x)")])
     line = advice(eager, replay, False, slow, None) or ""
-    assert "never pay back" in line and "reduce-overhead ran without CUDA graphs (1 skip reason from torch)" in line
+    assert "never pay back" in line and "reduce-overhead ran without CUDA graphs (1 distinct skip reason from torch)" in line
     assert "hand capture gives wrong results or failed here" in line
     failed = CompileResult(mode="reduce-overhead", status="timeout", error="no steady compiled call within --compile-timeout 5 s")
-    assert advice(eager, replay, True, failed, None) == "torch.compile (reduce-overhead) timed out here; hand capture: 796 µs per call"
+    assert advice(eager, replay, True, failed, None) == "torch.compile (reduce-overhead) timed out here; hand capture: 796.0 µs per call"
 
 
 def _compared() -> Report:
@@ -202,5 +216,24 @@ def test_analyse_fills_compile_from_a_run_with_its_project_root() -> None:
     assert [(f.kind, f.file, f.line) for f in ro.skip_reasons] == [("reallocated-input", "sample_models/frozen_scalar.py", 17)]
     assert [(f.kind, f.file, f.line) for f in ro.graph_breaks] == [("frozen-scalar", "sample_models/frozen_scalar.py", 17)]
     assert ro.recompiles == 1 and ro.cudagraph_skips == 1
-    assert "reduce-overhead ran without CUDA graphs (1 skip reason from torch)" in (ro.advice or "")
+    assert "reduce-overhead ran without CUDA graphs (1 distinct skip reason from torch)" in (ro.advice or "")
     assert report.verdict == recorded.report_of("frozen_scalar").verdict  # the rest is unchanged
+
+
+def test_the_recompile_limit_in_each_torch_wording() -> None:
+    """torch 2.11 counts "Dynamo recompile limit exceeded"; older torch "cache_size_limit
+    reached" or "recompile_limit reached". Each marks the result; any other reason does not."""
+    eager = reports.graphs_help().eager
+    for reason, hit in (
+        ("Dynamo recompile limit exceeded\n  Explanation: ...", True),
+        ("cache_size_limit reached", True),
+        ("recompile_limit reached with one_graph=False", True),
+        ("Unsupported: call_function print", False),
+    ):
+        event = {**_ok("reduce-overhead", 2, False, 3.0, counters={"unimplemented": {reason: 1}}), "logs": [
+            {"logger": "torch._dynamo.guards.__recompiles", "level": "DEBUG", "message": "Recompiling function step in a.py:3"}]}
+        result = compile_result(event, parse_events([]), None)
+        assert bool(result.details.get("recompile_limit_hit")) is hit, reason
+        line = advice(eager, None, False, dataclasses.replace(result, step_us=Stats(50.0, 50.0, 50.0, 20)), None) or ""
+        assert ("dynamo's recompile limit was hit" in line) is hit, line
+        assert "it recompiled 1 time" in line

@@ -45,47 +45,65 @@ def run(tmp_path: Path, script: str, target: str) -> tuple[dict, dict, list[floa
     return json.loads(out.read_text()), json.loads(direct.read_text()), _result(proc.stdout + proc.stderr), _result(plain.stdout)
 
 
-def _mode_failures(result: dict, direct: dict) -> list[str]:
-    """Step time within 15% of the plain loop's fresh compiles (below the fastest round by
-    at most 15%, above the slowest by at most 15%: two fresh compiles of one step may not time
-    alike, compile_direct.measure); kernels per call as torch.profiler counts them; no frame
-    compiled inside the timed calls."""
+UNSTABLE = 0.15  # the reference's fresh compiles apart by more than this: it cannot judge a time
+
+
+def _mode_failures(result: dict, direct: dict) -> tuple[list[str], str | None]:
+    """(failures, why the time cannot be judged). Step time within 15% of the plain loop's
+    median over fresh compiles whose timed calls compiled nothing; kernels per call as
+    torch.profiler counts them; no frame compiled inside launchprof's timed calls. When the
+    reference's own rounds disagree by more than 15%, the time is not judged (the second
+    element says why) and the other checks still hold."""
     if result["status"] != "ok":
-        return [f"status {result['status']}: {result.get('error')}"]
-    failures = []
+        return [f"status {result['status']}: {result.get('error')}"], None
+    failures, unjudged = [], None
     if not (result["timing"] == "burst" and result["step_us"]["n"] >= 20):
         failures.append(f"timing {result['timing']} with {result['step_us']['n']} samples")
-    rounds = direct.get("rounds_us") or [direct["step_us"]]
-    if not min(rounds) * 0.85 <= result["step_us"]["median"] <= max(rounds) * 1.15:
-        failures.append(f"step {result['step_us']} against the plain loop's {', '.join(f'{r:.1f}' for r in rounds)} µs")
+    rounds = direct["rounds_us"]
+    if not rounds:
+        failures.append(f"every reference round compiled during its timed calls: {direct['compiled_rounds_us']}")
+    elif max(rounds) / min(rounds) - 1 > UNSTABLE:
+        unjudged = f"fresh compiles read {', '.join(f'{r:.1f}' for r in rounds)} µs against launchprof's {result['step_us']['median']:.1f}"
+    elif abs(result["step_us"]["median"] / direct["step_us"] - 1) > 0.15:
+        failures.append(f"step {result['step_us']} against the plain loop's {direct['step_us']:.1f} µs (rounds {rounds})")
     if result["kernels_per_step"] != direct["kernels"]:
         failures.append(f"kernels per call {result['kernels_per_step']} against torch.profiler's {direct['kernels']}")
     if not result["compile_s"] > 0:
         failures.append(f"compile_s {result['compile_s']}")
     if (result.get("details") or {}).get("frames_in_timing"):
         failures.append(f"{result['details']['frames_in_timing']} frame(s) compiled during the timed calls")
-    return failures
+    return failures, unjudged
 
 
-def _check_modes(report: dict, direct: dict) -> None:
+def _check_modes(report: dict, direct: dict) -> list[str]:
     """Both modes checked and all failures reported together: one GPU run then says
-    whether the kernels agree even when the time does not, and for both modes."""
-    failures = []
+    whether the kernels agree even when the time does not, and for both modes. Returns the
+    modes whose time the reference could not judge (the caller xfails on them last)."""
+    failures, unjudged = [], []
     for key, mode in (("compile", "reduce-overhead"), ("compile_no_cudagraphs", "default")):
-        failures += [f"{mode}: {f}" for f in _mode_failures(report[key], direct[mode])]
+        found, why = _mode_failures(report[key], direct[mode])
+        failures += [f"{mode}: {f}" for f in found]
+        unjudged += [f"{mode}: {why}"] if why else []
     assert not failures, "; ".join(failures)
+    return unjudged
+
+
+def _xfail_if_unjudged(unjudged: list[str]) -> None:
+    if unjudged:
+        pytest.xfail("the plain-loop reference is unstable, so the step time is not judged: " + "; ".join(unjudged))
 
 
 def test_capturable_step_under_compile(tmp_path: Path) -> None:
     report, direct, under, plain = run(tmp_path, "compile_step", "step")
     assert under == pytest.approx(plain, rel=1e-5), "launchprof's extra calls changed the script's result"
     ro, nocg = report["compile"], report["compile_no_cudagraphs"]
-    _check_modes(report, direct)
+    unjudged = _check_modes(report, direct)
     assert ro["cudagraphs_used"] is True and ro["skip_reasons"] == [] and ro["graph_breaks"] == []
     assert nocg["cudagraphs_used"] is False
     # Fusion: compile runs fewer kernels than the eager step (6: a matmul and 5 pointwise).
     assert nocg["kernels_per_step"] < report["eager"]["kernels_per_step"]
     assert ro["advice"] and "per call" in ro["advice"]
+    _xfail_if_unjudged(unjudged)
 
 
 def test_frozen_scalar_step_under_compile(tmp_path: Path) -> None:
@@ -93,11 +111,12 @@ def test_frozen_scalar_step_under_compile(tmp_path: Path) -> None:
     assert under == pytest.approx(plain, rel=1e-5), "launchprof's extra calls changed the script's result"
     assert any(h["kind"] == "frozen-scalar" for h in report["hazards"])  # hand capture freezes lr
     ro = report["compile"]
-    _check_modes(report, direct)
+    unjudged = _check_modes(report, direct)
     # Compile works around the scalar (it recompiles on lr): it says so, at the user's line.
     found = [f for f in ro["skip_reasons"] + ro["graph_breaks"] if f["kind"] == "frozen-scalar"]
     assert found and found[0]["file"].endswith("compile_frozen.py"), ro
     assert "compile is safer" in ro["advice"]
+    _xfail_if_unjudged(unjudged)
 
 
 def test_compile_timeout_keeps_the_rest_of_the_report(tmp_path: Path) -> None:

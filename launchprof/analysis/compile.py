@@ -17,13 +17,20 @@ from typing import Any
 from launchprof.analysis.compile_findings import break_findings, skip_findings
 from launchprof.compile_report import CompileFinding, CompileResult
 from launchprof.evidence import Evidence
+from launchprof.enums import Severity
 from launchprof.models import Hazard
+from launchprof.render.format import duration
 from launchprof.session import EagerProfile, Report, ReplayProfile
 from launchprof.stats import stats_of
 
 FIELDS = {"reduce-overhead": "compile", "default": "compile-no-cudagraphs"}
 # Within this ratio two step times are "about the same".
 SAME = 1.1
+
+
+# How torch words "no more recompiles" in its unimplemented counters: 2.11's "Dynamo recompile
+# limit exceeded"; earlier versions' "cache_size_limit reached" / "recompile_limit reached".
+RECOMPILE_LIMIT = ("recompile limit", "recompile_limit", "cache_size_limit", "cache size limit")
 
 
 def _relative(finding: CompileFinding, root: str | None) -> CompileFinding:
@@ -47,8 +54,8 @@ def compile_result(event: dict[str, Any], ev: Evidence, root: str | None = None)
     breaks = [_relative(f, root) for f in break_findings(logs, counters)]
     recompiles = sum(1 for r in logs if "Recompiling function" in str(r.get("message") or ""))
     details = {k: event.get(k) for k in ("warmup_calls", "passes", "graph_launches", "device", "frames_in_timing") if event.get(k) is not None}
-    if any("recompile limit" in str(reason).lower() for reason in (counters.get("unimplemented") or {})):
-        details["recompile_limit_hit"] = True  # dynamo gave up on the frame: it runs uncompiled
+    if any(limit in str(reason).lower() for reason in (counters.get("unimplemented") or {}) for limit in RECOMPILE_LIMIT):
+        details["recompile_limit_hit"] = True  # dynamo stopped compiling a frame: calls its versions miss run uncompiled
     return CompileResult(
         mode=mode,
         status=str(event.get("status") or "ok"),
@@ -67,10 +74,6 @@ def compile_result(event: dict[str, Any], ev: Evidence, root: str | None = None)
     )
 
 
-def _us(value: float) -> str:
-    return f"{value:.0f} µs" if abs(value) < 10_000 else f"{value / 1000:.1f} ms"
-
-
 def _seconds(value: float) -> str:
     """Compile time as the advice says it: a sub-second compile is not "0 s"."""
     return f"{value:.0f} s" if value >= 10 else f"{value:.1f} s"
@@ -81,18 +84,14 @@ def _median(stats: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and value > 0 else None
 
 
-def hazards_caught(result: CompileResult, hazards: Sequence[Hazard] = ()) -> int:
-    """launchprof's own warnings and errors for hand capture that a compile finding matches
-    (the same kind, or the same file:line): what compile works around where hand capture
-    would go wrong. A finding alone is not one: on the H200 compile skipped graphs for an
-    input mutated in place (a parameter updated by ``add_``) in clean steps, which hand capture
-    replays correctly (stream_race_fixed.py, frozen_scalar.py)."""
-    found = [f for f in result.skip_reasons + result.graph_breaks if f.kind]
-    return sum(
-        1
-        for h in hazards
-        if str(h.severity) in ("error", "warning") and any(f.kind == h.kind or (f.file is not None and (f.file, f.line) == (h.file, h.line)) for f in found)
-    )
+def hazards_caught(result: CompileResult, hazards: Sequence[Hazard] = ()) -> list[Hazard]:
+    """launchprof's own warnings and errors for hand capture that a compile finding names
+    too (the same kind in the same file): what compile works around where hand capture would
+    go wrong. A finding alone is not one: on the H200 compile skipped graphs for an input
+    mutated in place in a clean step, which hand capture replays correctly
+    (stream_race_fixed.py); a finding of another kind on a hazard's line is not one either."""
+    found = {(f.kind, f.file) for f in result.skip_reasons + result.graph_breaks if f.kind and f.file}
+    return [h for h in hazards if Severity(h.severity).blocks and (h.kind, h.file) in found]
 
 
 def _versus_capture(ro: float | None, hand: float | None) -> str | None:
@@ -117,7 +116,7 @@ def _fusion_and_graphs(eager: EagerProfile | None, ro: CompileResult, plain: Com
         parts.append(f"reduce-overhead ran without CUDA graphs ({_why_no_graphs(ro)})")
     elif ro_us is not None and plain_us is not None:
         saved = plain_us - ro_us
-        parts.append(f"graphs then save a further {_us(saved)} per call" if saved >= 0 else f"its graphs then cost {_us(-saved)} more per call")
+        parts.append(f"graphs then save a further {duration(saved)} per call" if saved >= 0 else f"its graphs then cost {duration(-saved)} more per call")
     return parts
 
 
@@ -128,9 +127,9 @@ def _why_no_graphs(ro: CompileResult) -> str:
     did, 8 recompiles, on the H200)."""
     n = len(ro.skip_reasons)
     if n:
-        return f"{n} skip reason{'' if n == 1 else 's'} from torch"
+        return f"{n} distinct skip reason{'' if n == 1 else 's'} from torch"
     if ro.recompiles:
-        limit = "; dynamo's recompile limit was hit, so the step ran uncompiled" if ro.details.get("recompile_limit_hit") else ""
+        limit = "; dynamo's recompile limit was hit: calls that miss its compiled versions run uncompiled" if ro.details.get("recompile_limit_hit") else ""
         return f"no skip reason from torch; it recompiled {ro.recompiles} time{'' if ro.recompiles == 1 else 's'}{limit}"
     return "no skip reason from torch"
 
@@ -159,12 +158,12 @@ def advice(
         return None
     hand_us = _median(replay.step_us) if replay and capture_valid else None
     if not ro.ok:
-        rest = f"hand capture: {_us(hand_us)} per call" if hand_us else "eager is the comparison left"
+        rest = f"hand capture: {duration(hand_us)} per call" if hand_us else "eager is the comparison left"
         return f"torch.compile (reduce-overhead) {'timed out' if ro.status == 'timeout' else 'failed'} here; {rest}"
     parts = [p for p in (_versus_capture(_median(ro.step_us), hand_us),) if p]
     if replay is not None and not capture_valid:
         parts.append("hand capture gives wrong results or failed here")
-    caught = hazards_caught(ro, hazards)
+    caught = len(hazards_caught(ro, hazards))
     if caught:
         parts.append(f"compile is safer: it caught {caught} hazard{'s' if caught != 1 else ''}")
     parts += _fusion_and_graphs(eager, ro, plain)

@@ -13,12 +13,9 @@ from launchprof.enums import Severity, Verdict
 from launchprof.errors import FailOnTriggered
 from launchprof.models import Hazard, Report
 
-BLOCKING = (Severity.ERROR, Severity.WARNING)
-
-
 def blocking_hazards(report: Report) -> list[Hazard]:
     """The hazards that make a function unsafe to capture, errors first."""
-    found = [h for h in report.hazards if Severity(h.severity) in BLOCKING]
+    found = [h for h in report.hazards if Severity(h.severity).blocks]
     return sorted(found, key=lambda h: (Severity(h.severity).rank, h.file or "", h.line or 0))
 
 

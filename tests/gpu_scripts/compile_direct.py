@@ -1,7 +1,7 @@
 """The plainest measurement of a step under torch.compile, to check --compare compile against
 (used by compile_step.py and compile_frozen.py, in the same process, after the script ran):
 
-- each mode compiled afresh (torch._dynamo.reset()), twice, warmed up over the calls;
+- each mode compiled afresh (torch._dynamo.reset()) three times, warmed up over the calls;
 - steady calls timed between two synchronisations, cycling through the calls, median of 60;
 - kernels per call from torch.profiler's own events (FunctionEvent.device_type CUDA, copies,
   memsets and sync records left out), one steady call.
@@ -33,30 +33,42 @@ def kernels(fn: Callable[[], Any]) -> int:
     return sum(1 for e in cuda if not e.name.startswith(NOT_KERNELS))
 
 
-def measure(fn: Callable[..., Any], sets: list[tuple[tuple, dict]], reset_state: Callable[[], None], rounds: int = 2) -> dict[str, Any]:
-    """Each mode compiled afresh ``rounds`` times, the modes in turn: ``step_us`` is the median
-    of the rounds' medians, ``rounds_us`` each round's. Two fresh compiles of the same step
-    need not time alike: on the H200 (2026-12-02) the frozen step's two modes, which both ran
-    the same uncaptured code (cudagraphs skipped), read 90.4 and 128.9 µs in one process."""
+def _frames_compiled() -> int:
+    from torch._dynamo.utils import counters
+
+    return int(counters["frames"]["total"])
+
+
+def measure(fn: Callable[..., Any], sets: list[tuple[tuple, dict]], reset_state: Callable[[], None], rounds: int = 3) -> dict[str, Any]:
+    """Each mode compiled afresh ``rounds`` times, the modes in turn. ``rounds_us`` holds each
+    round's median whose timed calls compiled nothing (dynamo's frame counter unchanged, the
+    rule launchprof's own figure is held to), ``compiled_rounds_us`` the others; ``step_us``
+    is the median of ``rounds_us``. Fresh compiles of one step need not time alike: on the
+    H200 (2026-12-02) two of the frozen step's default mode read 102.4 and 246.4 µs in one
+    process."""
     # Under launchprof the script's `RAW = step` line runs after the hook has rebound `step`
     # to its stand-in (functools.wraps of a TargetRun): compile the function itself, as the
     # worker does, not launchprof's wrapper around it.
     fn = inspect.unwrap(fn)
-    found: dict[str, list[float]] = {"reduce-overhead": [], "default": []}
-    counted: dict[str, int] = {}
+    out: dict[str, dict[str, Any]] = {mode: {"rounds_us": [], "compiled_rounds_us": []} for mode in ("reduce-overhead", "default")}
     for _ in range(rounds):
-        for mode in found:
+        for mode, found in out.items():
             torch._dynamo.reset()
             compiled = torch.compile(fn, mode=mode)
             calls = [(lambda a=a, k=k: compiled(*a, **k)) for a, k in sets]
             for _ in range(4):
                 for call in calls:
                     call()
-            found[mode].append(median_us(*calls))
-            counted.setdefault(mode, kernels(calls[0]))
+            before = _frames_compiled()
+            us = median_us(*calls)
+            found["rounds_us" if _frames_compiled() == before else "compiled_rounds_us"].append(us)
+            if "kernels" not in found:
+                found["kernels"] = kernels(calls[0])
             reset_state()
     torch._dynamo.reset()
-    return {mode: {"step_us": statistics.median(values), "rounds_us": values, "kernels": counted[mode]} for mode, values in found.items()}
+    for found in out.values():
+        found["step_us"] = statistics.median(found["rounds_us"]) if found["rounds_us"] else None
+    return out
 
 
 def write(path: str, data: dict[str, Any]) -> None:

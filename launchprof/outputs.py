@@ -73,8 +73,8 @@ def plan_outputs(formats: list[str], paths: list[Path], allowed: tuple[str, ...]
     """Pair the i-th ``-f`` with the i-th ``-o``; a path without ``-f`` has its format guessed.
 
     A ``-f`` that contradicts its path's extension (``-f md -o report.json``) is refused
-    rather than writing Markdown into a .json file. Formats beyond the last path go to
-    standard output (at most one may). Checked up front so that a typo fails in a
+    rather than writing Markdown into a .json file. Formats beyond the last path, and a
+    path ``-``, go to standard output (at most one may). Checked up front so that a typo fails in a
     second, not after a long measurement.
     """
     formats = [ALIASES.get(fmt, fmt) for fmt in formats]
@@ -83,6 +83,11 @@ def plan_outputs(formats: list[str], paths: list[Path], allowed: tuple[str, ...]
             raise UsageError(f"unknown format {fmt!r}: choose from {', '.join(allowed)}")
     outputs: list[Output] = []
     for i, path in enumerate(paths):
+        if str(path) == "-":  # the usual name for standard output
+            if i >= len(formats):
+                raise UsageError("-o - (standard output) needs its format: give -f FORMAT before it")
+            outputs.append(Output(formats[i], None))
+            continue
         refuse_folder(path)  # before its format is guessed: a folder has no extension to guess from
         fmt = formats[i] if i < len(formats) else guess_format(path)
         named = known_format(path)
@@ -96,8 +101,8 @@ def plan_outputs(formats: list[str], paths: list[Path], allowed: tuple[str, ...]
         check_writable(path)
         outputs.append(Output(fmt, path))
     extra = formats[len(paths) :]
-    if len(extra) > 1:
-        raise UsageError(f"{len(extra)} formats without an output path; only one can go to standard output: add -o PATH")
+    if len(extra) + sum(1 for o in outputs if o.path is None) > 1:
+        raise UsageError(f"{len(extra) + sum(1 for o in outputs if o.path is None)} outputs to standard output (-o - or -f without -o); only one can go there: add -o PATH")
     outputs.extend(Output(fmt, None) for fmt in extra)
     return outputs
 

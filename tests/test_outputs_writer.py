@@ -204,3 +204,17 @@ def test_a_format_named_as_its_file_suffix_is_accepted():
     assert [o.format for o in plan_outputs(["xml"], [Path("r.xml")])] == ["junit"]
     with pytest.raises(UsageError, match="unknown format 'mark'"):
         plan_outputs(["mark"], [])
+
+
+def test_dash_is_standard_output(tmp_path: Path) -> None:
+    """``-o -`` is standard output in its ``-f`` format, never a file named "-"."""
+    assert plan_outputs(["json"], [Path("-")]) == [Output("json", None)]
+    assert plan_outputs(["md", "json"], [tmp_path / "r.md", Path("-")]) == [Output("md", tmp_path / "r.md"), Output("json", None)]
+    with pytest.raises(UsageError, match="needs its format"):
+        plan_outputs([], [Path("-")])
+    with pytest.raises(UsageError, match="only one can go there"):
+        plan_outputs(["json", "md"], [Path("-")])
+    proc = subprocess.run([sys.executable, "-m", "launchprof", "report", "tests/data/runs/decode_loop.lprun", "-f", "json", "-o", "-"],
+                          capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent, timeout=120)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["verdict"] == "graphs-help"
+    assert not (Path(__file__).resolve().parent.parent / "-").exists()

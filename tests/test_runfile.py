@@ -136,6 +136,25 @@ def test_malformed_run_is_a_usage_error(tmp_path, make, message):
         load_run(path)
 
 
+def test_a_report_named_as_a_run_says_it_holds_json(tmp_path):
+    path = tmp_path / "report.lprun"
+    path.write_text(" " + (Path(__file__).parent / "data" / "decode_loop.report.json").read_text())
+    with pytest.raises(UsageError, match="holds JSON, not a launchprof run file"):
+        load_run(path)
+
+
+@pytest.mark.parametrize("samples", [b'{"eager": ["ten"]}', b"[1, 2]", b"{not json", b'{"eager": [true]}'])
+def test_damaged_raw_samples_are_a_damaged_run(tmp_path, samples):
+    """samples.json is a view of the events that nothing re-derives: a damaged one says so."""
+    source, path = RUNS / "decode_loop.lprun", tmp_path / "d.lprun"
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(path, "w") as zout:
+        for info in zin.infolist():
+            zout.writestr(info, samples if info.filename == "samples.json" else zin.read(info.filename))
+    with pytest.raises(UsageError, match="samples.json in the run"):
+        load_run(path)
+    load_run(source)  # the recorded one is fine
+
+
 def test_report_reanalyses_a_run_file(tmp_path):
     out = tmp_path / "r.json"
     result = CliRunner().invoke(app, ["report", str(RUNS / "decode_loop.lprun"), "-f", "json", "-o", str(out)])

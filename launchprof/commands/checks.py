@@ -20,12 +20,17 @@ from launchprof.outputs import probe_folder
 from launchprof.targets import TargetSpec, top_level_names
 
 
+SAVED_SUFFIXES = {".json": "report (JSON)", ".lprun": "run file"}
+
+
 def check_script(path: Path) -> str:
     """The script's source; a missing, non-regular, unreadable or invalid file is exit 2.
 
     A FIFO or device named ``x.py`` is refused before it is opened: reading one blocks
     until a writer comes, which would hang the command with nothing on screen."""
     check_input_file(path, "the Python script to run", f"script not found: {path}")
+    if path.suffix.lower() in SAVED_SUFFIXES:  # a JSON report parses as Python (one dict literal)
+        raise UsageError(f"{path} is a saved {SAVED_SUFFIXES[path.suffix.lower()]}, not a Python script: read it with `launchprof report {path}`")
     try:
         source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -150,7 +150,11 @@ def load_run(path: str | Path) -> Run:
             traces = {n: zf.read(n) for n in names if n.startswith("traces/")}
             sources = {n[len("sources/") :]: zf.read(n).decode("utf-8", "replace") for n in names if n.startswith("sources/")}
             profile = _json_member(p, zf, "profile.json") if "profile.json" in names else None
+            if "samples.json" in names:
+                _check_samples(p, _json_member(p, zf, "samples.json"))
     except (zipfile.BadZipFile, OSError) as exc:
+        if _starts_like_json(p):
+            raise UsageError(f"{p} holds JSON, not a launchprof run file (a zip): name a report FILE.json") from None
         raise UsageError(
             f"{p} is not a launchprof run file (not a readable zip: {exc}); a run file cut short by a full disk or an "
             "interrupted copy reads like this"
@@ -177,6 +181,24 @@ def _json_member(p: Path, zf: zipfile.ZipFile, name: str) -> Any:
         return json.loads(zf.read(name))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{p}: {name} in the run is not valid JSON ({exc})") from None
+
+
+def _starts_like_json(p: Path) -> bool:
+    try:
+        with p.open("rb") as fh:
+            return fh.read(64).lstrip()[:1] in (b"{", b"[")
+    except OSError:
+        return False
+
+
+def _check_samples(p: Path, data: Any) -> None:
+    """The raw samples are a view of the events (written beside them for other tools); one
+    that is not kind -> list of numbers is a damaged run, as a damaged trace is."""
+    if not isinstance(data, dict) or not all(
+        isinstance(k, str) and isinstance(v, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+        for k, v in data.items()
+    ):
+        raise UsageError(f"{p}: samples.json in the run is not a mapping of kinds to lists of numbers")
 
 
 def _check_profile(p: Path, data: Any) -> None:

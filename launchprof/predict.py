@@ -30,14 +30,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
     from launchprof.crossover.profile import DeviceProfile
     from launchprof.crossover.uncertainty import ReplayModel, Uncertain
-    from launchprof.session import EagerProfile
 
 
 # What the replay estimate reads from a profile, in words; the basis names any of them the
@@ -323,17 +322,3 @@ def breakeven_replays(instantiate_us: float | None, eager_step_us: float | None,
     if not (math.isfinite(saved) and saved > 0 and math.isfinite(instantiate_us)):
         return None
     return max(instantiate_us, 0.0) / saved
-
-
-def predicted_setup_us(nodes: int, profile: DeviceProfile | None) -> float | None:
-    """Capture + instantiate time the profile predicts for a graph of ``nodes`` kernels.
-
-    For a breakeven estimate before the workload could be captured. The median only:
-    :func:`launchprof.crossover.setup_cost.predict_setup` gives its 95% interval and says
-    when instantiate's fixed part is not determined by the sweep (a small graph's set-up is
-    then rough); use that where the figure is shown.
-    """
-    from launchprof.crossover.setup_cost import predict_setup
-
-    estimate = predict_setup(nodes, profile)
-    return None if estimate is None else estimate.median_us

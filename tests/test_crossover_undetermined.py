@@ -22,10 +22,9 @@ from launchprof.crossover import profile as prof
 from launchprof.crossover.determined import is_undetermined, not_determined, rough, undetermined_coefficients
 from launchprof.crossover.fit import derive_profile, refit
 from launchprof.crossover.profile import Interval
-from launchprof.crossover.setup_cost import predict_setup
 from launchprof.crossover.simulate import SimulatedDevice, simulate_samples
 from launchprof.crossover.sweep import DEFAULT_PLAN, QUICK_PLAN, SweepResult
-from launchprof.predict import predict_speedup, predicted_setup_us
+from launchprof.predict import predict_speedup
 from launchprof.render.crossover import print_profile
 from launchprof.session import Machine
 
@@ -188,39 +187,6 @@ def test_crossover_command_says_so_in_text_and_json(monkeypatch, tmp_path, capsy
 
 
 # --- the set-up figure and its payback -------------------------------------------------------
-
-
-def test_setup_of_a_small_graph_carries_the_undetermined_intercept(buried):
-    small, large = predict_setup(4, buried), predict_setup(2048, buried)
-    assert small.fixed_undetermined
-    assert small.low_us < small.median_us < small.high_us
-    assert "not determined by this sweep" in small.explanation and "rough" in small.explanation
-    # at 2048 nodes the per-node part dominates: the intercept is not worth a word
-    assert "fixed part" not in large.explanation
-    assert predicted_setup_us(4, buried) == pytest.approx(small.median_us)
-    fixed = max(buried.instantiate_fixed_us.median, 0.0)
-    assert small.median_us == pytest.approx(fixed + 4 * (buried.capture_node_us.median + buried.instantiate_node_us.median))
-
-
-def test_setup_interval_follows_the_intercept_width(buried, clean):
-    """The set-up interval of a 4-node graph is as wide as the coefficients make it, no wider."""
-    wide = predict_setup(4, buried)
-    tight = predict_setup(4, clean)
-    assert not tight.fixed_undetermined and "fixed part" not in tight.explanation
-    assert (wide.high_us - wide.low_us) / wide.median_us > 3 * (tight.high_us - tight.low_us) / tight.median_us
-    exact = dataclasses.replace(
-        clean, instantiate_fixed_us=Interval(20.0, 20.0, 20.0), instantiate_node_us=Interval(7.0, 7.0, 7.0), capture_node_us=Interval(2.0, 2.0, 2.0)
-    )
-    e = predict_setup(100, exact)
-    assert e.low_us == pytest.approx(920.0) and e.high_us == pytest.approx(920.0)
-
-
-def test_payback_replays_carry_the_setup_interval(buried):
-    setup = predict_setup(4, buried)
-    median, low, high = setup.replays(eager_step_us=60.0, replay_step_us=20.0)
-    assert median == pytest.approx(setup.median_us / 40.0)
-    assert low == pytest.approx(setup.low_us / 40.0) and high == pytest.approx(setup.high_us / 40.0)
-    assert setup.replays(eager_step_us=20.0, replay_step_us=30.0) == (None, None, None)
 
 
 def test_amortisation_table_rows_carry_intervals(buried):

@@ -10,7 +10,7 @@ from launchprof.crossover.fit import derive_profile
 from launchprof.crossover.profile import Interval
 from launchprof.crossover.simulate import simulate_samples
 from launchprof.crossover.sweep import DEFAULT_PLAN
-from launchprof.predict import breakeven_replays, node_excess_us, predict_speedup, predicted_setup_us, replay_model
+from launchprof.predict import breakeven_replays, node_excess_us, predict_speedup, replay_model
 from launchprof.session import Machine
 
 H200 = Machine(gpu="NVIDIA H200", driver="580.95.05", cuda="13.0", torch="2.11.0+cu130", python="3.12.3")
@@ -128,11 +128,6 @@ def test_breakeven_replays():
     assert breakeven_replays(900.0, 700.0, 800.0) is None
     assert breakeven_replays(None, 700.0, 100.0) is None
     assert breakeven_replays(900.0, None, 100.0) is None
-
-
-def test_predicted_setup_from_the_profile(profile):
-    assert predicted_setup_us(100, profile) == pytest.approx(20.0 + 9.0 * 100)
-    assert predicted_setup_us(100, None) is None
 
 
 def test_a_few_long_kernels_among_many_short_ones_count(profile):

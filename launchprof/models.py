@@ -215,6 +215,9 @@ class Prediction:
     basis: str | None = None  # which profile, which measured inputs
     replay_step_us: float | None = None
     explanation: str | None = None
+    # This run's host speed over the device profile's (its eager-op loop): the profile's
+    # launch costs were multiplied by it; None when not applied.
+    host_scale: float | None = None
 
 
 @model

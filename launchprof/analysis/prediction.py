@@ -231,4 +231,5 @@ def predicted(ev: Evidence, eager: EagerProfile | None, profile: Any, calls: lis
         basis=basis,
         replay_step_us=result.replay_step_us_estimate,
         explanation=result.explanation or None,
+        host_scale=scale.median if scale is not None else None,
     )

@@ -1,0 +1,49 @@
+"""scripts/gpu-check's modes: each is a list of sections (GPU_CHECK_SECTIONS=1 prints it and
+stops before installing anything), and every section a mode lists guards a block of the
+script, so a mode cannot silently run nothing or a section be unreachable."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "gpu-check"
+MODES = ["all", "--quick", "--analyze", "--tests", "--crossover", "--ranks", "--new", "--compile", "--compile-gap",
+         "--timing", "--wall", "--recheck", "--predict"]
+
+
+def sections(mode: str, tmp_path: Path) -> list[str]:
+    args = [] if mode == "all" else [mode]
+    proc = subprocess.run(["bash", str(SCRIPT), str(tmp_path / "out"), *args], capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "GPU_CHECK_SECTIONS": "1"})
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "out").exists()  # a dry run creates nothing
+    return proc.stdout.split()
+
+
+def test_every_mode_runs_sections_the_script_guards(tmp_path: Path) -> None:
+    guarded = set(re.findall(r"\bhas ([a-z-]+)", SCRIPT.read_text()))
+    listed = {mode: sections(mode, tmp_path) for mode in MODES}
+    assert all(listed.values()), listed
+    assert set().union(*listed.values()) == guarded  # nothing listed without a block, no block unreachable
+    # The usage line names every mode, and the modes the header documents are these.
+    usage = re.search(r"usage: scripts/gpu-check OUTDIR \[(.+?)\]", SCRIPT.read_text())[1]
+    assert sorted(m.strip() for m in usage.split("|")) == sorted(MODES[1:])
+
+
+@pytest.mark.parametrize("mode, expected", [
+    ("all", ["ranks-analyze", "crossover-quick", "analyze", "crossover-twice", "gpu-tests", "faults"]),
+    ("--tests", ["gpu-tests", "faults"]),
+    ("--compile", ["compile"]),
+])
+def test_the_big_modes_keep_their_sections(mode: str, expected: list[str], tmp_path: Path) -> None:
+    assert sections(mode, tmp_path) == expected
+
+
+def test_an_unknown_mode_is_a_usage_error(tmp_path: Path) -> None:
+    proc = subprocess.run(["bash", str(SCRIPT), str(tmp_path / "out"), "--bogus"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and "unknown mode --bogus" in proc.stderr

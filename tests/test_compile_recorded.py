@@ -137,3 +137,25 @@ def test_the_prediction_holds_on_these_runs_too() -> None:
         errors[name] = predicted / measured - 1
     assert all(abs(e) <= 0.20 for e in errors.values()), errors
     assert math.sqrt(statistics.fmean(e * e for e in errors.values())) <= 0.10, errors
+
+
+@pytest.mark.parametrize("name", _names())
+def test_the_advice_names_the_fastest_of_the_three_or_the_safer_within_10_percent(name: str) -> None:
+    """The advice's first clause picks among eager, torch.compile (its faster mode) and hand
+    capture (only where its replay matched): the fastest, or among those within 10% of it the
+    first of eager, compile, hand capture. Recomputed here from the report's own figures."""
+    _, report = _report(name)
+    ro, plain = report.compile, report.compile_no_cudagraphs
+    valid = report.verdict != "not-capturable" and report.validation.matches == report.validation.calls_compared
+    faster = min((ro, plain), key=lambda r: r.step_us.median)
+    options = {"stay eager": report.eager.step_us.median, f'use torch.compile (mode="{faster.mode}")': faster.step_us.median}
+    if valid:
+        options["use hand capture"] = report.replay.step_us.median
+    best = min(options.values())
+    expected = next(label for label, us in options.items() if us <= 1.1 * best)
+    first = ro.advice.split(";")[0]
+    assert first.split(",")[0] == expected, (first, options)
+    blocking = [h for h in report.hazards if str(h.severity) in ("error", "warning")]
+    assert (", after fixing its" in first) == (expected == "use hand capture" and bool(blocking))
+    if not valid and report.prediction and report.prediction.median >= 1.1:
+        assert f"hand capture is predicted {report.prediction.median:.1f}x faster than eager" in ro.advice

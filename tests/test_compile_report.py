@@ -237,3 +237,24 @@ def test_the_recompile_limit_in_each_torch_wording() -> None:
         line = advice(eager, None, False, dataclasses.replace(result, step_us=Stats(50.0, 50.0, 50.0, 20)), None) or ""
         assert ("dynamo's recompile limit was hit" in line) is hit, line
         assert "it recompiled 1 time" in line
+
+
+def test_the_advice_opens_with_which_of_the_three_to_use() -> None:
+    """The fastest by measured step time; among those within 10% of it, eager before compile
+    before hand capture (the least to get wrong first)."""
+    from launchprof.session import EagerProfile, ReplayProfile
+
+    def first(eager_us: float, hand_us: float | None, compile_us: float, hazards: list | None = None) -> str:
+        eager = dataclasses.replace(reports.graphs_help().eager, step_us=Stats(eager_us, eager_us, eager_us, 20))
+        replay = dataclasses.replace(reports.graphs_help().replay, step_us=Stats(hand_us or 1.0, hand_us or 1.0, hand_us or 1.0, 20))
+        ro = CompileResult(mode="reduce-overhead", step_us=Stats(compile_us, compile_us, compile_us, 20), compile_s=2.0, cudagraphs_used=True)
+        line = advice(eager, replay, hand_us is not None, ro, None, hazards or [], predicted=3.0) or ""
+        assert isinstance(eager, EagerProfile) and isinstance(replay, ReplayProfile)
+        return line.split(";")[0]
+
+    assert first(100.0, 50.0, 80.0) == "use hand capture"
+    assert first(100.0, 50.0, 54.0) == 'use torch.compile (mode="reduce-overhead")'  # within 10% of hand capture
+    assert first(100.0, 95.0, 97.0) == "stay eager"  # all within 10%
+    assert first(100.0, None, 60.0) == 'use torch.compile (mode="reduce-overhead")'  # hand capture wrong here
+    warn = Hazard(kind="host-side-effect", severity=Severity.WARNING, message="", file="a.py", line=3, hint="")
+    assert first(100.0, 50.0, 80.0, [warn]) == "use hand capture, after fixing its 1 hazard above"

@@ -150,6 +150,30 @@ def _payback(eager_us: float | None, ro: CompileResult) -> str | None:
     return f"compile pays back its {_seconds(ro.compile_s)} after {math.ceil(ro.compile_s * 1e6 / gain):,} calls"
 
 
+def _choice(eager_us: float | None, hand_us: float | None, ro: CompileResult, plain: CompileResult | None, blocking: int) -> str | None:
+    """Which of the three to use, by measured step time: the fastest, or, among those within
+    10% of it, the one with least to get wrong (eager, then torch.compile, which stays
+    correct where it cannot capture, then hand capture). Hand capture counts only where its
+    replay matched eager; its own warnings and errors are named."""
+    compiled = [(r.mode, us) for r in (ro, plain) if r is not None and r.ok and (us := _median(r.step_us)) is not None]
+    compile_label = None
+    options: dict[str, float] = {}
+    if eager_us is not None:
+        options["stay eager"] = eager_us
+    if compiled:
+        mode, us = min(compiled, key=lambda m: m[1])
+        compile_label = f'use torch.compile (mode="{mode}")'
+        options[compile_label] = us
+    if hand_us is not None:
+        fix = f", after fixing its {blocking} hazard{'s' if blocking != 1 else ''} above" if blocking else ""
+        options[f"use hand capture{fix}"] = hand_us
+    if len(options) < 2:
+        return None
+    best = min(options.values())
+    close = [label for label, us in options.items() if us <= best * SAME]
+    return close[0]  # insertion order is the preference order
+
+
 def advice(
     eager: EagerProfile | None,
     replay: ReplayProfile | None,
@@ -157,18 +181,24 @@ def advice(
     ro: CompileResult | None,
     plain: CompileResult | None,
     hazards: Sequence[Hazard] = (),
+    predicted: float | None = None,
 ) -> str | None:
     """One line: which of eager, hand capture and torch.compile to use here, and why
-    (``hazards``: the report's own, for what compile caught)."""
+    (``hazards``: the report's own, for what compile caught; ``predicted``: the speedup
+    predicted for hand capture, named where it could not be measured)."""
     if ro is None:
         return None
     hand_us = _median(replay.step_us) if replay and capture_valid else None
     if not ro.ok:
         rest = f"hand capture: {duration(hand_us)} per call" if hand_us else "eager is the comparison left"
         return f"torch.compile (reduce-overhead) {'timed out' if ro.status == 'timeout' else 'failed'} here; {rest}"
-    parts = [p for p in (_versus_capture(_median(ro.step_us), hand_us),) if p]
+    blocking = sum(1 for h in hazards if Severity(h.severity).blocks)
+    choice = _choice(_median(eager.step_us) if eager else None, hand_us, ro, plain, blocking)
+    parts = [p for p in (choice, _versus_capture(_median(ro.step_us), hand_us)) if p]
     if replay is not None and not capture_valid:
         parts.append("hand capture gives wrong results or failed here")
+    if hand_us is None and predicted is not None and predicted >= SAME:
+        parts.append(f"with its hazards fixed, hand capture is predicted {predicted:.1f}x faster than eager")
     caught = len(hazards_caught(ro, hazards))
     if caught:
         parts.append(f"compile is safer: it caught {caught} hazard{'s' if caught != 1 else ''}")
@@ -188,5 +218,5 @@ def with_compile(report: Report, ev: Evidence, root: str | None) -> Report:
     plain = compile_result(events["default"], ev, root) if "default" in events else None
     valid = report.validation is not None and report.validation.matches == report.validation.calls_compared and report.verdict != "not-capturable"
     if ro is not None:
-        ro = dataclasses.replace(ro, advice=advice(report.eager, report.replay, valid, ro, plain, report.hazards))
+        ro = dataclasses.replace(ro, advice=advice(report.eager, report.replay, valid, ro, plain, report.hazards, report.predicted_speedup))
     return dataclasses.replace(report, compile=ro, compile_no_cudagraphs=plain)

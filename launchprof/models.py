@@ -218,6 +218,9 @@ class Prediction:
     # This run's host speed over the device profile's (its eager-op loop): the profile's
     # launch costs were multiplied by it; None when not applied.
     host_scale: float | None = None
+    # The launch costs the prediction used (µs, at this run's host speed): eager_op,
+    # graph_launch, graph_node. The HTML panel draws these, whatever profile it is given.
+    launch_costs_us: dict[str, float] | None = None
 
 
 @model

@@ -101,8 +101,9 @@ def plan_outputs(formats: list[str], paths: list[Path], allowed: tuple[str, ...]
         check_writable(path)
         outputs.append(Output(fmt, path))
     extra = formats[len(paths) :]
-    if len(extra) + sum(1 for o in outputs if o.path is None) > 1:
-        raise UsageError(f"{len(extra) + sum(1 for o in outputs if o.path is None)} outputs to standard output (-o - or -f without -o); only one can go there: add -o PATH")
+    to_stdout = len(extra) + sum(1 for o in outputs if o.path is None)
+    if to_stdout > 1:
+        raise UsageError(f"{to_stdout} outputs to standard output (-o - or -f without -o); only one can go there: add -o PATH")
     outputs.extend(Output(fmt, None) for fmt in extra)
     return outputs
 

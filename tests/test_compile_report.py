@@ -116,11 +116,17 @@ def test_a_skip_for_a_mutated_input_is_not_a_hazard_caught() -> None:
     ]
     assert hazards_caught(ro, not_caught) == []
     assert "compile is safer" not in (advice(eager, replay, True, ro, None, not_caught) or "")
-    same_file = hazard("reallocated-input", Severity.WARNING, "s.py", 25)
-    assert hazards_caught(ro, [*not_caught, same_file]) == [same_file]
-    assert "compile is safer: it caught 1 hazard;" in (advice(eager, replay, True, ro, None, [*not_caught, same_file]) or "")
+    elsewhere_in_file = hazard("reallocated-input", Severity.WARNING, "s.py", 25)  # a skip names its own line only
+    assert hazards_caught(ro, [*not_caught, elsewhere_in_file]) == []
+    same_line = hazard("reallocated-input", Severity.WARNING, "s.py", 19)
+    assert hazards_caught(ro, [*not_caught, same_line]) == [same_line]
+    assert "compile is safer: it caught 1 hazard;" in (advice(eager, replay, True, ro, None, [*not_caught, same_line]) or "")
+    guard = CompileFinding(kind="frozen-scalar", reason="recompiled: lr == 0.1", file="s.py", line=40)
+    by_guard = dataclasses.replace(ro, graph_breaks=[guard])
+    frozen = hazard("frozen-scalar", Severity.ERROR, "s.py", 12)  # a guard names the kind in its file
+    assert hazards_caught(by_guard, [frozen]) == [frozen]
     unplaced = dataclasses.replace(ro, skip_reasons=[dataclasses.replace(skip, file=None, line=None)])
-    assert hazards_caught(unplaced, [same_file]) == []  # a finding with no file names no hazard
+    assert hazards_caught(unplaced, [same_line]) == []  # a finding with no file names no hazard
 
 
 def test_a_sub_second_compile_is_not_zero_seconds() -> None:

@@ -37,7 +37,11 @@ def test_every_mode_runs_sections_the_script_guards(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("mode, expected", [
     ("all", ["ranks-analyze", "crossover-quick", "analyze", "crossover-twice", "gpu-tests", "faults"]),
+    ("--quick", ["crossover-quick", "quick-analyze", "gpu-tests"]),
+    ("--analyze", ["ranks-analyze", "crossover-quick", "analyze", "crossover-twice"]),
     ("--tests", ["gpu-tests", "faults"]),
+    ("--crossover", ["crossover-quick", "crossover-twice"]),
+    ("--ranks", ["ranks-analyze", "ranks-tests"]),
     ("--compile", ["compile"]),
 ])
 def test_the_big_modes_keep_their_sections(mode: str, expected: list[str], tmp_path: Path) -> None:

@@ -218,3 +218,12 @@ def test_dash_is_standard_output(tmp_path: Path) -> None:
                           capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent, timeout=120)
     assert proc.returncode == 0 and json.loads(proc.stdout)["verdict"] == "graphs-help"
     assert not (Path(__file__).resolve().parent.parent / "-").exists()
+
+
+def test_crossover_refuses_a_dash_output_with_one_line(tmp_path: Path) -> None:
+    """crossover's -o names the profile file; `-o -` is refused before anything is measured."""
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-m", "launchprof", "crossover", "-o", "-"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120, env={**os.environ, "PYTHONPATH": str(root)})
+    assert proc.returncode == 2 and "give -f json" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "-").exists()

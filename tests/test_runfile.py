@@ -179,6 +179,9 @@ def test_default_places(tmp_path):
     assert default_run_path(script, [tmp_path / "out" / "r.json", tmp_path / "s.sarif"], None) == tmp_path / "out" / "r.lprun"
     auto = default_run_path(script, [], None, cwd=tmp_path)
     assert auto.parent == tmp_path / ".launchprof" / "runs" and auto.name.startswith("decode-") and auto.suffix == ".lprun"
+    # `-o -` is standard output: the run goes beside the first file, or to the kept runs
+    assert default_run_path(script, [Path("-"), tmp_path / "r.md"], None) == tmp_path / "r.lprun"
+    assert default_run_path(script, [Path("-")], None, cwd=tmp_path).parent == tmp_path / ".launchprof" / "runs"
 
 
 def test_prune_keeps_the_newest_ten(tmp_path):

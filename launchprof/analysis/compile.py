@@ -85,13 +85,15 @@ def _median(stats: Any) -> float | None:
 
 
 def hazards_caught(result: CompileResult, hazards: Sequence[Hazard] = ()) -> list[Hazard]:
-    """launchprof's own warnings and errors for hand capture that a compile finding names
-    too (the same kind in the same file): what compile works around where hand capture would
-    go wrong. A finding alone is not one: on the H200 compile skipped graphs for an input
-    mutated in place in a clean step, which hand capture replays correctly
-    (stream_race_fixed.py); a finding of another kind on a hazard's line is not one either."""
-    found = {(f.kind, f.file) for f in result.skip_reasons + result.graph_breaks if f.kind and f.file}
-    return [h for h in hazards if Severity(h.severity).blocks and (h.kind, h.file) in found]
+    """launchprof's own warnings and errors for hand capture that compile also named: what
+    compile works around where hand capture would go wrong. A graph break or recompile (its
+    guards) names a hazard of the same kind in the same file; a cudagraph skip only one of
+    the same kind at the same line. A finding alone is not one: on the H200 compile skipped
+    graphs for an input mutated in place in a clean step, which hand capture replays
+    correctly (stream_race_fixed.py); nor is a finding of another kind on a hazard's line."""
+    guards = {(f.kind, f.file) for f in result.graph_breaks if f.kind and f.file}
+    skips = {(f.kind, f.file, f.line) for f in result.skip_reasons if f.kind and f.file and f.line}
+    return [h for h in hazards if Severity(h.severity).blocks and ((h.kind, h.file) in guards or (h.kind, h.file, h.line) in skips)]
 
 
 def _versus_capture(ro: float | None, hand: float | None) -> str | None:

@@ -232,4 +232,12 @@ def predicted(ev: Evidence, eager: EagerProfile | None, profile: Any, calls: lis
         replay_step_us=result.replay_step_us_estimate,
         explanation=result.explanation or None,
         host_scale=scale.median if scale is not None else None,
+        launch_costs_us=_launch_costs(profile),
     )
+
+
+def _launch_costs(profile: Any) -> dict[str, float] | None:
+    """The profile's launch costs as this prediction used them (already at the host's speed)."""
+    names = {"eager_op": "eager_op_us", "graph_launch": "graph_launch_fixed_us", "graph_node": "graph_node_us"}
+    costs = {key: float(iv.median) for key, field in names.items() if (iv := getattr(profile, field, None)) is not None and iv.median is not None}
+    return costs or None

@@ -20,7 +20,7 @@ from launchprof.outputs import probe_folder
 from launchprof.targets import TargetSpec, top_level_names
 
 
-SAVED_SUFFIXES = {".json": "report (JSON)", ".lprun": "run file"}
+SAVED_SUFFIXES = {".json": "JSON file (a report or a device profile)", ".lprun": "run file"}
 
 
 def check_script(path: Path) -> str:
@@ -30,7 +30,7 @@ def check_script(path: Path) -> str:
     until a writer comes, which would hang the command with nothing on screen."""
     check_input_file(path, "the Python script to run", f"script not found: {path}")
     if path.suffix.lower() in SAVED_SUFFIXES:  # a JSON report parses as Python (one dict literal)
-        raise UsageError(f"{path} is a saved {SAVED_SUFFIXES[path.suffix.lower()]}, not a Python script: read it with `launchprof report {path}`")
+        raise UsageError(f"{path} is a saved {SAVED_SUFFIXES[path.suffix.lower()]}, not a Python script: a report or run reads with `launchprof report FILE`")
     try:
         source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -38,6 +38,8 @@ def check_options(options: CrossoverOptions) -> None:
     """Usage errors, found in a second rather than after a minute of measuring."""
     if options.format not in FORMATS:
         raise UsageError(f"unknown format {options.format!r} for crossover: choose text or json")
+    if options.output is not None and str(options.output) == "-":  # its JSON goes to standard output with -f json
+        raise UsageError("crossover -o takes a file for the device profile; for its JSON on standard output, give -f json")
     if options.output is not None:
         check_writable(options.output)
     if options.plot is not None:

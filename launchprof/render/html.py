@@ -138,10 +138,14 @@ def crossover_svg(report: Report, profile: dict[str, Any] | None) -> Markup | No
     points = _crossover_points(profile)
     eager_op, node = _profile_number(profile, "eager_op_us"), _profile_number(profile, "graph_node_us")
     fixed = _profile_number(profile, "graph_launch_fixed_us") or 0.0
-    # The prediction ran at this run's host speed: the panel draws the launch costs it used.
+    # The panel draws the launch costs the prediction used (at this run's host speed), not
+    # those of whichever profile came with `report --profile`; older reports lack them.
+    used = (report.prediction.launch_costs_us if report.prediction is not None else None) or {}
     host = report.prediction.host_scale if report.prediction is not None else None
-    if host and eager_op:
-        eager_op, fixed = eager_op * host, fixed * host
+    title = "Launch cost model (device profile)"
+    if {"eager_op", "graph_node"} <= used.keys():
+        eager_op, node, fixed = used["eager_op"], used["graph_node"], used.get("graph_launch", 0.0)
+        title = "Launch cost model (the prediction's" + (f", profile × {host:.2f} for this host)" if host else ")")
     panels = int(bool(points)) + int(bool(eager_op and node))
     if panels == 0:
         return None
@@ -171,7 +175,7 @@ def crossover_svg(report: Report, profile: dict[str, Any] | None) -> Markup | No
             ax.loglog(n, [fixed + node * k for k in n], color="#1f6feb", label=f"replay: {fixed:.1f} + {node:.2f} µs × N")
             if nodes:
                 ax.axvline(nodes, color="#d1242f", linestyle="--", label=f"this workload: {nodes:,} nodes")
-            ax.set(xlabel="kernels (nodes) per step", ylabel="launch cost per step (µs)", title="Launch cost model (device profile)" if not host else f"Launch cost model (device profile × {host:.2f}, this run's host speed)")
+            ax.set(xlabel="kernels (nodes) per step", ylabel="launch cost per step (µs)", title=title)
             ax.legend(loc="best")
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})

@@ -90,7 +90,7 @@ def _kind_ran(report: Report, kind: str) -> bool:
 
 def kind_check(report: Report, kind: str) -> Check:
     found = tuple(h for h in report.hazards if h.kind == kind)
-    failing = tuple(h for h in found if h.severity in (Severity.ERROR, Severity.WARNING))
+    failing = tuple(h for h in found if Severity(h.severity).blocks)
     if failing:
         return Check(kind, "launchprof.hazards", "failed", hazards=failing)
     if found or _kind_ran(report, kind):

@@ -1,6 +1,6 @@
 """Where ``analyze`` saves its run file, and how many it keeps.
 
-Next to the first ``-o`` file (same stem, ``.lprun``) so a report and its run travel
+Next to the first ``-o`` file (same stem, ``.lprun``; ``-o -`` is not a file) so a report and its run travel
 together; with no ``-o``, under ``.launchprof/runs/`` in the current folder, keeping the
 last :data:`KEEP` runs so the folder does not grow without bound; ``--run-out`` wins.
 """
@@ -16,11 +16,16 @@ KEEP = 10
 RUNS_DIR = Path(".launchprof") / "runs"
 
 
+def files_of(outputs: list[Path]) -> list[Path]:
+    """The ``-o`` paths that are files: ``-`` is standard output, with no folder to share."""
+    return [p for p in outputs if str(p) != "-"]
+
+
 def default_run_path(script: Path, outputs: list[Path], run_out: Path | None, cwd: Path | None = None) -> Path:
     if run_out is not None:
         return run_out
-    if outputs:
-        return outputs[0].with_suffix(SUFFIX)
+    if files_of(outputs):
+        return files_of(outputs)[0].with_suffix(SUFFIX)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
     return (cwd or Path.cwd()) / RUNS_DIR / f"{script.stem}-{stamp}{SUFFIX}"
 

@@ -53,6 +53,15 @@ def check_input_file(path: Path, wanted: str, missing: str) -> None:
         raise not_regular(path, wanted)
 
 
+def starts_like_json(path: Path) -> bool:
+    """A JSON document (a report, a profile): its first non-blank byte opens an object or array."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(64).lstrip()[:1] in (b"{", b"[")
+    except OSError:
+        return False
+
+
 def has_zip_signature(path: Path) -> bool:
     """A run file is a zip: its first bytes say so whatever the file is called."""
     try:

@@ -85,7 +85,7 @@ def plan_outputs(formats: list[str], paths: list[Path], allowed: tuple[str, ...]
     for i, path in enumerate(paths):
         if str(path) == "-":  # the usual name for standard output
             if i >= len(formats):
-                raise UsageError("-o - (standard output) needs its format: give -f FORMAT before it")
+                raise UsageError("-o - (standard output) needs its format: give it a -f (the i-th -f pairs with the i-th -o)")
             outputs.append(Output(formats[i], None))
             continue
         refuse_folder(path)  # before its format is guessed: a folder has no extension to guess from

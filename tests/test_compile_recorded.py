@@ -74,7 +74,7 @@ def test_the_advice_states_its_own_numbers(name: str) -> None:
     if plain.kernels_per_step < report.eager.kernels_per_step:
         assert fused and (int(fused[1]), int(fused[2])) == (report.eager.kernels_per_step, plain.kernels_per_step), line
     if ro.cudagraphs_used:
-        saved = re.search(r"graphs then (?:save a further|cost) ([\d.]+) (µs|ms)", line)
+        saved = re.search(r"compile's graphs then (?:save a further|cost) ([\d.]+) (µs|ms)", line)
         scale = 1000.0 if saved and saved[2] == "ms" else 1.0
         assert saved and float(saved[1]) * scale == pytest.approx(abs(plain.step_us.median - ro.step_us.median), abs=0.05 if scale == 1.0 else 5.0), line  # printed to 0.1 µs or 0.01 ms
     else:

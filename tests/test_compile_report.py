@@ -263,4 +263,7 @@ def test_the_advice_opens_with_which_of_the_three_to_use() -> None:
     assert first(100.0, 95.0, 97.0) == "stay eager"  # all within 10%
     assert first(100.0, None, 60.0) == 'use torch.compile (mode="reduce-overhead")'  # hand capture wrong here
     warn = Hazard(kind="host-side-effect", severity=Severity.WARNING, message="", file="a.py", line=3, hint="")
-    assert first(100.0, 50.0, 80.0, [warn]) == "use hand capture, after fixing its 1 hazard above"
+    assert first(100.0, 50.0, 80.0, [warn]) == "use hand capture, after fixing its 1 warning"
+    err = dataclasses.replace(warn, kind="frozen-scalar", severity=Severity.ERROR)
+    info = dataclasses.replace(warn, severity=Severity.INFO)
+    assert first(100.0, 50.0, 80.0, [err, warn, warn, info]) == "use hand capture, after fixing its 1 error and 2 warnings"

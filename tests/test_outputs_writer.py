@@ -225,5 +225,5 @@ def test_crossover_refuses_a_dash_output_with_one_line(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parent.parent
     proc = subprocess.run([sys.executable, "-m", "launchprof", "crossover", "-o", "-"], capture_output=True, text=True,
                           cwd=tmp_path, timeout=120, env={**os.environ, "PYTHONPATH": str(root)})
-    assert proc.returncode == 2 and "give -f json" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert proc.returncode == 2 and "drop -o -" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "-").exists()

@@ -359,3 +359,17 @@ def test_report_of_a_run_draws_the_curve_of_the_profile_it_predicts_with(tmp_pat
     assert CliRunner().invoke(app, ["report", str(plain), "-o", str(bare)]).exit_code == 0
     assert "crossover" in html.read_text().lower()
     assert html.read_text().count("<svg") > bare.read_text().count("<svg")
+
+
+def test_a_report_copied_to_a_run_name_is_read_as_the_report(tmp_path):
+    """`report x.lprun` on JSON reads the report it is, as a run file named .json is read as
+    the run it is (by content, both ways)."""
+    report_json = Path(__file__).parent / "data" / "decode_loop.report.json"
+    as_run = tmp_path / "x.lprun"
+    as_run.write_bytes(report_json.read_bytes())
+    proc = CliRunner().invoke(app, ["report", str(as_run), "-f", "json"])
+    assert proc.exit_code == 0, proc.output
+    assert json.loads(proc.output)["verdict"] == json.loads(report_json.read_text())["verdict"]
+    run_as_json = tmp_path / "y.json"
+    run_as_json.write_bytes((RUNS / "decode_loop.lprun").read_bytes())
+    assert CliRunner().invoke(app, ["report", str(run_as_json), "-f", "json"]).exit_code == 0

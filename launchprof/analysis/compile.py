@@ -124,7 +124,7 @@ def _fusion_and_graphs(eager: EagerProfile | None, ro: CompileResult, plain: Com
         parts.append(f"reduce-overhead ran without CUDA graphs ({_why_no_graphs(ro)})")
     elif ro_us is not None and plain_us is not None:
         saved = plain_us - ro_us
-        parts.append(f"graphs then save a further {duration(saved)} per call" if saved >= 0 else f"its graphs then cost {duration(-saved)} more per call")
+        parts.append(f"compile's graphs then save a further {duration(saved)} per call" if saved >= 0 else f"compile's graphs then cost {duration(-saved)} more per call")
     return parts
 
 
@@ -152,7 +152,19 @@ def _payback(eager_us: float | None, ro: CompileResult) -> str | None:
     return f"compile pays back its {_seconds(ro.compile_s)} after {math.ceil(ro.compile_s * 1e6 / gain):,} calls"
 
 
-def _choice(eager_us: float | None, hand_us: float | None, ro: CompileResult, plain: CompileResult | None, blocking: int) -> str | None:
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _to_fix(hazards: Sequence[Hazard]) -> str | None:
+    """"1 error and 2 warnings": the hazards hand capture must fix first (its infos need nothing)."""
+    errors = sum(1 for h in hazards if Severity(h.severity) is Severity.ERROR)
+    warnings = sum(1 for h in hazards if Severity(h.severity) is Severity.WARNING)
+    named = [_plural(n, word) for n, word in ((errors, "error"), (warnings, "warning")) if n]
+    return " and ".join(named) or None
+
+
+def _choice(eager_us: float | None, hand_us: float | None, ro: CompileResult, plain: CompileResult | None, to_fix: str | None) -> str | None:
     """Which of the three to use, by measured step time: the fastest, or, among those within
     10% of it, the one with least to get wrong (eager, then torch.compile, which stays
     correct where it cannot capture, then hand capture). Hand capture counts only where its
@@ -167,7 +179,7 @@ def _choice(eager_us: float | None, hand_us: float | None, ro: CompileResult, pl
         compile_label = f'use torch.compile (mode="{mode}")'
         options[compile_label] = us
     if hand_us is not None:
-        fix = f", after fixing its {blocking} hazard{'s' if blocking != 1 else ''} above" if blocking else ""
+        fix = f", after fixing its {to_fix}" if to_fix else ""
         options[f"use hand capture{fix}"] = hand_us
     if len(options) < 2:
         return None
@@ -194,8 +206,7 @@ def advice(
     if not ro.ok:
         rest = f"hand capture: {duration(hand_us)} per call" if hand_us else "eager is the comparison left"
         return f"torch.compile (reduce-overhead) {'timed out' if ro.status == 'timeout' else 'failed'} here; {rest}"
-    blocking = sum(1 for h in hazards if Severity(h.severity).blocks)
-    choice = _choice(_median(eager.step_us) if eager else None, hand_us, ro, plain, blocking)
+    choice = _choice(_median(eager.step_us) if eager else None, hand_us, ro, plain, _to_fix(hazards))
     parts = [p for p in (choice, _versus_capture(_median(ro.step_us), hand_us)) if p]
     if replay is not None and not capture_valid:
         parts.append("hand capture gives wrong results or failed here")

@@ -12,14 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from launchprof.errors import UsageError
-from launchprof.input_files import WANTED_SAVED, check_input_file, has_zip_signature
+from launchprof.input_files import WANTED_SAVED, check_input_file, has_zip_signature, starts_like_json
 from launchprof.models import Report
 from launchprof.run import SUFFIX
 
 
 def is_run_file(path: Path) -> bool:
-    """A run file by its name, or by its zip signature whatever it is called."""
-    return path.suffix == SUFFIX or has_zip_signature(path)
+    """A run file by its zip signature whatever it is called, or by its name unless it holds
+    JSON (a report copied to ``x.lprun`` is read as the report it is)."""
+    return has_zip_signature(path) or (path.suffix == SUFFIX and not starts_like_json(path))
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ def check_options(options: CrossoverOptions) -> None:
     if options.format not in FORMATS:
         raise UsageError(f"unknown format {options.format!r} for crossover: choose text or json")
     if options.output is not None and str(options.output) == "-":  # its JSON goes to standard output with -f json
-        raise UsageError("crossover -o takes a file for the device profile; for its JSON on standard output, give -f json")
+        raise UsageError("crossover -o names a file for the device profile; drop -o -: with -f json the profile goes to standard output")
     if options.output is not None:
         check_writable(options.output)
     if options.plot is not None:

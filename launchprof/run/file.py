@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from launchprof.errors import UsageError
-from launchprof.input_files import check_input_file
+from launchprof.input_files import check_input_file, starts_like_json
 from launchprof.models import HEADER_ADAPTER, RunHeader, first_error
 from launchprof.run.events import validate_events
 from launchprof.run.migrate import migrate_header
@@ -153,7 +153,7 @@ def load_run(path: str | Path) -> Run:
             if "samples.json" in names:
                 _check_samples(p, _json_member(p, zf, "samples.json"))
     except (zipfile.BadZipFile, OSError) as exc:
-        if _starts_like_json(p):
+        if starts_like_json(p):
             raise UsageError(f"{p} holds JSON, not a launchprof run file (a zip): name a report FILE.json") from None
         raise UsageError(
             f"{p} is not a launchprof run file (not a readable zip: {exc}); a run file cut short by a full disk or an "
@@ -181,14 +181,6 @@ def _json_member(p: Path, zf: zipfile.ZipFile, name: str) -> Any:
         return json.loads(zf.read(name))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{p}: {name} in the run is not valid JSON ({exc})") from None
-
-
-def _starts_like_json(p: Path) -> bool:
-    try:
-        with p.open("rb") as fh:
-            return fh.read(64).lstrip()[:1] in (b"{", b"[")
-    except OSError:
-        return False
 
 
 def _check_samples(p: Path, data: Any) -> None:

@@ -69,6 +69,11 @@ def known_format(path: Path) -> str | None:
         return None
 
 
+def is_stdout(path: Path | str) -> bool:
+    """``-o -``: the usual name for standard output, never a file named "-"."""
+    return str(path) == "-"
+
+
 def plan_outputs(formats: list[str], paths: list[Path], allowed: tuple[str, ...] = FORMATS) -> list[Output]:
     """Pair the i-th ``-f`` with the i-th ``-o``; a path without ``-f`` has its format guessed.
 
@@ -83,7 +88,7 @@ def plan_outputs(formats: list[str], paths: list[Path], allowed: tuple[str, ...]
             raise UsageError(f"unknown format {fmt!r}: choose from {', '.join(allowed)}")
     outputs: list[Output] = []
     for i, path in enumerate(paths):
-        if str(path) == "-":  # the usual name for standard output
+        if is_stdout(path):
             if i >= len(formats):
                 raise UsageError("-o - (standard output) needs its format: give it a -f (the i-th -f pairs with the i-th -o)")
             outputs.append(Output(formats[i], None))

@@ -18,7 +18,7 @@ from launchprof.commands.analyze import AnalyzeOptions, save_run
 from launchprof.errors import UsageError
 from launchprof.evidence import parse_events
 from launchprof.models import RUN_FORMAT_VERSION, Report, RunHeader
-from launchprof.run import default_run_path, load_run, prune, write_run
+from launchprof.run import default_run_path, in_kept_runs, load_run, prune, write_run
 from launchprof.runner import WorkerResult
 from tests.recorded import RUNS, load, recorded
 
@@ -182,6 +182,9 @@ def test_default_places(tmp_path):
     # `-o -` is standard output: the run goes beside the first file, or to the kept runs
     assert default_run_path(script, [Path("-"), tmp_path / "r.md"], None) == tmp_path / "r.lprun"
     assert default_run_path(script, [Path("-")], None, cwd=tmp_path).parent == tmp_path / ".launchprof" / "runs"
+    # the kept runs, pruned to the last ten, are where a run goes without a file -o or --run-out
+    assert in_kept_runs([], None) and in_kept_runs([Path("-")], None)
+    assert not in_kept_runs([Path("-"), tmp_path / "r.md"], None) and not in_kept_runs([], tmp_path / "x.lprun")
 
 
 def test_prune_keeps_the_newest_ten(tmp_path):

@@ -128,6 +128,10 @@ def _fusion_and_graphs(eager: EagerProfile | None, ro: CompileResult, plain: Com
     return parts
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def _why_no_graphs(ro: CompileResult) -> str:
     """What torch said, in counts: its skip reasons, else the recompiles (a step that
     recompiles on every new value reaches dynamo's recompile limit and then runs uncompiled,
@@ -135,10 +139,10 @@ def _why_no_graphs(ro: CompileResult) -> str:
     did, 8 recompiles, on the H200)."""
     n = len(ro.skip_reasons)
     if n:
-        return f"{n} distinct skip reason{'' if n == 1 else 's'} from torch"
+        return f"{_plural(n, 'distinct skip reason')} from torch"
     if ro.recompiles:
         limit = "; dynamo's recompile limit was hit: calls that miss its compiled versions run uncompiled" if ro.details.get("recompile_limit_hit") else ""
-        return f"no skip reason from torch; it recompiled {ro.recompiles} time{'' if ro.recompiles == 1 else 's'}{limit}"
+        return f"no skip reason from torch; it recompiled {_plural(ro.recompiles, 'time')}{limit}"
     return "no skip reason from torch"
 
 
@@ -150,10 +154,6 @@ def _payback(eager_us: float | None, ro: CompileResult) -> str | None:
     if gain <= 0:
         return f"compile is slower than eager per call: its {_seconds(ro.compile_s)} never pay back"
     return f"compile pays back its {_seconds(ro.compile_s)} after {math.ceil(ro.compile_s * 1e6 / gain):,} calls"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _to_fix(hazards: Sequence[Hazard]) -> str | None:
@@ -170,14 +170,12 @@ def _choice(eager_us: float | None, hand_us: float | None, ro: CompileResult, pl
     correct where it cannot capture, then hand capture). Hand capture counts only where its
     replay matched eager; its own warnings and errors are named."""
     compiled = [(r.mode, us) for r in (ro, plain) if r is not None and r.ok and (us := _median(r.step_us)) is not None]
-    compile_label = None
     options: dict[str, float] = {}
     if eager_us is not None:
         options["stay eager"] = eager_us
     if compiled:
         mode, us = min(compiled, key=lambda m: m[1])
-        compile_label = f'use torch.compile (mode="{mode}")'
-        options[compile_label] = us
+        options[f'use torch.compile (mode="{mode}")'] = us
     if hand_us is not None:
         fix = f", after fixing its {to_fix}" if to_fix else ""
         options[f"use hand capture{fix}"] = hand_us
@@ -214,7 +212,7 @@ def advice(
         parts.append(f"with its hazards fixed, hand capture is predicted {predicted:.1f}x faster than eager")
     caught = len(hazards_caught(ro, hazards))
     if caught:
-        parts.append(f"compile is safer: it caught {caught} hazard{'s' if caught != 1 else ''}")
+        parts.append(f"compile is safer: it caught {_plural(caught, 'hazard')}")
     parts += _fusion_and_graphs(eager, ro, plain)
     payback = _payback(_median(eager.step_us) if eager else None, ro)
     if payback:

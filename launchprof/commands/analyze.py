@@ -33,7 +33,7 @@ from launchprof.outputs import Output, check_writable, plan_outputs
 from launchprof.progress import AnalyzeProgress
 from launchprof.project import find_project_root, relative_to_root
 from launchprof.render import RenderOptions
-from launchprof.run import default_run_path, files_of, load_run, prune, write_run
+from launchprof.run import default_run_path, in_kept_runs, load_run, prune, write_run
 from launchprof.runner import WorkerResult, run_worker
 from launchprof.targets import check_target_statically, parse_target
 from launchprof.trace_export import check_destination, export_traces
@@ -168,7 +168,7 @@ def save_run(
         write_run(header, result.events, traces, fallback, profile=profile)
         Console(stderr=True).print(f"[yellow]launchprof: warning: cannot write the run file {path} ({exc.strerror or exc}); kept it at {fallback}[/]")
         return fallback
-    if options.run_out is None and not files_of(list(options.outputs)):
+    if in_kept_runs(list(options.outputs), options.run_out):
         prune(path.parent)
     return path
 

@@ -35,7 +35,7 @@ from launchprof.project import find_project_root
 from launchprof.ranks.paths import rank_path
 from launchprof.ranks.runner import RankRun, RanksResult, run_ranks
 from launchprof.render import RenderOptions, renderer_for
-from launchprof.run import default_run_path, load_run, prune
+from launchprof.run import default_run_path, in_kept_runs, load_run, prune
 from launchprof.session import Report
 from launchprof.commands.worker_config import worker_config
 
@@ -122,7 +122,7 @@ def run_ranks_analysis(options: Any, outputs: list[Output], module: str = WORKER
     finally:
         if result.log_path is None or all(r.result.returncode == 0 for r in result.ranks):
             shutil.rmtree(rundir, ignore_errors=True)
-    if options.run_out is None and not options.outputs and inputs and inputs[0].run_file:
+    if in_kept_runs(list(options.outputs), options.run_out) and inputs and inputs[0].run_file:
         prune(Path(inputs[0].run_file).parent)
     from launchprof.ranks.combine import combine  # pandas: imported after the workers, not before
 

@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from launchprof.errors import EnvironmentProblem, Interrupted, UsageError
-from launchprof.outputs import check_writable, write_output
+from launchprof.outputs import check_writable, is_stdout, write_output
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -38,7 +38,7 @@ def check_options(options: CrossoverOptions) -> None:
     """Usage errors, found in a second rather than after a minute of measuring."""
     if options.format not in FORMATS:
         raise UsageError(f"unknown format {options.format!r} for crossover: choose text or json")
-    if options.output is not None and str(options.output) == "-":  # its JSON goes to standard output with -f json
+    if options.output is not None and is_stdout(options.output):  # its JSON goes to standard output with -f json
         raise UsageError("crossover -o names a file for the device profile; drop -o -: with -f json the profile goes to standard output")
     if options.output is not None:
         check_writable(options.output)

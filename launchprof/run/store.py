@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 from pathlib import Path
 
+from launchprof.outputs import is_stdout
 from launchprof.run.file import SUFFIX
 
 KEEP = 10
@@ -18,14 +19,20 @@ RUNS_DIR = Path(".launchprof") / "runs"
 
 def files_of(outputs: list[Path]) -> list[Path]:
     """The ``-o`` paths that are files: ``-`` is standard output, with no folder to share."""
-    return [p for p in outputs if str(p) != "-"]
+    return [p for p in outputs if not is_stdout(p)]
+
+
+def in_kept_runs(outputs: list[Path], run_out: Path | None) -> bool:
+    """Whether the run file goes to the kept runs (and the oldest beyond :data:`KEEP` go)."""
+    return run_out is None and not files_of(outputs)
 
 
 def default_run_path(script: Path, outputs: list[Path], run_out: Path | None, cwd: Path | None = None) -> Path:
     if run_out is not None:
         return run_out
-    if files_of(outputs):
-        return files_of(outputs)[0].with_suffix(SUFFIX)
+    files = files_of(outputs)
+    if files:
+        return files[0].with_suffix(SUFFIX)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
     return (cwd or Path.cwd()) / RUNS_DIR / f"{script.stem}-{stamp}{SUFFIX}"
 

@@ -140,15 +140,23 @@ def test_step_times_match_the_step_timed_directly(tmp_path):
     assert abs(replay / reference["replay_us"] - 1) <= 0.15, (replay, reference)
 
 
+def _host_us(figures: dict) -> float:
+    """A process's host speed: the mean of its loops before and after (one loop alone read
+    8.9 then 6.5 µs in one process, 6.5 then 7.8 in another, H200 2026-12-02)."""
+    return (figures["host_before_us"] + figures["host_after_us"]) / 2
+
+
 def test_launchprof_leaves_no_process_wide_slowdown(tmp_path):
     """The in-process check above cannot see a slowdown launchprof leaves on the whole
     process (CUPTI still subscribed after its profiler: every later launch pays), since it
     slows the direct loop too. So the script times a plain ``x.add_`` loop before its first
     step (before launchprof profiles anything) and again at its end: launchprof must leave
-    the second within 15% of the first. Between processes the host's speed differs (H200,
-    2026-12-01: analyze runs read 6.7 to 11.6 µs per eager op, and a clean process of this
-    script once read 91 µs a step against 66 in the analyzed one), so the step in a clean
-    process is compared after dividing each process's figures by its own first loop."""
+    the second within 15% of the first, beyond the drift the same script shows without
+    launchprof (a clean process once read 6.5 then 7.8 µs). Between processes the host's
+    speed differs (H200, 2026-12-01: analyze runs read 6.7 to 11.6 µs per eager op, and a
+    clean process of this script once read 91 µs a step against 66 in the analyzed one), so
+    the step is compared with the clean process's step scaled by anything between 1 (a
+    GPU-bound step) and the ratio of the two processes' host speeds (a host-bound one)."""
     import os
 
     script = ROOT / "tests" / "gpu_scripts" / "small_step.py"
@@ -163,10 +171,13 @@ def test_launchprof_leaves_no_process_wide_slowdown(tmp_path):
     assert plain.returncode == 0 and clean.exists(), plain.stderr
     report, after, reference = json.loads(out.read_text()), json.loads(inside.read_text()), json.loads(clean.read_text())
     print("analyzed process", after, "clean process", reference)
-    assert after["host_after_us"] <= 1.15 * after["host_before_us"], ("host loop after launchprof against before", after)
+    drift_clean = reference["host_after_us"] / reference["host_before_us"]  # the script's own drift, no launchprof
+    assert after["host_after_us"] <= 1.15 * max(1.0, drift_clean) * after["host_before_us"], ("host loop after launchprof against before", after, reference)
+    host = _host_us(after) / _host_us(reference)  # how much slower this process's host is
     for side, key in (("eager", "eager_us"), ("replay", "replay_us")):
         measured = _median(report, side)
         assert measured is not None
-        per_host_inside = measured / after["host_before_us"]
-        per_host_clean = reference[key] / reference["host_before_us"]
-        assert abs(per_host_inside / per_host_clean - 1) <= 0.20, (side, measured, after, "clean process", reference)
+        # A step wholly bound by the host scales with its speed, one bound by the GPU does
+        # not: the clean step, scaled by anything from 1 to the host ratio, within 20%.
+        low, high = sorted((reference[key], reference[key] * host))
+        assert 0.8 * low <= measured <= 1.2 * high, (side, measured, (low, high), after, "clean process", reference)

@@ -13,7 +13,7 @@ import pytest
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "gpu-check"
 MODES = ["all", "--quick", "--analyze", "--tests", "--crossover", "--ranks", "--new", "--compile", "--compile-gap",
-         "--timing", "--wall", "--recheck", "--predict"]
+         "--timing", "--wall", "--recheck", "--predict", "--faults"]
 
 
 def sections(mode: str, tmp_path: Path) -> list[str]:
@@ -43,6 +43,7 @@ def test_every_mode_runs_sections_the_script_guards(tmp_path: Path) -> None:
     ("--crossover", ["crossover-quick", "crossover-twice"]),
     ("--ranks", ["ranks-analyze", "ranks-tests"]),
     ("--compile", ["compile"]),
+    ("--faults", ["faults"]),
 ])
 def test_the_big_modes_keep_their_sections(mode: str, expected: list[str], tmp_path: Path) -> None:
     assert sections(mode, tmp_path) == expected

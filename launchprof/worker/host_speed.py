@@ -67,11 +67,16 @@ class HostSpeed:
     def write(self, events: Any, when: str) -> None:
         op = self.eager_op_us()
         if op is None:
-            why = f"a sample failed: {self.error}" if self.error else "no sample was taken"
-            events.write("note", text=f"the host's speed was not measured ({why}); the prediction uses the profile as measured")
+            write_unmeasured(events, f"a sample failed: {self.error}" if self.error else "no sample was taken")
             return
         samples = {str(n): v for n, v in self.samples.items()}
         events.write("host-speed", eager_op_us=op, counts=list(COUNTS), samples_us=samples, when=when)
+
+
+def write_unmeasured(events: Any, why: str) -> None:
+    """The one wording for a run whose host speed is missing: the report then says why its
+    prediction rests on the profile's own figures."""
+    events.write("note", text=f"the host's speed was not measured ({why}); the prediction uses the profile as measured")
 
 
 def cuda_host_speed() -> HostSpeed:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from launchprof.worker.burst import Kind, run_bursts
-from launchprof.worker.host_speed import cuda_host_speed
+from launchprof.worker.host_speed import cuda_host_speed, write_unmeasured
 from launchprof.worker.hoststate import HostState
 from launchprof.worker.trees import clone_tensors, tensor_leaves
 from launchprof.worker.validator import Snapshot, mutated_tensors
@@ -108,7 +108,7 @@ def run_plan_bursts(run: TargetRun) -> None:
         if speed is not None:
             speed.write(run.events, "between the bursts")
         else:
-            run.events.write("note", text=f"the host's speed was not measured ({unmeasured}); the prediction uses the profile as measured")
+            write_unmeasured(run.events, unmeasured)
     except Exception as exc:
         run.events.write("note", text=f"timing bursts stopped ({type(exc).__name__}: {str(exc)[:300]}); the in-loop timings are reported")
     finally:

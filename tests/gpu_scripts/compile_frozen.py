@@ -12,7 +12,7 @@ import os
 
 import torch
 
-from compile_direct import measure, write
+from compile_direct import measure, time_launchprofs_compiled, write
 
 
 def update(param: torch.Tensor, grad: torch.Tensor, lr: float) -> torch.Tensor:
@@ -24,6 +24,7 @@ RAW_UPDATE = update
 
 
 def main() -> None:
+    same_object = time_launchprofs_compiled() if os.environ.get("LAUNCHPROF_DIRECT_OUT") else {}
     torch.manual_seed(0)
     param = torch.randn(4096, device="cuda")
     grad = torch.randn(4096, device="cuda")
@@ -36,7 +37,7 @@ def main() -> None:
     if out:
         saved = param.clone()
         sets = [((param, grad, 0.1 * 0.98**i), {}) for i in range(4)]
-        write(out, measure(RAW_UPDATE, sets, lambda: param.copy_(saved)))
+        write(out, {**measure(RAW_UPDATE, sets, lambda: param.copy_(saved)), "same_object": same_object})
 
 
 if __name__ == "__main__":

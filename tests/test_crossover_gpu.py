@@ -1,7 +1,8 @@
 """The real sweep on a CUDA device: `crossover --quick` end to end, and Ctrl-C mid-sweep.
 
 Skips cleanly without CUDA. What it checks is what issue 4 asks of the numbers:
-positive, monotonic in node count and kernel duration, and consistent with each other.
+positive, growing with node count (within noise at 1-4 nodes) and kernel duration, and
+consistent with each other.
 """
 
 from __future__ import annotations
@@ -88,9 +89,10 @@ def test_times_grow_with_nodes_and_with_kernel_duration(quick_run):
             medians = [m for _, m in points]
             spread = _iqr_by_count(p.samples, kind, k)
             for (na, a), (nb, b) in zip(points, points[1:]):
-                # A step down is allowed only within the two points' own noise: at 1 and 4
-                # nodes the fixed launch cost dominates (H200, 2026-12-02: 13.0 then 11.3 µs).
-                assert b >= 0.9 * a or b >= a - (spread[na] + spread[nb]), (kind, k, points, spread)
+                # From 4 nodes down the fixed launch cost dominates (H200, 2026-12-02: 13.0 µs
+                # at 1 node, 11.3 at 4): a step down there is allowed within the two points' noise.
+                within_noise = na <= 4 and b >= a - (spread[na] + spread[nb])
+                assert b >= 0.9 * a or within_noise, (kind, k, points, spread)
             assert medians[-1] > 4 * medians[0], (kind, k, points)  # 1 -> >= 64 nodes
             for n, m in points:
                 if n in previous and n >= 16:

@@ -140,23 +140,19 @@ def test_step_times_match_the_step_timed_directly(tmp_path):
     assert abs(replay / reference["replay_us"] - 1) <= 0.15, (replay, reference)
 
 
-def _host_us(figures: dict) -> float:
-    """A process's host speed: the mean of its loops before and after (one loop alone read
-    8.9 then 6.5 µs in one process, 6.5 then 7.8 in another, H200 2026-12-02)."""
-    return (figures["host_before_us"] + figures["host_after_us"]) / 2
-
-
 def test_launchprof_leaves_no_process_wide_slowdown(tmp_path):
     """The in-process check above cannot see a slowdown launchprof leaves on the whole
     process (CUPTI still subscribed after its profiler: every later launch pays), since it
-    slows the direct loop too. So the script times a plain ``x.add_`` loop before its first
-    step (before launchprof profiles anything) and again at its end: launchprof must leave
-    the second within 15% of the first, beyond the drift the same script shows without
-    launchprof (a clean process once read 6.5 then 7.8 µs). Between processes the host's
-    speed differs (H200, 2026-12-01: analyze runs read 6.7 to 11.6 µs per eager op, and a
-    clean process of this script once read 91 µs a step against 66 in the analyzed one), so
-    the step is compared with the clean process's step scaled by anything between 1 (a
-    GPU-bound step) and the ratio of the two processes' host speeds (a host-bound one)."""
+    slows the direct loop too. So the script times a plain ``x.add_`` loop and its own step,
+    both directly, before its first step (before launchprof profiles anything) and again at
+    its end: launchprof must leave each within 15% of the one before, beyond the drift the
+    same script shows without launchprof (at most 10% of it forgiven).
+
+    Against a clean process, launchprof's step must lie between the clean step (GPU-bound)
+    and the clean step scaled by the two processes' host speeds before their first step
+    (host-bound), within 20%: host speed differs between processes (H200, 2026-12-01: 6.7
+    to 11.6 µs per eager op). A slowdown present from the process's start, before the first
+    loop, scales that ratio too: that part cannot be told from the machine's own spread."""
     import os
 
     script = ROOT / "tests" / "gpu_scripts" / "small_step.py"
@@ -171,9 +167,11 @@ def test_launchprof_leaves_no_process_wide_slowdown(tmp_path):
     assert plain.returncode == 0 and clean.exists(), plain.stderr
     report, after, reference = json.loads(out.read_text()), json.loads(inside.read_text()), json.loads(clean.read_text())
     print("analyzed process", after, "clean process", reference)
-    drift_clean = reference["host_after_us"] / reference["host_before_us"]  # the script's own drift, no launchprof
-    assert after["host_after_us"] <= 1.15 * max(1.0, drift_clean) * after["host_before_us"], ("host loop after launchprof against before", after, reference)
-    host = _host_us(after) / _host_us(reference)  # how much slower this process's host is
+    for before, end in (("host_before_us", "host_after_us"), ("eager_before_us", "eager_after_us")):
+        # The same script without launchprof drifts too; at most 10% of that is forgiven.
+        drift = min(1.10, max(1.0, reference[end] / reference[before]))
+        assert after[end] <= 1.15 * drift * after[before], (f"{end} against {before}, launchprof's process", after, "clean", reference)
+    host = after["host_before_us"] / reference["host_before_us"]  # before launchprof did anything
     for side, key in (("eager", "eager_us"), ("replay", "replay_us")):
         measured = _median(report, side)
         assert measured is not None

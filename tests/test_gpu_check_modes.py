@@ -52,3 +52,14 @@ def test_the_big_modes_keep_their_sections(mode: str, expected: list[str], tmp_p
 def test_an_unknown_mode_is_a_usage_error(tmp_path: Path) -> None:
     proc = subprocess.run(["bash", str(SCRIPT), str(tmp_path / "out"), "--bogus"], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2 and "unknown mode --bogus" in proc.stderr
+
+
+def test_the_process_ending_fault_scenarios_are_the_ones_run_one_at_a_time() -> None:
+    """gpu-check runs the scenarios that end a process abnormally one at a time (beside them,
+    others failed with "unspecified launch failure" on the H200). Its -k words must keep
+    naming exactly those tests: a renamed test would move into the parallel run unnoticed."""
+    words = re.search(r'^\s*ENDED="(.+)"$', SCRIPT.read_text(), re.M)[1].split(" or ")
+    faults = (SCRIPT.parent.parent / "tests" / "test_gpu_faults.py").read_text()
+    names = re.findall(r"^def (test_\w+)", faults, re.M)
+    matched = {n for n in names for w in words if w in n}
+    assert matched == {"test_worker_killed_by_signal", "test_sticky_cuda_error", "test_hang_is_stopped_by_timeout"}, (words, names)

@@ -1,5 +1,6 @@
 """The plainest measurement of a step under torch.compile, to check --compare compile against
-(used by compile_step.py and compile_frozen.py, in the same process, after the script ran):
+(used by compile_step.py and compile_frozen.py, in the same process). After the script's
+loop, ``measure`` compiles the step afresh:
 
 - each mode compiled afresh (torch._dynamo.reset()) three times, warmed up over the calls;
 - steady calls timed between two synchronisations, cycling through the calls, median of 60;
@@ -7,8 +8,8 @@
   memsets and sync records left out), one steady call.
 
 Fresh compiles of one step need not time alike (on the H200, 2026-12-02, three fresh compiles
-of the frozen step's default mode read 125, 96 and 126 µs in one process), so the step time
-is judged against the very object launchprof timed: ``time_launchprofs_compiled`` wraps
+of compile_step.py's default mode read 80.6, 120.1 and 140.7 µs in one process), so the step
+time is judged only against the very object launchprof timed: ``time_launchprofs_compiled`` wraps
 launchprof's burst timer from inside the script and, right after launchprof's bursts, times
 the same compiled callable on the same argument sets with the plain loop. That wrapper is the
 only place a launchprof module is touched; the measuring itself uses torch alone.
@@ -90,8 +91,8 @@ def time_launchprofs_compiled() -> dict[str, dict[str, float]]:
 
     bursts = compare._bursts
 
-    def and_the_plain_loop(compiled: Callable[..., Any], kind: str, sets: list[tuple[tuple, dict]], *rest: Any) -> int:
-        frames = bursts(compiled, kind, sets, *rest)
+    def and_the_plain_loop(compiled: Callable[..., Any], kind: str, sets: list[tuple[tuple, dict]], *rest: Any, **kw: Any) -> int:
+        frames = bursts(compiled, kind, sets, *rest, **kw)
         before = _frames_compiled()
         us = median_us(*[(lambda a=a, k=k: compiled(*a, **k)) for a, k in sets])
         found[kind] = {"step_us": us, "frames_compiled": _frames_compiled() - before}

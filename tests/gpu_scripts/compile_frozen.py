@@ -1,7 +1,8 @@
 """A step with a frozen Python scalar (sample_models/frozen_scalar.py's update) for --compare
 compile: hand capture freezes `lr`; compile recompiles on it and stays correct.
 
-After the loop, with LAUNCHPROF_DIRECT_OUT set, the same step is compiled and timed directly
+With LAUNCHPROF_DIRECT_OUT set, launchprof's own compiled step is timed by a plain loop
+right after launchprof times it, and after the loop the step is compiled afresh and timed
 in this process (compile_direct.py), cycling through 4 learning rates as the loop does.
 RESULT <norm> must match `python compile_frozen.py`.
 """

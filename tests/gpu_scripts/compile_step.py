@@ -1,6 +1,7 @@
 """A capturable small step (6 small kernels) for --compare compile (tests/test_gpu_compile.py).
 
-After the loop, with LAUNCHPROF_DIRECT_OUT set, the same step is compiled and timed directly
+With LAUNCHPROF_DIRECT_OUT set, launchprof's own compiled step is timed by a plain loop
+right after launchprof times it, and after the loop the step is compiled afresh and timed
 in this process (compile_direct.py). The script prints RESULT <checksum>: launchprof's extra
 calls must leave it as `python compile_step.py` prints it. The step mutates nothing: under
 reduce-overhead a mutated argument would make compile skip its CUDA graphs.

@@ -42,3 +42,26 @@ def host_op_us(n: int = 2000, reps: int = 5) -> float:
         torch.cuda.synchronize()
         per_op.append((time.perf_counter() - t0) * 1e6 / n)
     return statistics.median(per_op)
+
+
+def steady_host_op_us(warm_s: float = 0.3, reps: int = 9) -> float:
+    """The host's speed as a reference to compare against, not to report: ``x.add_`` after
+    ``warm_s`` of warm-up, fastest of ``reps`` loops of 2000. One median loop read 8.9 µs
+    at a process's start and 6.5 at its end with nothing in between (H200, 2026-12-02):
+    the first loops of a process run cold, and a stray interruption lands in one rep."""
+    x = torch.zeros(1, device="cuda")
+    torch.cuda.synchronize()
+    t_end = time.perf_counter() + warm_s
+    while time.perf_counter() < t_end:
+        for _ in range(200):
+            x.add_(1.0)
+        torch.cuda.synchronize()
+    per_op = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(2000):
+            x.add_(1.0)
+        torch.cuda.synchronize()
+        per_op.append((time.perf_counter() - t0) * 1e6 / 2000)
+    return min(per_op)

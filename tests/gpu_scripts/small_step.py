@@ -2,16 +2,18 @@
 step timed directly in this process: eager calls back to back and a hand-captured CUDA
 graph (copy_ into static inputs + replay), each synchronised, median of 60. The direct
 figures go to the JSON file named by LAUNCHPROF_DIRECT_OUT, for tests/test_gpu_analyze.py, with
-the host's speed (a plain ``x.add_`` loop) before the first step and after the direct timing.
+the host's speed (a plain ``x.add_`` loop, direct_loop.steady_host_op_us) and the eager step
+timed directly, both before the first step and again at the end.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 
 import torch
-from direct_loop import host_op_us, median_us
+from direct_loop import median_us, steady_host_op_us
 
 W = torch.randn(64, 64, device="cuda")
 
@@ -25,6 +27,17 @@ def step(batch: dict[str, torch.Tensor], extra: list[torch.Tensor]) -> torch.Ten
 def inputs() -> tuple[dict[str, torch.Tensor], list[torch.Tensor]]:
     batch = {"x": torch.randn(32, 64, device="cuda"), "scale": torch.rand(1, device="cuda")}
     return batch, [torch.randn(32, 64, device="cuda"), torch.randn(32, 64, device="cuda")]
+
+
+def eager_directly() -> float:
+    """The step itself (under launchprof, the function behind the hook's stand-in), timed
+    by the plain loop on its own inputs: before the first step and at the end, a launch
+    cost launchprof left on the process (CUPTI still subscribed) shows as the two apart."""
+    raw = inspect.unwrap(step)
+    batch, extra = inputs()
+    for _ in range(5):
+        raw(batch, extra)
+    return median_us(lambda: raw(batch, extra))
 
 
 def direct() -> dict[str, float]:
@@ -57,14 +70,16 @@ def direct() -> dict[str, float]:
 
 def main() -> None:
     out = os.environ.get("LAUNCHPROF_DIRECT_OUT")
-    host_before = host_op_us() if out else None  # before the first step: before launchprof profiles anything
+    before: dict[str, float] = {}
+    if out:  # before the first step, so before launchprof profiles anything
+        before = {"host_before_us": steady_host_op_us(), "eager_before_us": eager_directly()}
     for _ in range(80):
         batch, extra = inputs()
         step(batch, extra)
     torch.cuda.synchronize()
     if out:
         figures = direct()
-        figures.update(host_before_us=host_before, host_after_us=host_op_us())
+        figures.update(before, host_after_us=steady_host_op_us(), eager_after_us=eager_directly())
         with open(out, "w", encoding="utf-8") as fh:
             json.dump(figures, fh)
 

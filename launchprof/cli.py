@@ -35,6 +35,7 @@ from launchprof.commands.options import (  # noqa: F401 - typer reads the aliase
     TimeoutOpt,
     CompareOpt,
     CompileTimeoutOpt,
+    CompileRoundsOpt,
     AnalyzeProfileOpt,
     ShowOutputOpt,
     AnalyzeSaveTraceOpt,
@@ -206,6 +207,7 @@ def analyze(
     nproc_per_node: NprocOpt = None,
     compare: CompareOpt = None,
     compile_timeout: CompileTimeoutOpt = 300.0,
+    compile_rounds: CompileRoundsOpt = 1,
 ) -> int:
     """Run SCRIPT eagerly and as a CUDA graph replay; report speedup, hazards and a verdict.
 
@@ -240,6 +242,7 @@ def analyze(
                 nproc_per_node=nproc_per_node,
                 compare=tuple(compare or ()),
                 compile_timeout=compile_timeout,
+                compile_rounds=compile_rounds,
             )
         )
 

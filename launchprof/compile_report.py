@@ -50,6 +50,10 @@ class CompileResult:
     timing: str | None = None  # "burst", as eager and replay
     advice: str | None = None  # one line: eager vs hand capture vs compile (on `compile` only)
     details: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # --compile-rounds N > 1: each fresh compile's step median (µs) and compile time (s), in
+    # round order, failed rounds left out; the fields above are the median round's.
+    rounds_us: list[float] = dataclasses.field(default_factory=list)
+    rounds_compile_s: list[float] = dataclasses.field(default_factory=list)
 
     @property
     def ok(self) -> bool:

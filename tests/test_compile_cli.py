@@ -1,4 +1,5 @@
-"""``--compare`` and ``--compile-timeout`` on the command line, and on to the worker's config."""
+"""``--compare``, ``--compile-timeout`` and ``--compile-rounds`` on the command line, and on to
+the worker's config."""
 
 from __future__ import annotations
 
@@ -30,12 +31,24 @@ def test_compile_timeout_below_one_second_is_refused() -> None:
     assert proc.returncode == 2 and "--compile-timeout" in proc.stderr
 
 
+def test_compile_rounds_out_of_range_or_without_compare_are_refused() -> None:
+    """Exit 2 in one line, before the environment (no CUDA here would be 4)."""
+    for args, said in (
+        (("--compare", "compile", "--compile-rounds", "0"), "--compile-rounds"),
+        (("--compare", "compile", "--compile-rounds", "11"), "--compile-rounds"),
+        (("--compile-rounds", "3"), "--compile-rounds 3 needs --compare compile"),
+    ):
+        proc = lp("analyze", "sample_models/decode_loop.py", "--target", "step", *args)
+        assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr, (args, proc.stderr)
+
+
 class _Seen(Exception):
     pass
 
 
 def test_options_reach_the_worker_config(tmp_path: Path, monkeypatch) -> None:
-    """analyze.measure hands --compare and --compile-timeout to the worker, through its file."""
+    """analyze.measure hands --compare, --compile-timeout and --compile-rounds to the worker,
+    through its file."""
     from rich.console import Console
 
     from launchprof.commands import analyze
@@ -48,11 +61,12 @@ def test_options_reach_the_worker_config(tmp_path: Path, monkeypatch) -> None:
         raise _Seen()
 
     monkeypatch.setattr(analyze, "run_worker", fake_worker)
-    options = AnalyzeOptions(script=ROOT / "sample_models" / "decode_loop.py", target="step", compare=("compile",), compile_timeout=42.0)
+    options = AnalyzeOptions(script=ROOT / "sample_models" / "decode_loop.py", target="step", compare=("compile",), compile_timeout=42.0, compile_rounds=3)
     check_usage(options)  # accepted
     try:
         analyze.measure(options, Console(file=open(os.devnull, "w")))
     except _Seen:
         pass
-    assert seen and "compile" in seen[0].compare and seen[0].compile_timeout == 42.0
+    assert seen and "compile" in seen[0].compare and (seen[0].compile_timeout, seen[0].compile_rounds) == (42.0, 3)
     assert WorkerConfig("s.py", [], None, "e", "t").compare == ()  # off unless asked
+    assert WorkerConfig("s.py", [], None, "e", "t").compile_rounds == 1  # one fresh compile unless asked

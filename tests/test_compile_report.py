@@ -267,3 +267,63 @@ def test_the_advice_opens_with_which_of_the_three_to_use() -> None:
     err = dataclasses.replace(warn, kind="frozen-scalar", severity=Severity.ERROR)
     info = dataclasses.replace(warn, severity=Severity.INFO)
     assert first(100.0, 50.0, 80.0, [err, warn, warn, info]) == "use hand capture, after fixing its 1 error and 2 warnings"
+
+
+def test_compile_rounds_report_the_median_round_and_say_when_they_disagree() -> None:
+    """--compile-rounds 3: each round's bursts under its own kind. The median round (85 µs,
+    the third) stands for reduce-overhead; the rounds' medians are
+    kept in order; compile time is the first round's (later ones reuse the process's
+    caches); the advice names the spread, which here is more than 15%. The default
+    mode's rounds agree within 15%: nothing is said of them."""
+    def round_events(mode: str, field: str, us: float, n: int, compile_s: float) -> list[dict]:
+        kind = field if n == 1 else f"{field}@{n}"
+        ok = _ok(mode, 4, mode == "reduce-overhead", compile_s)
+        return [
+            {"type": "timing", "kind": kind, "mode": "burst", "burst": 0, "wall_us": [us] * 5, "gpu_us": []},
+            {"type": "compile", **ok, "field": kind, "round": n},
+        ]
+
+    events: list[dict] = []
+    for n, (ro_us, plain_us) in enumerate(((80.0, 100.0), (130.0, 104.0), (85.0, 110.0)), 1):
+        events += round_events("reduce-overhead", "compile", ro_us, n, 2.0 + n)
+        events += round_events("default", "compile-no-cudagraphs", plain_us, n, 0.5)
+    report = with_compile(reports.graphs_help(), parse_events(events), None)
+    ro, plain = report.compile, report.compile_no_cudagraphs
+    assert ro is not None and plain is not None
+    assert ro.step_us is not None and ro.step_us.median == 85.0 and ro.compile_s == 3.0
+    assert (ro.rounds_us, ro.rounds_compile_s) == ([80.0, 130.0, 85.0], [3.0, 4.0, 5.0])
+    assert (ro.details["round"], ro.details["rounds"]) == (3, 3)
+    assert plain.step_us is not None and plain.step_us.median == 104.0 and plain.rounds_us == [100.0, 104.0, 110.0]
+    line = ro.advice or ""
+    assert "reduce-overhead's 3 fresh compiles ran 80.0 µs to 130.0 µs per call (the median one is shown)" in line
+    assert "default's" not in line  # 110 / 100: within 15%
+    assert json.loads(report.to_json())["compile"]["rounds_us"] == [80.0, 130.0, 85.0]
+    assert Report.from_dict(json.loads(report.to_json())).compile == ro
+
+
+def test_one_round_and_failed_rounds() -> None:
+    """One round (the default) adds nothing; a failed round is left out of the rounds and
+    counted, and a mode whose every round failed reports its first failure."""
+    one = with_compile(reports.graphs_help(), parse_events(_events(_ok("reduce-overhead", 4, True, 2.0), _ok("default", 4, False, 1.0), [90.0] * 5, [95.0] * 5)), None)
+    assert one.compile is not None and one.compile.rounds_us == [] and "fresh compiles" not in (one.compile.advice or "")
+    failed = {"mode": "reduce-overhead", "field": "compile@2", "round": 2, "status": "timeout", "error": "no steady compiled call", "logs": [], "counters": {}}
+    events = _events(_ok("reduce-overhead", 4, True, 2.0), _ok("default", 4, False, 1.0), [90.0] * 5, [95.0] * 5) + [{"type": "compile", **failed}]
+    report = with_compile(reports.graphs_help(), parse_events(events), None)
+    assert report.compile is not None and report.compile.ok and report.compile.rounds_us == [90.0]
+    assert report.compile.details["rounds_failed"] == 1
+    only_failed = with_compile(reports.graphs_help(), parse_events([{"type": "compile", **failed}, {"type": "compile", **failed, "round": 3, "field": "compile@3"}]), None)
+    assert only_failed.compile is not None and only_failed.compile.status == "timeout"
+
+
+def test_every_table_shows_the_fresh_compiles_range_only_with_rounds() -> None:
+    """The range row appears in the text, Markdown and HTML tables when a mode has rounds."""
+    def rendered(report: Report, fmt_name: str) -> str:
+        return " ".join(renderer_for(fmt_name, RenderOptions()).render(report).split())  # the terminal wraps
+
+    base = _compared()
+    assert base.compile is not None and "fresh compiles: range" not in rendered(base, "text")
+    ro = dataclasses.replace(base.compile, rounds_us=[80.0, 130.0, 85.0], rounds_compile_s=[3.0, 4.0, 5.0])
+    report = dataclasses.replace(base, compile=ro)
+    for fmt_name in ("text", "md", "html"):
+        out = rendered(report, fmt_name)
+        assert "fresh compiles: range" in out and "80.0 µs to 130.0 µs (3)" in out, fmt_name

@@ -82,7 +82,7 @@ def test_compile_time_counters_and_graph_break_records(capsys: pytest.CaptureFix
     assert sum(result.counters["graph_break"].values()) >= 1
     breaks = [r for r in result.logs if r["logger"].endswith("__graph_breaks")]
     assert breaks and f"{__file__}:{ITEM_LINE}" in breaks[0]["message"]
-    assert events.items[0] == {"type": "compile-start", "mode": "default", "timeout_s": 300}
+    assert events.items[0] == {"type": "compile-start", "mode": "default", "timeout_s": 300, "round": 1}
     # Without CUDA there is nothing to profile or time: no kernel count, no bursts.
     assert result.kernels_per_step is None and not [e for e in events.items if e["type"] == "timing"]
     assert _logging_state() == before
@@ -115,7 +115,7 @@ def test_compare_compile_runs_both_modes_and_puts_the_state_back(monkeypatch: py
 
     monkeypatch.setattr(plan_bursts, "UserState", FakeState)
     events = Events()
-    config = SimpleNamespace(compare=(), repeat=5, compile_timeout=300.0)
+    config = SimpleNamespace(compare=(), repeat=5, compile_timeout=300.0, compile_rounds=1)
     run = SimpleNamespace(fn=step, config=config, events=events, captured=None, replay_sets=[], eager_sets=[((state, torch.ones(4)), {})])
     compile_compare.compare_compile(run)
     assert events.items == [] and log == []  # not asked for
@@ -126,6 +126,53 @@ def test_compare_compile_runs_both_modes_and_puts_the_state_back(monkeypatch: py
     assert log == ["save", "restore", "save", "restore"]
     assert torch.equal(state, torch.zeros(4))  # 2 x (at least 3 passes) compiled calls, undone
     assert [e["type"] for e in events.items].count("compile-start") == 2
+
+
+def test_compile_rounds_compile_each_mode_afresh_alternating(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--compile-rounds 2: each mode compiled afresh twice, the modes alternating, every
+    round's event naming its own burst kind (so the analysis keeps rounds apart), the state
+    saved and restored around each one."""
+    from types import SimpleNamespace
+
+    from launchprof.worker import compile_compare, plan_bursts
+
+    state = torch.zeros(4)
+    log: list[str] = []
+    compiled: list[str] = []
+
+    class FakeState:
+        def __init__(self, run: Any, sets: list) -> None:
+            self.saved = state.clone()
+            log.append("save")
+
+        def restore(self) -> None:
+            state.copy_(self.saved)
+            log.append("restore")
+
+    real_compile = torch.compile
+
+    def counting_compile(fn: Any, mode: str | None = None, **kw: Any) -> Any:
+        compiled.append(str(mode))
+        return real_compile(fn, mode=mode, **kw)
+
+    def step(s: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        s.add_(x)
+        return s * 2
+
+    monkeypatch.setattr(plan_bursts, "UserState", FakeState)
+    monkeypatch.setattr(torch, "compile", counting_compile)
+    events = Events()
+    config = SimpleNamespace(compare=("compile",), repeat=5, compile_timeout=300.0, compile_rounds=2)
+    run = SimpleNamespace(fn=step, config=config, events=events, captured=None, replay_sets=[], eager_sets=[((state, torch.ones(4)), {})])
+    compile_compare.compare_compile(run)
+    results = [(e["mode"], e["field"], e["round"], e["status"]) for e in events.items if e["type"] == "compile"]
+    assert results == [
+        ("reduce-overhead", "compile", 1, "ok"), ("default", "compile-no-cudagraphs", 1, "ok"),
+        ("reduce-overhead", "compile@2", 2, "ok"), ("default", "compile-no-cudagraphs@2", 2, "ok"),
+    ]
+    assert compiled == ["reduce-overhead", "default", "reduce-overhead", "default"]
+    assert log == ["save", "restore"] * 4 and torch.equal(state, torch.zeros(4))
+
 
 
 @pytest.mark.parametrize("seconds", [float("inf"), 1e12])
@@ -153,7 +200,7 @@ def test_compare_compile_never_raises_into_the_script(monkeypatch: pytest.Monkey
     monkeypatch.setattr(plan_bursts, "UserState", BrokenRestore)
     monkeypatch.setattr(compile_compare, "measure_mode", lambda fn, mode, *a: compile_compare.ModeResult(mode=mode, field="x"))
     events = Events()
-    config = SimpleNamespace(compare=("compile",), repeat=5, compile_timeout=300.0)
+    config = SimpleNamespace(compare=("compile",), repeat=5, compile_timeout=300.0, compile_rounds=1)
     run = SimpleNamespace(fn=len, config=config, events=events, captured=None, replay_sets=[], eager_sets=[((torch.ones(1),), {})])
     compile_compare.compare_compile(run)
     assert [e["type"] for e in events.items] == ["compile", "note"]

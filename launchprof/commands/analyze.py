@@ -68,6 +68,7 @@ class AnalyzeOptions:
     nproc_per_node: int | None = None  # --nproc-per-node: N ranks under torch's launcher (launchprof.commands.analyze_ranks)
     compare: tuple[str, ...] = ()  # --compare compile
     compile_timeout: float = 300.0
+    compile_rounds: int = 1  # --compile-rounds: fresh compiles of each mode
 
 
 def check_usage(options: AnalyzeOptions) -> list[Output]:
@@ -79,7 +80,7 @@ def check_usage(options: AnalyzeOptions) -> list[Output]:
         check_target_defined(spec, options.script, source)
     check_choice(options.fail_on)
     bucket_options(options)
-    check_compare(options.compare)
+    check_compare(options.compare, options.compile_rounds)
     outputs = plan_outputs(list(options.formats), list(options.outputs))  # each -o proved writable
     for flag, path in (("--save-trace", options.save_trace), ("--run-out", options.run_out)):
         if path is not None and not os.path.isdir(path.parent):
@@ -199,7 +200,8 @@ def measure(options: AnalyzeOptions, console: Console, report_on_stdout: bool = 
     import_analysis_meanwhile()
     rundir = Path(tempfile.mkdtemp(prefix="launchprof-"))
     config = worker_config(
-        options, rundir, **bucket_options(options), compare=tuple(options.compare), compile_timeout=options.compile_timeout
+        options, rundir, **bucket_options(options), compare=tuple(options.compare), compile_timeout=options.compile_timeout,
+        compile_rounds=options.compile_rounds,
     )
     with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
         result = run_worker(

@@ -185,8 +185,11 @@ def check_output_creatable(path: Path) -> None:
 COMPARE_CHOICES = ("compile",)
 
 
-def check_compare(values: tuple[str, ...] | list[str]) -> None:
-    """``--compare`` takes known comparisons only (now: ``compile``)."""
+def check_compare(values: tuple[str, ...] | list[str], compile_rounds: int = 1) -> None:
+    """``--compare`` takes known comparisons only (now: ``compile``); ``--compile-rounds``
+    above 1 means nothing without ``--compare compile``, so it is refused rather than ignored."""
     for value in values:
         if value not in COMPARE_CHOICES:
             raise UsageError(f"unknown --compare value {value!r} (choose from: {', '.join(COMPARE_CHOICES)})")
+    if compile_rounds != 1 and "compile" not in values:
+        raise UsageError(f"--compile-rounds {compile_rounds} needs --compare compile")

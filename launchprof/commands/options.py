@@ -93,6 +93,17 @@ CompareOpt = Annotated[
         show_default=False,
     ),
 ]
+CompileRoundsOpt = Annotated[
+    int,
+    typer.Option(
+        "--compile-rounds",
+        min=1,
+        max=10,
+        metavar="N",
+        help="With --compare compile: compile each mode afresh N times and report the median one; "
+        "the advice says when they disagree (fresh compiles of a small step can run 1.7x apart).",
+    ),
+]
 CompileTimeoutOpt = Annotated[
     float,
     typer.Option("--compile-timeout", min=1.0, metavar="SECONDS", help="With --compare compile: give up on a torch.compile mode after this many seconds (reported as a timeout)."),

@@ -78,7 +78,17 @@ def compile_table(report: Report) -> list[tuple[str, ...]] | None:
         ("status", "ok", _hand_status(report)),
     ]
     keys = ("step", "kernels", "setup", "graphs", "breaks", "status")
-    return [(*row, _compile_cells(ro, key), _compile_cells(plain, key)) for row, key in zip(rows, keys)]
+    table = [(*row, _compile_cells(ro, key), _compile_cells(plain, key)) for row, key in zip(rows, keys)]
+    if any(r is not None and len(r.rounds_us) > 1 for r in (ro, plain)):  # --compile-rounds
+        table.insert(1, ("fresh compiles: range", fmt.NA, fmt.NA, _rounds(ro), _rounds(plain)))
+    return table
+
+
+def _rounds(result: CompileResult | None) -> str:
+    """The step's range over fresh compiles: the median one is in the row above."""
+    if result is None or len(result.rounds_us) < 2:
+        return fmt.NA
+    return f"{fmt.duration(min(result.rounds_us))} to {fmt.duration(max(result.rounds_us))} ({len(result.rounds_us)})"
 
 
 def _where(f: CompileFinding) -> str:

@@ -55,8 +55,9 @@ class ModeResult:
     """One mode's outcome, as the ``compile`` event carries it."""
 
     mode: str
-    field: str
+    field: str  # the burst kind of its timed calls: the Report field, "@N" for round N > 1
     status: str = "ok"  # ok, failed, timeout
+    round: int = 1  # which fresh compile of this mode (--compile-rounds)
     error: str | None = None
     compile_s: float | None = None
     warmup_calls: int = 0
@@ -125,12 +126,20 @@ def _frames_total() -> int:
     return int((counters.get("frames") or {}).get("total", 0))
 
 
-def warm_up(fn: Callable[..., Any], mode: str, sets: list[tuple[tuple, dict]], timeout_s: float | None) -> tuple[Callable[..., Any] | None, ModeResult]:
-    """Compile ``fn`` in ``mode`` and call it over ``sets`` until steady. Device-agnostic
-    (runs on CPU tensors too); returns the compiled callable (None on failure) and the result."""
+def burst_kind(mode: str, round_no: int = 1) -> str:
+    """The burst kind of one fresh compile's timed calls: the Report field for the first,
+    with ``@N`` for round N after it (the analysis keeps each round's samples apart)."""
+    field_name = MODES.get(mode, mode)
+    return field_name if round_no <= 1 else f"{field_name}@{round_no}"
+
+
+def warm_up(fn: Callable[..., Any], mode: str, sets: list[tuple[tuple, dict]], timeout_s: float | None, round_no: int = 1) -> tuple[Callable[..., Any] | None, ModeResult]:
+    """Compile ``fn`` in ``mode`` afresh and call it over ``sets`` until steady.
+    Device-agnostic (runs on CPU tensors too); returns the compiled callable (None on
+    failure) and the result."""
     torch._dynamo.reset()
     clear_counters()
-    result = ModeResult(mode=mode, field=MODES.get(mode, mode))
+    result = ModeResult(mode=mode, field=burst_kind(mode, round_no), round=round_no)
     compiled = None
     tap = TorchLogTap()
     start = time.perf_counter()
@@ -201,10 +210,12 @@ def _bursts(compiled: Callable[..., Any], kind: str, sets: list[tuple[tuple, dic
     return _frames_total() - before
 
 
-def measure_mode(fn: Callable[..., Any], mode: str, sets: list[tuple[tuple, dict]], repeat: int, timeout_s: float | None, events: EventWriter) -> ModeResult:
+def measure_mode(
+    fn: Callable[..., Any], mode: str, sets: list[tuple[tuple, dict]], repeat: int, timeout_s: float | None, events: EventWriter, round_no: int = 1
+) -> ModeResult:
     """Compile, profile and time one mode; every failure ends up in the result."""
-    events.write("compile-start", mode=mode, timeout_s=timeout_s)
-    compiled, result = warm_up(fn, mode, sets, timeout_s)
+    events.write("compile-start", mode=mode, timeout_s=timeout_s, round=round_no)
+    compiled, result = warm_up(fn, mode, sets, timeout_s, round_no)
     result.device = "cuda" if torch.cuda.is_available() else "cpu"
     if compiled is not None and torch.cuda.is_available():
         try:
@@ -223,7 +234,9 @@ def measure_mode(fn: Callable[..., Any], mode: str, sets: list[tuple[tuple, dict
 
 def compare_compile(run: TargetRun) -> None:
     """Both modes on the bursts' argument sets, the user's state put back after each;
-    nothing unless ``--compare compile`` asked for it."""
+    nothing unless ``--compare compile`` asked for it. With ``--compile-rounds N`` each mode
+    is compiled afresh N times, the modes alternating: fresh compiles of one small step can
+    run 1.7x apart (H200, 2026-12-02), and one compile would report whichever it got."""
     from launchprof.worker.plan_bursts import UserState, silenced
 
     if "compile" not in run.config.compare:
@@ -235,27 +248,28 @@ def compare_compile(run: TargetRun) -> None:
     if not sets:
         run.events.write("note", text="compile comparison skipped: no recorded calls to run it on")
         return
-    for mode in MODES:
-        try:
-            state = UserState(run, sets)
-        except Exception as exc:
-            run.events.write("note", text=f"compile comparison skipped: the user's state could not be saved ({type(exc).__name__}: {exc})")
-            return
-        try:
-            _one_mode(run, mode, sets, silenced)
-        finally:
-            restored = _restore(run, state)
-        if not restored:
-            return
+    for round_no in range(1, max(1, run.config.compile_rounds) + 1):
+        for mode in MODES:
+            try:
+                state = UserState(run, sets)
+            except Exception as exc:
+                run.events.write("note", text=f"compile comparison skipped: the user's state could not be saved ({type(exc).__name__}: {exc})")
+                return
+            try:
+                _one_mode(run, mode, sets, silenced, round_no)
+            finally:
+                restored = _restore(run, state)
+            if not restored:
+                return
 
 
-def _one_mode(run: TargetRun, mode: str, sets: list[tuple[tuple, dict]], silenced: Callable[[], Any]) -> None:
+def _one_mode(run: TargetRun, mode: str, sets: list[tuple[tuple, dict]], silenced: Callable[[], Any], round_no: int = 1) -> None:
     """One mode measured and its ``compile`` event written; launchprof's own failures included."""
     try:
         with silenced():
-            result = measure_mode(run.fn, mode, sets, run.config.repeat, run.config.compile_timeout, run.events)
+            result = measure_mode(run.fn, mode, sets, run.config.repeat, run.config.compile_timeout, run.events, round_no)
     except Exception as exc:  # launchprof's own failure: reported, never fatal
-        result = ModeResult(mode=mode, field=MODES[mode], status="failed", error=f"{type(exc).__name__}: {str(exc)[:400]}")
+        result = ModeResult(mode=mode, field=burst_kind(mode, round_no), round=round_no, status="failed", error=f"{type(exc).__name__}: {str(exc)[:400]}")
     with contextlib.suppress(Exception):
         torch._dynamo.reset()  # the script goes on with no compiled code of ours
     run.events.write("compile", **asdict(result))  # before the restore, which may fail

@@ -9,6 +9,7 @@ pattern below is written for these tests, independently of launchprof.render.who
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 import re
@@ -53,11 +54,20 @@ def figures(text: str) -> Counter[str]:
     return found
 
 
-def assert_fits(wide: str, narrow: str, width: int) -> None:
-    """No line wider than ``width``; each figure of ``wide`` on one line of ``narrow`` (where a
-    table's header named the unit, a narrow layout may write it after the figure: "6.97 µs"
-    stands for the column's "6.97"); no cell cut with an ellipsis."""
-    too_long = [line for line in narrow.splitlines() if cell_len(line) > width]
+def code_lines(report: object) -> set[str]:
+    """The lines of the code a report gives to paste (bucket plan, capture snippet): never
+    wrapped, since a wrapped comment is broken Python; the terminal soft-wraps them."""
+    buckets = getattr(report, "buckets", None)
+    code = [getattr(buckets, "snippet", None), getattr(report, "capture_snippet", None)]
+    return {line.rstrip() for text in code if text for line in text.splitlines()}
+
+
+def assert_fits(wide: str, narrow: str, width: int, code: set[str] = frozenset()) -> None:
+    """No line wider than ``width`` but the lines of code to paste (``code``, whole and
+    parseable); each figure of ``wide`` on one line of ``narrow`` (where a table's header
+    named the unit, a narrow layout may write it after the figure: "6.97 µs" stands for the
+    column's "6.97"); no cell cut with an ellipsis."""
+    too_long = [line for line in narrow.splitlines() if cell_len(line) > width and line.rstrip() not in code]
     assert not too_long, f"lines wider than {width}: {too_long}"
     found = figures(narrow)
     found += Counter({f.rsplit(" ", 1)[0]: k for f, k in found.items() if re.search(r"\d [a-zµ]+$", f, re.I)})
@@ -156,8 +166,24 @@ def test_report_keeps_every_figure_whole(run: str, width: int) -> None:
     args = ("report", str(RUNS / f"{run}.lprun"))
     wide, _ = cli(args, WIDE)
     narrow, _ = cli(args, width)
-    assert_fits(wide, narrow, width)
+    report = _analysed(run)
+    code = code_lines(report)
+    assert_fits(wide, narrow, width, code)
     assert "Eager step" in narrow and "Prediction basis" in narrow
+    if report.buckets is not None:  # the plan to paste is there whole, and is Python
+        snippet = report.buckets.snippet.rstrip()
+        assert snippet in narrow, narrow
+        ast.parse(snippet)
+
+
+@lru_cache(maxsize=None)
+def _analysed(run: str) -> object:
+    from launchprof.analysis import analyse
+    from launchprof.analysis.load import stored_profile
+    from launchprof.run import load_run
+
+    loaded = load_run(RUNS / f"{run}.lprun")
+    return analyse(loaded, stored_profile(loaded.profile))
 
 
 def test_report_at_40_columns_puts_each_label_above_its_value() -> None:
@@ -204,7 +230,7 @@ def test_ranks_and_compile_sections_keep_every_figure_whole(width: int) -> None:
     events = parse_events(_events(_ok("reduce-overhead", 12, True, 25.0), _ok("default", 12, False, 20.0), [1000.0] * 5, [1200.0] * 5))
     for report in (combine([rank_input(0, "decode_loop"), died]), with_compile(reports.graphs_help(), events, None)):
         wide = renderer_for("text", RenderOptions(width=WIDE)).render(report)
-        assert_fits(wide, renderer_for("text", RenderOptions(width=width)).render(report), width)
+        assert_fits(wide, renderer_for("text", RenderOptions(width=width)).render(report), width, code_lines(report))
 
 
 def test_the_figure_pattern_sees_a_split_figure() -> None:
@@ -221,3 +247,13 @@ def test_json_output_does_not_depend_on_the_terminal() -> None:
     args = ("compare", str(RUNS / "decode_loop.lprun"), str(RUNS / "dict_inputs.lprun"), "-f", "json")
     narrow, wide = json.loads(cli(args, 40)[0]), json.loads(cli(args, WIDE)[0])
     assert narrow == wide
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_capture_snippet_is_never_wrapped(width: int) -> None:
+    """--snippet at any width: the snippet's lines as written, so what is pasted is Python
+    (at 60 columns a wrapped string once read "unterminated string literal")."""
+    narrow, _ = cli(("report", str(RUNS / "decode_loop.lprun"), "--snippet"), width)
+    snippet = _analysed("decode_loop").capture_snippet.rstrip()
+    assert snippet in narrow
+    ast.parse(snippet)

@@ -70,6 +70,7 @@ def console_buckets(report: Any, root: Any = None) -> list[Any]:
     from rich.text import Text
 
     from launchprof.render.fitted import Col, FittedTable
+    from launchprof.render.whole import code_text
 
     plan = report.buckets
     if plan is None:
@@ -84,7 +85,7 @@ def console_buckets(report: Any, root: Any = None) -> list[Any]:
         bad = line.startswith(("Padding is NOT", "Fix:", "  "))
         parts.append(Text(line, style="red" if bad else ("dim" if line.startswith("note:") else "")))
     parts.append(Text("Capture plan to paste:", style="bold"))
-    parts.append(Text(plan.snippet, overflow="fold"))
+    parts.append(code_text(plan.snippet))
     return parts
 
 

@@ -31,7 +31,7 @@ from launchprof.render.fitted import Col, FittedTable
 from launchprof.render.legend import TERMS
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
 from launchprof.render.ranks import console_ranks
-from launchprof.render.whole import Whole, whole_parts
+from launchprof.render.whole import Whole, code_text, whole_parts
 
 if TYPE_CHECKING:  # annotations only: the models load pydantic, which lint's text and JSON reports skip
     from launchprof.session import Report
@@ -203,8 +203,7 @@ class ConsoleRenderer(Renderer):
             parts.append(Text("No hazards found.", style="green"))
         if self.options_snippet() and report.capture_snippet:
             parts.append(Text("Capture snippet (paste after the script's definitions)", style="bold"))
-            # Code to paste: its lines are written short; one longer than the console folds, never cut.
-            parts.append(Text(report.capture_snippet.rstrip(), overflow="fold"))
+            parts.append(code_text(report.capture_snippet))
         for note in report.notes:
             parts.append(Text(f"note: {note}", style="dim"))
         if self.options.explain:
@@ -217,7 +216,7 @@ class ConsoleRenderer(Renderer):
         return self.options.snippet
 
     def print(self, report: Report, console: Console) -> None:
-        console.print(self.renderables(report))
+        console.print(self.renderables(report), crop=False)  # code to paste runs past the width (code_text)
 
     def render(self, report: Report) -> str:
         buf = io.StringIO()
@@ -229,7 +228,7 @@ class ConsoleRenderer(Renderer):
             color_system="standard" if self.options.color else None,
             emoji=False,
         )
-        console.print(self.renderables(report))
+        console.print(self.renderables(report), crop=False)  # code to paste runs past the width (code_text)
         # rich pads every line to the width: a file or a CI log gets no trailing blanks.
         return "".join(line.rstrip() + "\n" for line in buf.getvalue().splitlines())
 

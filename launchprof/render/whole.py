@@ -156,5 +156,12 @@ def whole_parts(parts: Iterable[object]) -> Iterator[object]:
     """Each bare :class:`~rich.text.Text` of a list of renderables made :class:`Whole`;
     tables, panels and the rest pass unchanged."""
     for part in parts:
-        prose = isinstance(part, Text) and not part.no_wrap and part.overflow is None  # "fold": code, left as is
+        prose = isinstance(part, Text) and not part.no_wrap and part.overflow is None  # code (code_text), left as is
         yield Whole(part) if prose else part
+
+
+def code_text(code: str) -> Text:
+    """Code to paste, never wrapped: a folded line is broken Python (a comment's end
+    lands on a line of its own). Printed with ``crop=False``, a line longer than the
+    console runs past it; a terminal shows it soft-wrapped and copies it whole."""
+    return Text(code.rstrip(), no_wrap=True, overflow="ignore")

@@ -64,7 +64,7 @@ METRICS: dict[str, Metric] = {
     for m in (
         Metric("kernels_per_step", "Kernels per step", "count", False, lambda r: r.eager and r.eager.kernels_per_step),
         Metric("gpu_idle_fraction", "GPU idle fraction", "fraction", False, lambda r: r.eager and r.eager.gpu_idle_fraction),
-        Metric("launch_gap_us", "Launch gap (median)", "us", False, lambda r: r.eager and _stat(r.eager.launch_gap_us)),
+        Metric("launch_gap_us", "Launch gap (profiled, median)", "us", False, lambda r: r.eager and _stat(r.eager.launch_gap_us)),
         Metric("eager_step_us", "Eager step", "us", False, lambda r: r.eager and _stat(r.eager.step_us), lambda r: _samples(r.eager)),
         Metric("replay_step_us", "Replay step", "us", False, lambda r: r.replay and _stat(r.replay.step_us), lambda r: _samples(r.replay)),
         Metric("speedup", "Speedup", "ratio", True, lambda r: r.speedup and r.speedup.median),
@@ -242,6 +242,13 @@ def _load_warnings(side: str, report: Report) -> list[str]:
     return out
 
 
+def _target_key(target: str | None) -> str | None:
+    """One function however it was named: a function found by its @launchprof.target
+    decorator is recorded as "@launchprof.target update", by --target as "update"."""
+    name = (target or "").removeprefix("@launchprof.target").strip()
+    return name or None
+
+
 def kind_warnings(base: Report, new: Report) -> list[str]:
     """One line per way the two runs differ in kind: their timings may not be comparable."""
     rooted = bool(getattr(base, "project_root", None) and getattr(new, "project_root", None))
@@ -249,7 +256,7 @@ def kind_warnings(base: Report, new: Report) -> list[str]:
     a, b = _script_key(base, rooted), _script_key(new, rooted)
     if a != b:
         out.append(f"different script: {a} -> {b}")
-    if (base.target or None) != (new.target or None):
+    if _target_key(base.target) != _target_key(new.target):
         out.append(f"different target: {base.target or '(none)'} -> {new.target or '(none)'}")
     for name in MACHINE_FIELDS:
         x, y = getattr(base.machine, name, None), getattr(new.machine, name, None)

@@ -180,3 +180,15 @@ def test_recorded_session_compared_with_itself(name: str) -> None:
     rules = [arg for rule in ["new-hazards", "verdict", *(f"{m}:+1%" for m in METRICS)] for arg in ("--fail-on", rule)]
     result = runner.invoke(app, ["compare", path, path, *rules])
     assert result.exit_code == 0, result.output
+
+
+def test_one_function_named_by_its_decorator_or_by_target_is_the_same_target() -> None:
+    """A run of `@launchprof.target update` against one of `--target update` compares one
+    function: no warning. Another function still warns."""
+    from launchprof.compare import kind_warnings
+
+    by_name = dataclasses.replace(reports.graphs_help(), target="update")
+    decorated = dataclasses.replace(reports.graphs_help(), target="@launchprof.target update")
+    assert not [w for w in kind_warnings(decorated, by_name) if "target" in w]
+    other = dataclasses.replace(reports.graphs_help(), target="@launchprof.target step")
+    assert "different target: @launchprof.target step -> update" in kind_warnings(other, by_name)

@@ -258,7 +258,7 @@ def key_numbers(report: Any) -> list[tuple[str, str]]:
         ("Kernels per eager step", fmt.count(eager and eager.kernels_per_step)),
         ("Graph nodes", nodes_text(report)),
         ("GPU idle (eager step)", fmt.percent(eager and eager.gpu_idle_fraction)),
-        ("Launch gap (eager, median)", fmt.duration(eager and eager.launch_gap_us and eager.launch_gap_us.median)),
+        ("Launch gap (eager, profiled, median)", fmt.duration(eager and eager.launch_gap_us and eager.launch_gap_us.median)),
     ]
     if not _old_setup(replay):
         rows.append(("Setup (capture + warm-up + instantiate)", fmt.duration(get(replay, "setup_us"))))

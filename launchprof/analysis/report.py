@@ -18,7 +18,7 @@ from launchprof.analysis.concurrency import concurrency_notes
 from launchprof.analysis.notes import eager_trace_lost, extra_nodes, memory_for_no_gain, no_eager_kernels_note
 from launchprof.analysis.prediction import host_speed_note, predicted
 from launchprof.analysis.profiles import calibration_note, eager_profile, replay_profile, validation_of
-from launchprof.analysis.runinfo import run_info, script_failed
+from launchprof.analysis.runinfo import in_loop_short_note, run_info, script_failed
 from launchprof.analysis.failure import with_failure_advice
 from launchprof.analysis.whole import whole_script
 from launchprof.analysis.timing import breakeven, eager_samples, replay_samples, speedup, stopped_early_notes
@@ -95,7 +95,7 @@ def build_report(
             "no prediction: no device profile for this GPU, driver and torch here "
             "(give --profile PROFILE.json from `launchprof crossover` on that GPU)"
         )
-    for note in (calibration_note(ev), host_speed_note(ev, profile), memory_for_no_gain(replay, ratio), extra_nodes(eager, replay)):
+    for note in (in_loop_short_note(ev), calibration_note(ev), host_speed_note(ev, profile), memory_for_no_gain(replay, ratio), extra_nodes(eager, replay)):
         if note:
             notes.append(note)
     notes += concurrency_notes(replay.anatomy if replay else None, ev.race_check, [k["dur_us"] for k in eager_tl])

@@ -47,11 +47,33 @@ def _cause(ev: Evidence, worker: dict[str, Any], needed: int, complete: bool) ->
     return None
 
 
+# The plan's reason (worker/plan.py, _maybe_done) when its in-loop replays could not match
+# enough calls: a note, not a stop, once the bursts after it timed eager and replay in full.
+IN_LOOP_SHORT = "replay phase could not collect enough matching calls"
+
+
+def bursts_complete(ev: Evidence, needed: int = 20) -> bool:
+    """Eager and replay both timed in the bursts, with enough samples for the report."""
+    return all(len(ev.burst_wall_us.get(kind) or []) >= needed for kind in ("eager", "replay"))
+
+
+def in_loop_short_note(ev: Evidence) -> str | None:
+    """Said where the in-loop phase fell short but the bursts measured both steps: the
+    numbers are whole; what stopped was the replays inside the user's loop."""
+    end = ev.plan_end or {}
+    if end.get("reason") != IN_LOOP_SHORT or not bursts_complete(ev):
+        return None
+    return (
+        f"the replays inside the script's loop matched too few calls to be timed there ({end.get('replays_timed')} timed "
+        f"in {end.get('calls')} calls); the timing bursts after them measured eager and replay in full"
+    )
+
+
 def run_info(ev: Evidence, worker: dict[str, Any], needed: int) -> RunInfo:
     end = ev.script_end or {}
     complete = bool(ev.plan_end and ev.plan_end.get("reason") in ("complete", "capture failed")) or (
         ev.target is None and end.get("status") == "ok"
-    )
+    ) or (in_loop_short_note(ev) is not None and end.get("status") == "ok")
     cause = _cause(ev, worker, needed, complete)
     if worker.get("interrupted") or worker.get("timed_out"):
         complete = False

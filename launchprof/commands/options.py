@@ -66,7 +66,7 @@ AnalyzeTargetOpt = Annotated[
         "--target",
         "-t",
         metavar="NAME",
-        help="The function to measure and capture: `step`, `model.forward`, `Net.forward` or `pkg.mod:fn`. "
+        help="The function to measure and capture: `step`, `model.forward`, `Net.forward`, `model` (an nn.Module: its calls) or `pkg.mod:fn`. "
         "Left out: a function marked @launchprof.target, else an eager-only profile of the whole script.",
         show_default=False,
     ),

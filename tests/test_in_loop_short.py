@@ -1,0 +1,48 @@
+"""A run whose replays inside the script's loop matched too few calls (worker/plan.py gives
+up on them after 6x the calls it needed) is still whole when the timing bursts after the
+loop timed eager and replay: a note says so, not "stopped early" (three H200 runs in
+tests/data/runs/ read "stopped early" above a full table of n=60 figures)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from launchprof.analysis import analyse
+from launchprof.analysis.load import stored_profile
+from launchprof.analysis.runinfo import IN_LOOP_SHORT, in_loop_short_note, run_info
+from launchprof.evidence import parse_events
+from launchprof.run import load_run
+
+RUNS = Path(__file__).parent / "data" / "runs"
+
+
+@pytest.mark.parametrize("name", ["bucketed_decode", "frozen_scalar", "data_dependent"])
+def test_recorded_runs_whose_loop_fell_short_are_whole(name: str) -> None:
+    run = load_run(RUNS / f"{name}.lprun")
+    end = next(e for e in run.events if e.get("type") == "plan-end")
+    assert end["reason"] == IN_LOOP_SHORT  # what the worker wrote
+    report = analyse(run, stored_profile(run.profile))
+    assert report.run.complete and report.run.cause is None
+    assert report.eager.step_us.n >= 20 and report.replay.step_us.n >= 20
+    said = [n for n in report.notes if "matched too few calls" in n]
+    assert said == [f"the replays inside the script's loop matched too few calls to be timed there ({end['replays_timed']} timed in {end['calls']} calls); the timing bursts after them measured eager and replay in full"]
+
+
+def _events(bursts: dict[str, int]) -> list[dict]:
+    events = [
+        {"type": "target", "name": "step"},
+        {"type": "plan-end", "reason": IN_LOOP_SHORT, "calls": 88, "replays_timed": 3},
+        {"type": "script-end", "status": "ok", "calls": 88},
+    ]
+    return events + [{"type": "timing", "kind": k, "mode": "burst", "burst": 0, "wall_us": [10.0] * n, "gpu_us": []} for k, n in bursts.items()]
+
+
+def test_without_the_bursts_the_short_loop_is_still_a_stop() -> None:
+    whole = parse_events(_events({"eager": 30, "replay": 30}))
+    assert in_loop_short_note(whole) is not None and run_info(whole, {}, 40).cause is None
+    for bursts in ({"eager": 30}, {"eager": 30, "replay": 5}):
+        ev = parse_events(_events(bursts))
+        info = run_info(ev, {}, 40)
+        assert in_loop_short_note(ev) is None and not info.complete and info.cause == IN_LOOP_SHORT, bursts

@@ -295,15 +295,33 @@ def test_compile_rounds_report_the_median_round_and_say_when_they_disagree() -> 
     assert (ro.details["round"], ro.details["rounds"]) == (3, 3)
     assert plain.step_us is not None and plain.step_us.median == 104.0 and plain.rounds_us == [100.0, 104.0, 110.0]
     line = ro.advice or ""
-    assert "reduce-overhead's 3 fresh compiles ran 80.0 µs to 130.0 µs per call (the median one is shown)" in line
-    assert "default's" not in line  # 110 / 100: within 15%
+    assert "compiled afresh, the step ran 80.0 µs to 130.0 µs (torch.compile) per call; the median compile is shown" in line
+    assert "(no graphs)" not in line  # 110 / 100: within 15%
     assert json.loads(report.to_json())["compile"]["rounds_us"] == [80.0, 130.0, 85.0]
     assert Report.from_dict(json.loads(report.to_json())).compile == ro
 
 
+def test_a_failed_first_round_is_the_result_and_an_even_count_shows_the_slower_middle() -> None:
+    """A first round that timed out is the mode's result even when warm rounds after it
+    ran (their compiles reused its caches); with two rounds, the slower one stands."""
+    timeout = {"mode": "reduce-overhead", "field": "compile", "round": 1, "status": "timeout", "error": "no steady compiled call", "compile_s": 300.0, "logs": [], "counters": {}}
+    later = [{"type": "timing", "kind": "compile@2", "mode": "burst", "burst": 0, "wall_us": [90.0] * 5, "gpu_us": []},
+             {"type": "compile", **_ok("reduce-overhead", 4, True, 0.1), "field": "compile@2", "round": 2}]
+    report = with_compile(reports.graphs_help(), parse_events([{"type": "compile", **timeout}, *later]), None)
+    assert report.compile is not None and report.compile.status == "timeout" and report.compile.rounds_us == []
+    assert "timed out" in (report.compile.advice or "")
+    two = []
+    for n, us in ((1, 80.0), (2, 120.0)):
+        kind = "compile" if n == 1 else "compile@2"
+        two += [{"type": "timing", "kind": kind, "mode": "burst", "burst": 0, "wall_us": [us] * 5, "gpu_us": []},
+                {"type": "compile", **_ok("reduce-overhead", 4, True, 3.0 / n), "field": kind, "round": n}]
+    ro = with_compile(reports.graphs_help(), parse_events(two), None).compile
+    assert ro is not None and ro.step_us.median == 120.0 and ro.details["round"] == 2 and ro.compile_s == 3.0
+
+
 def test_one_round_and_failed_rounds() -> None:
-    """One round (the default) adds nothing; a failed round is left out of the rounds and
-    counted, and a mode whose every round failed reports its first failure."""
+    """One round (the default) adds nothing; a failed later round is left out of the rounds
+    and counted, and a mode whose every round failed reports its first failure."""
     one = with_compile(reports.graphs_help(), parse_events(_events(_ok("reduce-overhead", 4, True, 2.0), _ok("default", 4, False, 1.0), [90.0] * 5, [95.0] * 5)), None)
     assert one.compile is not None and one.compile.rounds_us == [] and "fresh compiles" not in (one.compile.advice or "")
     failed = {"mode": "reduce-overhead", "field": "compile@2", "round": 2, "status": "timeout", "error": "no steady compiled call", "logs": [], "counters": {}}
@@ -321,9 +339,18 @@ def test_every_table_shows_the_fresh_compiles_range_only_with_rounds() -> None:
         return " ".join(renderer_for(fmt_name, RenderOptions()).render(report).split())  # the terminal wraps
 
     base = _compared()
-    assert base.compile is not None and "fresh compiles: range" not in rendered(base, "text")
+    assert base.compile is not None and "over compiles" not in rendered(base, "text")
     ro = dataclasses.replace(base.compile, rounds_us=[80.0, 130.0, 85.0], rounds_compile_s=[3.0, 4.0, 5.0])
     report = dataclasses.replace(base, compile=ro)
     for fmt_name in ("text", "md", "html"):
         out = rendered(report, fmt_name)
-        assert "fresh compiles: range" in out and "80.0 µs to 130.0 µs (3)" in out, fmt_name
+        assert "step time over compiles" in out and "80.0 µs to 130.0 µs (3)" in out, fmt_name
+    partly = dataclasses.replace(ro, rounds_us=[80.0, 130.0], details={**ro.details, "rounds": 3, "rounds_failed": 1})
+    assert "80.0 µs to 130.0 µs (2 of 3)" in rendered(dataclasses.replace(base, compile=partly), "text")
+
+
+def test_a_capped_compile_round_is_named_in_words() -> None:
+    from launchprof.analysis.timing import stopped_early_notes
+
+    ev = parse_events([{"type": "timing-end", "kind": "compile-no-cudagraphs@3", "samples": 12, "seconds": 5.0, "stopped_early": True, "why": ""}])
+    assert stopped_early_notes(ev) == ["torch.compile (no graphs), compile 3, timing stopped early after 12 samples in 5.0 s; its interval is wider"]

@@ -174,6 +174,36 @@ def test_compile_rounds_compile_each_mode_afresh_alternating(monkeypatch: pytest
     assert log == ["save", "restore"] * 4 and torch.equal(state, torch.zeros(4))
 
 
+def test_a_mode_that_failed_is_not_compiled_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--compile-rounds 3 with reduce-overhead timing out: each round may take
+    --compile-timeout, so that mode is given up after round 1 (a note says so) while the
+    default mode runs all three."""
+    from types import SimpleNamespace
+
+    from launchprof.worker import compile_compare, plan_bursts
+
+    class FakeState:
+        def __init__(self, run: Any, sets: list) -> None:
+            pass
+
+        def restore(self) -> None:
+            pass
+
+    def fake_measure(fn: Any, mode: str, sets: list, repeat: int, timeout_s: Any, events: Any, round_no: int = 1) -> Any:
+        status = "timeout" if mode == "reduce-overhead" else "ok"
+        return compile_compare.ModeResult(mode=mode, field=compile_compare.burst_kind(mode, round_no), round=round_no, status=status)
+
+    monkeypatch.setattr(plan_bursts, "UserState", FakeState)
+    monkeypatch.setattr(compile_compare, "measure_mode", fake_measure)
+    events = Events()
+    config = SimpleNamespace(compare=("compile",), repeat=5, compile_timeout=1.0, compile_rounds=3)
+    run = SimpleNamespace(fn=lambda x: x, config=config, events=events, captured=None, replay_sets=[], eager_sets=[((torch.ones(2),), {})])
+    compile_compare.compare_compile(run)
+    ran = [(e["mode"], e["round"], e["status"]) for e in events.items if e["type"] == "compile"]
+    assert ran == [("reduce-overhead", 1, "timeout"), ("default", 1, "ok"), ("default", 2, "ok"), ("default", 3, "ok")]
+    notes = [e["text"] for e in events.items if e["type"] == "note"]
+    assert notes == ["compile (reduce-overhead): round 1 timed out; its later rounds were not run"]
+
 
 @pytest.mark.parametrize("seconds", [float("inf"), 1e12])
 def test_a_limit_too_long_for_the_timer_is_no_limit_not_a_failure(seconds: float) -> None:

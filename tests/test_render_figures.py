@@ -73,8 +73,8 @@ def test_payback_counts_setup_when_known_and_says_what_it_counts() -> None:
 def test_gpu_idle_headline_and_table_agree() -> None:
     report = reports.recorded_reports()["decode_loop.report.json"]
     text = renderer_for("text", RenderOptions(width=100)).render(report)
-    assert "GPU idle 94.3% of the eager step" in text
-    assert "GPU idle (eager step)" in text and text.count("94.3%") == 2
+    assert "GPU idle 94.3% of the profiled eager step" in text
+    assert "GPU idle (eager, profiled)" in text and text.count("94.3%") == 2
     assert "94%" not in text.replace("94.3%", "")
 
 

@@ -101,7 +101,7 @@ def test_markdown_key_numbers_and_hazard_locations() -> None:
     rows = {c[0]: c[1] for c in map(_cells, text.splitlines()) if len(c) == 2}
     assert rows["Speedup (eager / replay)"] == "2.32× (95% interval 2.27–2.35×), ratio of medians"  # Speedup.method
     assert rows["Kernels per eager step"] == "212"
-    assert rows["GPU idle (eager step)"] == "61.9%"
+    assert rows["GPU idle (eager, profiled)"] == "61.9%"
     assert rows["Graph nodes"] == "214 (212 kernels as in eager + 2 memcpys)"
     assert rows["Capture / instantiate"] == "2.21 ms / 1.93 ms"  # one unit rule: 1934.5 µs is 1.93 ms
     assert rows["Replays to pay back instantiation"] == "1.9"

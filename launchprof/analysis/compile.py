@@ -217,40 +217,51 @@ def advice(
     payback = _payback(_median(eager.step_us) if eager else None, ro)
     if payback:
         parts.append(payback)
-    parts += [s for s in (_spread("reduce-overhead", ro), _spread("default", plain)) if s]
+    spread = _spread(ro, plain)
+    if spread:
+        parts.append(spread)
     return "; ".join(parts) if parts else None
 
 
-def _spread(name: str, result: CompileResult | None) -> str | None:
-    """Said only where fresh compiles disagreed by more than the noise of one (15%)."""
-    rounds = result.rounds_us if result is not None and result.ok else []
-    if len(rounds) < 2 or max(rounds) <= 1.15 * min(rounds):
+def _spread(ro: CompileResult | None, plain: CompileResult | None) -> str | None:
+    """Said only where a mode's compiles disagreed by more than the noise of one (15%),
+    in the table's names for the two columns."""
+    ranges = []
+    for result, column in ((ro, "torch.compile"), (plain, "no graphs")):
+        rounds = result.rounds_us if result is not None and result.ok else []
+        if len(rounds) >= 2 and max(rounds) > 1.15 * min(rounds):
+            ranges.append(f"{duration(min(rounds))} to {duration(max(rounds))} ({column})")
+    if not ranges:
         return None
-    return f"{name}'s {len(rounds)} fresh compiles ran {duration(min(rounds))} to {duration(max(rounds))} per call (the median one is shown)"
+    return f"compiled afresh, the step ran {' and '.join(ranges)} per call; the median compile is shown"
 
 
 def over_rounds(events: Sequence[dict[str, Any]], ev: Evidence, root: str | None = None) -> CompileResult:
-    """One mode over its fresh compiles (``--compile-rounds``): the round with the median
-    step time stands for the mode, the others' figures go in ``rounds_us`` and
-    ``rounds_compile_s``. Fresh compiles of one small step can run 1.7x apart (H200,
-    2026-12-02), so one round alone says which compile it got, not how compile does.
-    ``compile_s`` stays the first round's: later rounds reuse the process's compile caches
-    (H200: two_streams_ok's reduce-overhead took 1.9 s, then 0.10 and 0.10 s), and what a
-    user waits for is the first compile."""
+    """One mode over its compiles (``--compile-rounds``: dynamo reset each time, inductor's
+    kernel caches kept): the round with the median step time (the slower middle one for an
+    even count) stands for the mode; each ok round's figures go in ``rounds_us`` and
+    ``rounds_compile_s``. Compiled objects of one small step can run 1.7x apart (H200,
+    2026-12-02), so one round alone says which one it got, not how compile does.
+    ``compile_s`` is the first round's: later rounds reuse the process's caches (H200:
+    two_streams_ok's reduce-overhead took 1.9 s, then 0.10 and 0.10 s), and what a user
+    waits for is the first compile. A first round that failed or timed out is the mode's
+    result, whatever the warm rounds after it did."""
     results = [compile_result(e, ev, root) for e in events]
-    timed = [r for r in results if r.ok and _median(r.step_us) is not None]
-    if len(results) == 1 or not timed:
-        return results[0]
-    chosen = sorted(timed, key=lambda r: _median(r.step_us) or 0.0)[(len(timed) - 1) // 2]
-    details = dict(chosen.details, round=next(i for i, r in enumerate(results, 1) if r is chosen), rounds=len(results))
+    numbers = [int(e.get("round") or i) for i, e in enumerate(events, 1)]
+    timed = [(n, r) for n, r in zip(numbers, results) if r.ok and _median(r.step_us) is not None]
+    if len(results) == 1 or not results[0].ok or not timed:
+        first = results[0]
+        return first if len(results) == 1 else dataclasses.replace(first, details=dict(first.details, rounds=len(results)))
+    number, chosen = sorted(timed, key=lambda nr: _median(nr[1].step_us) or 0.0)[len(timed) // 2]
+    details = dict(chosen.details, round=number, rounds=len(results))
     if len(timed) < len(results):
         details["rounds_failed"] = len(results) - len(timed)
     return dataclasses.replace(
         chosen,
-        compile_s=timed[0].compile_s,
+        compile_s=results[0].compile_s,
         details=details,
-        rounds_us=[_median(r.step_us) or 0.0 for r in timed],
-        rounds_compile_s=[float(r.compile_s or 0.0) for r in timed],
+        rounds_us=[_median(r.step_us) or 0.0 for _, r in timed],
+        rounds_compile_s=[float(r.compile_s or 0.0) for _, r in timed],
     )
 
 

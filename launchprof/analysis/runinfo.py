@@ -52,9 +52,11 @@ def _cause(ev: Evidence, worker: dict[str, Any], needed: int, complete: bool) ->
 IN_LOOP_SHORT = "replay phase could not collect enough matching calls"
 
 
-def bursts_complete(ev: Evidence, needed: int = 20) -> bool:
-    """Eager and replay both timed in the bursts, with enough samples for the report."""
-    return all(len(ev.burst_wall_us.get(kind) or []) >= needed for kind in ("eager", "replay"))
+def bursts_complete(ev: Evidence) -> bool:
+    """Eager and replay both timed in the bursts to their end (``timing-end``, with samples;
+    a burst stopped by its time cap has its own note): the sample count follows --repeat."""
+    ended = {e.get("kind"): int(e.get("samples") or 0) for e in ev.timing_ends}
+    return all(ended.get(kind, 0) > 0 and ev.burst_wall_us.get(kind) for kind in ("eager", "replay"))
 
 
 def in_loop_short_note(ev: Evidence) -> str | None:
@@ -65,7 +67,7 @@ def in_loop_short_note(ev: Evidence) -> str | None:
         return None
     return (
         f"the replays inside the script's loop matched too few calls to be timed there ({end.get('replays_timed')} timed "
-        f"in {end.get('calls')} calls); the timing bursts after them measured eager and replay in full"
+        f"in {end.get('calls')} calls); the timing bursts after them measured eager and replay"
     )
 
 

@@ -102,6 +102,14 @@ def breakeven(setup: float | None, eager_us: float | None, replay_us: float | No
     return breakeven_replays(setup, eager_us, replay_us)
 
 
+def _kind_words(kind: str) -> str:
+    """A burst kind as a note says it: ``compile-no-cudagraphs@3`` is the third compile of
+    torch.compile without graphs (worker/compile_compare.py names the rounds)."""
+    name, _, round_no = kind.partition("@")
+    words = {"compile": "torch.compile", "compile-no-cudagraphs": "torch.compile (no graphs)"}.get(name, name)
+    return f"{words}, compile {round_no}," if round_no else words
+
+
 def stopped_early_notes(ev: Evidence) -> list[str]:
     """One note per kind of burst timing that hit its time cap before its sample count."""
     out = []
@@ -109,7 +117,7 @@ def stopped_early_notes(ev: Evidence) -> list[str]:
         if end.get("stopped_early"):
             why = f": {end['why']}" if end.get("why") else ""
             out.append(
-                f"{end.get('kind')} timing stopped early after {end.get('samples')} samples in "
+                f"{_kind_words(str(end.get('kind')))} timing stopped early after {end.get('samples')} samples in "
                 f"{end.get('seconds') or 0:.1f} s{why}; its interval is wider"
             )
     return out

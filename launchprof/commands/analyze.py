@@ -68,7 +68,7 @@ class AnalyzeOptions:
     nproc_per_node: int | None = None  # --nproc-per-node: N ranks under torch's launcher (launchprof.commands.analyze_ranks)
     compare: tuple[str, ...] = ()  # --compare compile
     compile_timeout: float = 300.0
-    compile_rounds: int = 1  # --compile-rounds: fresh compiles of each mode
+    compile_rounds: int = 1  # --compile-rounds: compiles of each mode (dynamo reset each time)
 
 
 def check_usage(options: AnalyzeOptions) -> list[Output]:

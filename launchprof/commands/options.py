@@ -100,13 +100,15 @@ CompileRoundsOpt = Annotated[
         min=1,
         max=10,
         metavar="N",
-        help="With --compare compile: compile each mode afresh N times and report the median one; "
-        "the advice says when they disagree (fresh compiles of a small step can run 1.7x apart).",
+        help="With --compare compile: compile each mode N times (dynamo reset each time, inductor's kernel "
+        "caches kept) and report the median one; the advice says when they disagree (compiled objects of "
+        "one small step ran 1.7x apart on an H200). Compile time is the first round's.",
     ),
 ]
 CompileTimeoutOpt = Annotated[
     float,
-    typer.Option("--compile-timeout", min=1.0, metavar="SECONDS", help="With --compare compile: give up on a torch.compile mode after this many seconds (reported as a timeout)."),
+    typer.Option("--compile-timeout", min=1.0, metavar="SECONDS", help="With --compare compile: give up on a torch.compile mode after this many seconds (reported as a timeout; "
+        "with --compile-rounds, in each round, and a mode that timed out is not compiled again)."),
 ]
 TimeoutOpt = Annotated[
     float | None,

@@ -80,15 +80,18 @@ def compile_table(report: Report) -> list[tuple[str, ...]] | None:
     keys = ("step", "kernels", "setup", "graphs", "breaks", "status")
     table = [(*row, _compile_cells(ro, key), _compile_cells(plain, key)) for row, key in zip(rows, keys)]
     if any(r is not None and len(r.rounds_us) > 1 for r in (ro, plain)):  # --compile-rounds
-        table.insert(1, ("fresh compiles: range", fmt.NA, fmt.NA, _rounds(ro), _rounds(plain)))
+        table.insert(1, ("step time over compiles", fmt.NA, fmt.NA, _rounds(ro), _rounds(plain)))
     return table
 
 
 def _rounds(result: CompileResult | None) -> str:
-    """The step's range over fresh compiles: the median one is in the row above."""
+    """The step's range over the mode's compiles (the median one is in the row above), with
+    how many were timed and, where some failed, of how many."""
     if result is None or len(result.rounds_us) < 2:
         return fmt.NA
-    return f"{fmt.duration(min(result.rounds_us))} to {fmt.duration(max(result.rounds_us))} ({len(result.rounds_us)})"
+    timed, rounds = len(result.rounds_us), int(result.details.get("rounds") or len(result.rounds_us))
+    count = f"{timed}" if timed == rounds else f"{timed} of {rounds}"
+    return f"{fmt.duration(min(result.rounds_us))} to {fmt.duration(max(result.rounds_us))} ({count})"
 
 
 def _where(f: CompileFinding) -> str:

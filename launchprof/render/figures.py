@@ -130,7 +130,7 @@ def basis_text(report: Any) -> str | None:
 
 def gpu_idle_text(report: Any) -> str | None:
     idle = report.eager and report.eager.gpu_idle_fraction
-    return None if idle is None else f"GPU idle {fmt.percent(idle)} of the eager step"
+    return None if idle is None else f"GPU idle {fmt.percent(idle)} of the profiled eager step"
 
 
 def nodes_text(report: Any) -> str:
@@ -257,7 +257,7 @@ def key_numbers(report: Any) -> list[tuple[str, str]]:
         ("Predicted speedup", fmt.speedup(p["median"], p["low"], p["high"]) if p else fmt.NA),
         ("Kernels per eager step", fmt.count(eager and eager.kernels_per_step)),
         ("Graph nodes", nodes_text(report)),
-        ("GPU idle (eager step)", fmt.percent(eager and eager.gpu_idle_fraction)),
+        ("GPU idle (eager, profiled)", fmt.percent(eager and eager.gpu_idle_fraction)),
         ("Launch gap (eager, profiled, median)", fmt.duration(eager and eager.launch_gap_us and eager.launch_gap_us.median)),
     ]
     if not _old_setup(replay):

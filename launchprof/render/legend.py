@@ -12,8 +12,8 @@ TERMS: tuple[tuple[str, str], ...] = (
      "it includes the idle gaps between kernels, unlike the GPU busy time, which sums the kernels alone."),
     ("launch gap", "idle GPU time between one kernel's end and the next one's start, usually the host launching "
      "the next kernel; CUDA graph replay removes most of it. Measured in the profiled eager calls, where tracing "
-     "slows every launch: larger than in the timed step (the gaps can add up to more than it), so compare it "
-     "between runs, not with the step time. The GPU idle share comes from the same calls."),
+     "slows every launch: larger than in the timed step (the gaps can add up to more than the timed step), so "
+     "compare it between runs, not with the step time. The GPU idle share comes from the same calls."),
     ("p10 / p90", "the 10th and 90th percentiles of the timed samples: one in ten calls was faster than p10, one in "
      "ten slower than p90. The spread between them shows how noisy a figure is."),
     ("payback", "how many replays it takes for the time saved per step to repay the one-off cost of setting the "

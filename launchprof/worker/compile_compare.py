@@ -235,8 +235,10 @@ def measure_mode(
 def compare_compile(run: TargetRun) -> None:
     """Both modes on the bursts' argument sets, the user's state put back after each;
     nothing unless ``--compare compile`` asked for it. With ``--compile-rounds N`` each mode
-    is compiled afresh N times, the modes alternating: fresh compiles of one small step can
-    run 1.7x apart (H200, 2026-12-02), and one compile would report whichever it got."""
+    is compiled N times (dynamo reset each time; inductor's kernel caches kept), the modes
+    alternating: compiled objects of one small step can run 1.7x apart (H200, 2026-12-02),
+    and one compile would report whichever it got. ``--compile-timeout`` holds for each mode
+    in each round; a mode that failed or timed out is not compiled again."""
     from launchprof.worker.plan_bursts import UserState, silenced
 
     if "compile" not in run.config.compare:
@@ -248,23 +250,28 @@ def compare_compile(run: TargetRun) -> None:
     if not sets:
         run.events.write("note", text="compile comparison skipped: no recorded calls to run it on")
         return
-    for round_no in range(1, max(1, run.config.compile_rounds) + 1):
-        for mode in MODES:
+    rounds, given_up = max(1, run.config.compile_rounds), set()
+    for round_no in range(1, rounds + 1):
+        for mode in (m for m in MODES if m not in given_up):
             try:
                 state = UserState(run, sets)
             except Exception as exc:
                 run.events.write("note", text=f"compile comparison skipped: the user's state could not be saved ({type(exc).__name__}: {exc})")
                 return
             try:
-                _one_mode(run, mode, sets, silenced, round_no)
+                status = _one_mode(run, mode, sets, silenced, round_no)
             finally:
                 restored = _restore(run, state)
             if not restored:
                 return
+            if status != "ok" and round_no < rounds:  # each round may take --compile-timeout: not again
+                given_up.add(mode)
+                run.events.write("note", text=f"compile ({mode}): round {round_no} {'timed out' if status == 'timeout' else 'failed'}; its later rounds were not run")
 
 
-def _one_mode(run: TargetRun, mode: str, sets: list[tuple[tuple, dict]], silenced: Callable[[], Any], round_no: int = 1) -> None:
-    """One mode measured and its ``compile`` event written; launchprof's own failures included."""
+def _one_mode(run: TargetRun, mode: str, sets: list[tuple[tuple, dict]], silenced: Callable[[], Any], round_no: int = 1) -> str:
+    """One mode measured and its ``compile`` event written; launchprof's own failures
+    included. Returns the result's status."""
     try:
         with silenced():
             result = measure_mode(run.fn, mode, sets, run.config.repeat, run.config.compile_timeout, run.events, round_no)
@@ -273,6 +280,7 @@ def _one_mode(run: TargetRun, mode: str, sets: list[tuple[tuple, dict]], silence
     with contextlib.suppress(Exception):
         torch._dynamo.reset()  # the script goes on with no compiled code of ours
     run.events.write("compile", **asdict(result))  # before the restore, which may fail
+    return result.status
 
 
 def _restore(run: TargetRun, state: Any) -> bool:

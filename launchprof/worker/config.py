@@ -29,7 +29,7 @@ class WorkerConfig:
     ranks: int = 0  # --nproc-per-node: each rank writes its own files (launchprof.ranks.worker_side)
     compare: tuple[str, ...] = ()  # --compare: "compile" also measures torch.compile
     compile_timeout: float = 300.0  # --compile-timeout, seconds per torch.compile mode
-    compile_rounds: int = 1  # --compile-rounds: fresh compiles of each mode
+    compile_rounds: int = 1  # --compile-rounds: compiles of each mode (dynamo reset each time)
 
     def to_file(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self)), encoding="utf-8")

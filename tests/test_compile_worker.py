@@ -89,13 +89,12 @@ def test_compile_time_counters_and_graph_break_records(capsys: pytest.CaptureFix
     assert "Graph break" not in capsys.readouterr().err  # torch's warnings stayed out of the terminal
 
 
-def test_compare_compile_runs_both_modes_and_puts_the_state_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The plan's entry point on CPU: both modes in order, one ``compile`` event each, the
-    user's state saved before and restored after each mode (a stand-in for UserState, whose
-    real one synchronises CUDA), nothing at all without ``--compare compile``."""
+def _mutating_run(monkeypatch: pytest.MonkeyPatch, compare: tuple[str, ...], rounds: int) -> tuple[torch.Tensor, Any, Events, list[str]]:
+    """(state, run, events, log): a run whose step mutates the user's state, with a
+    stand-in for UserState (the real one synchronises CUDA) that logs saves and restores."""
     from types import SimpleNamespace
 
-    from launchprof.worker import compile_compare, plan_bursts
+    from launchprof.worker import plan_bursts
 
     state = torch.zeros(4)
     log: list[str] = []
@@ -115,11 +114,21 @@ def test_compare_compile_runs_both_modes_and_puts_the_state_back(monkeypatch: py
 
     monkeypatch.setattr(plan_bursts, "UserState", FakeState)
     events = Events()
-    config = SimpleNamespace(compare=(), repeat=5, compile_timeout=300.0, compile_rounds=1)
+    config = SimpleNamespace(compare=compare, repeat=5, compile_timeout=300.0, compile_rounds=rounds)
     run = SimpleNamespace(fn=step, config=config, events=events, captured=None, replay_sets=[], eager_sets=[((state, torch.ones(4)), {})])
+    return state, run, events, log
+
+
+def test_compare_compile_runs_both_modes_and_puts_the_state_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan's entry point on CPU: both modes in order, one ``compile`` event each, the
+    user's state saved before and restored after each mode, nothing at all without
+    ``--compare compile``."""
+    from launchprof.worker import compile_compare
+
+    state, run, events, log = _mutating_run(monkeypatch, (), 1)
     compile_compare.compare_compile(run)
     assert events.items == [] and log == []  # not asked for
-    config.compare = ("compile",)
+    run.config.compare = ("compile",)
     compile_compare.compare_compile(run)
     results = [e for e in events.items if e["type"] == "compile"]
     assert [(r["mode"], r["field"], r["status"]) for r in results] == [("reduce-overhead", "compile", "ok"), ("default", "compile-no-cudagraphs", "ok")]
@@ -129,41 +138,20 @@ def test_compare_compile_runs_both_modes_and_puts_the_state_back(monkeypatch: py
 
 
 def test_compile_rounds_compile_each_mode_afresh_alternating(monkeypatch: pytest.MonkeyPatch) -> None:
-    """--compile-rounds 2: each mode compiled afresh twice, the modes alternating, every
-    round's event naming its own burst kind (so the analysis keeps rounds apart), the state
-    saved and restored around each one."""
-    from types import SimpleNamespace
+    """--compile-rounds 2: each mode compiled twice, the modes alternating, every round's
+    event naming its own burst kind (so the analysis keeps rounds apart), the state saved
+    and restored around each one."""
+    from launchprof.worker import compile_compare
 
-    from launchprof.worker import compile_compare, plan_bursts
-
-    state = torch.zeros(4)
-    log: list[str] = []
     compiled: list[str] = []
-
-    class FakeState:
-        def __init__(self, run: Any, sets: list) -> None:
-            self.saved = state.clone()
-            log.append("save")
-
-        def restore(self) -> None:
-            state.copy_(self.saved)
-            log.append("restore")
-
     real_compile = torch.compile
 
     def counting_compile(fn: Any, mode: str | None = None, **kw: Any) -> Any:
         compiled.append(str(mode))
         return real_compile(fn, mode=mode, **kw)
 
-    def step(s: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        s.add_(x)
-        return s * 2
-
-    monkeypatch.setattr(plan_bursts, "UserState", FakeState)
+    state, run, events, log = _mutating_run(monkeypatch, ("compile",), 2)
     monkeypatch.setattr(torch, "compile", counting_compile)
-    events = Events()
-    config = SimpleNamespace(compare=("compile",), repeat=5, compile_timeout=300.0, compile_rounds=2)
-    run = SimpleNamespace(fn=step, config=config, events=events, captured=None, replay_sets=[], eager_sets=[((state, torch.ones(4)), {})])
     compile_compare.compare_compile(run)
     results = [(e["mode"], e["field"], e["round"], e["status"]) for e in events.items if e["type"] == "compile"]
     assert results == [

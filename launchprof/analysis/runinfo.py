@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from launchprof.analysis.timing import uses_bursts
 from launchprof.evidence import Evidence
 from launchprof.session import RunInfo
 
@@ -53,10 +54,11 @@ IN_LOOP_SHORT = "replay phase could not collect enough matching calls"
 
 
 def bursts_complete(ev: Evidence) -> bool:
-    """Eager and replay both timed in the bursts to their end (``timing-end``, with samples;
-    a burst stopped by its time cap has its own note): the sample count follows --repeat."""
+    """The report's steps come from the bursts (:func:`uses_bursts`), and both kinds ran to
+    their end (``timing-end`` with samples; a burst stopped by its time cap has its own
+    note): the sample count follows --repeat."""
     ended = {e.get("kind"): int(e.get("samples") or 0) for e in ev.timing_ends}
-    return all(ended.get(kind, 0) > 0 and ev.burst_wall_us.get(kind) for kind in ("eager", "replay"))
+    return uses_bursts(ev) and ended.get("eager", 0) > 0 and ended.get("replay", 0) > 0
 
 
 def in_loop_short_note(ev: Evidence) -> str | None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import statistics
 from collections.abc import Callable
 from typing import Any
 
@@ -49,10 +48,10 @@ def _frames_compiled() -> int:
 def measure(fn: Callable[..., Any], sets: list[tuple[tuple, dict]], reset_state: Callable[[], None], rounds: int = 3) -> dict[str, Any]:
     """Each mode compiled afresh ``rounds`` times, the modes in turn. ``rounds_us`` holds each
     round's median whose timed calls compiled nothing (dynamo's frame counter unchanged, the
-    rule launchprof's own figure is held to), ``compiled_rounds_us`` the others; ``step_us``
-    is the median of ``rounds_us``. Fresh compiles of one step need not time alike: on the
-    H200 (2026-12-02) two of the frozen step's default mode read 102.4 and 246.4 µs in one
-    process."""
+    rule launchprof's own figure is held to), ``compiled_rounds_us`` the others: shown beside
+    a failure, never judged against (fresh compiles of one step need not time alike: on the
+    H200, 2026-12-02, two of the frozen step's default mode read 102.4 and 246.4 µs in one
+    process)."""
     # Under launchprof the script's `RAW = step` line runs after the hook has rebound `step`
     # to its stand-in (functools.wraps of a TargetRun): compile the function itself, as the
     # worker does, not launchprof's wrapper around it.
@@ -73,8 +72,6 @@ def measure(fn: Callable[..., Any], sets: list[tuple[tuple, dict]], reset_state:
                 found["kernels"] = kernels(calls[0])
             reset_state()
     torch._dynamo.reset()
-    for found in out.values():
-        found["step_us"] = statistics.median(found["rounds_us"]) if found["rounds_us"] else None
     return out
 
 

@@ -27,12 +27,9 @@ def median_us(*calls: Callable[[], Any], n: int = 60, before: Callable[[], Any] 
     return statistics.median(samples)
 
 
-def host_op_us(n: int = 2000, reps: int = 5) -> float:
-    """µs per ``x.add_(1.0)`` back to back (one synchronize per ``n``), median of ``reps``:
-    the host's speed in this process, for comparing processes whose host speed differs."""
-    x = torch.zeros(1, device="cuda")
-    for _ in range(200):
-        x.add_(1.0)
+def _loops_us(x: torch.Tensor, n: int, reps: int) -> list[float]:
+    """µs per ``x.add_(1.0)`` in each of ``reps`` loops of ``n`` back to back (one
+    synchronize per loop)."""
     per_op = []
     for _ in range(reps):
         torch.cuda.synchronize()
@@ -41,7 +38,16 @@ def host_op_us(n: int = 2000, reps: int = 5) -> float:
             x.add_(1.0)
         torch.cuda.synchronize()
         per_op.append((time.perf_counter() - t0) * 1e6 / n)
-    return statistics.median(per_op)
+    return per_op
+
+
+def host_op_us(n: int = 2000, reps: int = 5) -> float:
+    """µs per ``x.add_(1.0)`` back to back (one synchronize per ``n``), median of ``reps``:
+    the host's speed in this process, for comparing processes whose host speed differs."""
+    x = torch.zeros(1, device="cuda")
+    for _ in range(200):
+        x.add_(1.0)
+    return statistics.median(_loops_us(x, n, reps))
 
 
 def steady_host_op_us(warm_s: float = 0.3, reps: int = 9) -> float:
@@ -53,15 +59,5 @@ def steady_host_op_us(warm_s: float = 0.3, reps: int = 9) -> float:
     torch.cuda.synchronize()
     t_end = time.perf_counter() + warm_s
     while time.perf_counter() < t_end:
-        for _ in range(200):
-            x.add_(1.0)
-        torch.cuda.synchronize()
-    per_op = []
-    for _ in range(reps):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(2000):
-            x.add_(1.0)
-        torch.cuda.synchronize()
-        per_op.append((time.perf_counter() - t0) * 1e6 / 2000)
-    return min(per_op)
+        _loops_us(x, 200, 1)
+    return min(_loops_us(x, 2000, reps))

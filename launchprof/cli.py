@@ -89,8 +89,10 @@ def error_line(message: str) -> None:
     from rich.console import Console
     from rich.markup import escape
 
+    from launchprof.outputs import terminal_width
+
     # The message is text, not markup: "[tool.launchprof]" or "ignore[kind]" must survive.
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]launchprof: error:[/] {escape(message)}")
+    Console(stderr=True, highlight=False, soft_wrap=True, width=terminal_width()).print(f"[bold red]launchprof: error:[/] {escape(message)}")
 
 
 # errno values of an output that cannot take the bytes: full disk or quota, too large, I/O error.

@@ -5,20 +5,29 @@ Files are written here and nowhere else (``commands/emit.py`` writes the streams
 - a regular file is replaced atomically (temporary file beside it, then rename), so a
   reader never sees half a report;
 - a symlink is written *through*: its target is replaced, the link stays;
-- anything else (a FIFO, a character device, a pty, ``/dev/stdout``) is opened and
-  written directly: renaming over it would replace the node and its reader gets nothing.
+- anything else (a FIFO, a character device, a pty) is opened and written directly:
+  renaming over it would replace the node and its reader gets nothing;
+- a path that is standard output (``/dev/stdout``, ``/dev/fd/1``) is ``-o -``: written
+  through the stream, never opened a second time behind it.
 
-Streams that cannot encode UTF-8 get the same report in ASCII (:func:`for_stream`).
+What is never written: one of the command's inputs, an existing Python file, a file
+without its owner's write permission, the same file twice (:func:`plan_outputs`).
+
+Streams that cannot encode UTF-8, or whose locale is not UTF-8, get the same report in
+ASCII (:func:`for_stream`, :func:`stream_is_utf8`).
 """
 
 from __future__ import annotations
 
 import codecs
+import errno
 import io
 import json
 import os
 import stat
+import sys
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,17 +79,36 @@ def known_format(path: Path) -> str | None:
 
 
 def is_stdout(path: Path | str) -> bool:
-    """``-o -``: the usual name for standard output, never a file named "-"."""
-    return str(path) == "-"
+    """``-o -``, or a path that is standard output itself (``/dev/stdout``, ``/dev/fd/1``, the
+    file the shell redirected fd 1 to): opened a second time it would be written behind the
+    stream's back, beside the text report, and a reader that leaves early would be an error."""
+    if str(path) == "-":
+        return True
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(1))
+    except (OSError, ValueError):
+        return False
 
 
-def plan_outputs(formats: list[str], paths: list[Path], allowed: tuple[str, ...] = FORMATS) -> list[Output]:
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file: by device and inode when both exist (so a symlink, a
+    hard link or another spelling counts), else by their resolved paths."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def plan_outputs(
+    formats: list[str], paths: list[Path], allowed: tuple[str, ...] = FORMATS, inputs: Sequence[Path] = ()
+) -> list[Output]:
     """Pair the i-th ``-f`` with the i-th ``-o``; a path without ``-f`` has its format guessed.
 
     A ``-f`` that contradicts its path's extension (``-f md -o report.json``) is refused
     rather than writing Markdown into a .json file. Formats beyond the last path, and a
-    path ``-``, go to standard output (at most one may). Checked up front so that a typo fails in a
-    second, not after a long measurement.
+    path that is standard output, go there (at most one may). A path that is one of the
+    command's ``inputs`` (the run file, the script), or named twice, is refused. Checked up
+    front so that a typo fails in a second, not after a long measurement.
     """
     formats = [ALIASES.get(fmt, fmt) for fmt in formats]
     for fmt in formats:
@@ -90,20 +118,11 @@ def plan_outputs(formats: list[str], paths: list[Path], allowed: tuple[str, ...]
     for i, path in enumerate(paths):
         if is_stdout(path):
             if i >= len(formats):
-                raise UsageError("-o - (standard output) needs its format: give it a -f (the i-th -f pairs with the i-th -o)")
+                raise UsageError(f"-o {path} (standard output) needs its format: give it a -f (the i-th -f pairs with the i-th -o)")
             outputs.append(Output(formats[i], None))
             continue
-        refuse_folder(path)  # before its format is guessed: a folder has no extension to guess from
-        fmt = formats[i] if i < len(formats) else guess_format(path)
-        named = known_format(path)
-        # `-f json -o x.sarif.json` is a JSON report in a file named like SARIF's JSON: allowed.
-        # `-f json -o x.sarif` would feed a non-SARIF file to code scanning: refused.
-        json_named_sarif = named == "sarif" and fmt == "json" and path.name.lower().endswith(".sarif.json")
-        if named is not None and fmt != named and not json_named_sarif:
-            raise UsageError(f"-f {fmt} does not match -o {path} (a {named} file): give -f {named}, or drop -f to infer each file's format")
-        if fmt not in allowed:
-            raise UsageError(f"format {fmt!r} (from {path}) is not available here: choose from {', '.join(allowed)}")
-        check_writable(path)
+        fmt = file_format(path, formats[i] if i < len(formats) else None, allowed)
+        refuse_overwriting(path, inputs, [o.path for o in outputs if o.path is not None])
         outputs.append(Output(fmt, path))
     extra = formats[len(paths) :]
     to_stdout = len(extra) + sum(1 for o in outputs if o.path is None)
@@ -113,18 +132,61 @@ def plan_outputs(formats: list[str], paths: list[Path], allowed: tuple[str, ...]
     return outputs
 
 
+def file_format(path: Path, given: str | None, allowed: tuple[str, ...]) -> str:
+    """The format of the file output ``path``: ``given`` (its ``-f``) or its extension's."""
+    refuse_folder(path)  # before its format is guessed: a folder has no extension to guess from
+    fmt = given or guess_format(path)
+    named = known_format(path)
+    # `-f json -o x.sarif.json` is a JSON report in a file named like SARIF's JSON: allowed.
+    # `-f json -o x.sarif` would feed a non-SARIF file to code scanning: refused.
+    json_named_sarif = named == "sarif" and fmt == "json" and path.name.lower().endswith(".sarif.json")
+    if named is not None and fmt != named and not json_named_sarif:
+        raise UsageError(f"-f {fmt} does not match -o {path} (a {named} file): give -f {named}, or drop -f to infer each file's format")
+    if fmt not in allowed:
+        raise UsageError(f"format {fmt!r} (from {path}) is not available here: choose from {', '.join(allowed)}")
+    return fmt
+
+
+def refuse_overwriting(path: Path, inputs: Sequence[Path], earlier: Sequence[Path], flag: str = "-o") -> None:
+    """Refuse, with one line, an output that would destroy a file the user needs: one of the
+    command's ``inputs`` (a run file holds a GPU run that cannot be redone on this machine),
+    or one already written by an ``earlier`` output; then prove it writable."""
+    for inp in inputs:
+        if same_file(path, inp):
+            raise UsageError(f"{flag} {path} is the input {inp}: launchprof never writes over its input; choose another output file")
+    for other in earlier:
+        if same_file(path, other):
+            raise UsageError(f"{flag} {path} names the same file as -o {other}: give each output its own file")
+    check_writable(path)
+
+
 def check_writable(path: Path) -> None:
-    """Fail now, with one line, if ``path`` cannot be written later."""
+    """Fail now, with one line, if ``path`` cannot or must not be written later."""
     refuse_folder(path)
     if os.path.exists(path) and not _is_regular(path):  # False, not a crash, in a folder we may not look into
         if not os.access(path, os.W_OK):
             raise UsageError(f"output path {path} is not writable")
         return  # a FIFO, pty or device is written in place: its folder need not be writable
+    if _is_regular(path):
+        refuse_replacing(path)
     path = Path(os.path.realpath(path))  # a symlink is written through, beside its target
     parent = path.parent if str(path.parent) else Path(".")
     if not os.path.isdir(parent):
         raise UsageError(f"output folder {parent} does not exist")
     probe_folder(parent, path)
+
+
+def refuse_replacing(path: Path) -> None:
+    """An existing file that no report replaces: Python source (``-o script.py`` was a typo
+    for ``script.json``, and the code would be gone), and a file whose owner may not write
+    it. The mode bits decide, not ``os.access``: root may write anything, and the atomic
+    rename would replace a read-only file that the shell's ``>`` refuses."""
+    real = Path(os.path.realpath(path))  # a symlink is written through: its target is what goes
+    if ".py" in (path.suffix.lower(), real.suffix.lower()):
+        raise UsageError(f"output path {path} is an existing Python file: launchprof never writes a report over code; choose another file")
+    mode = os.stat(path).st_mode
+    if not mode & stat.S_IWUSR:
+        raise UsageError(f"output path {path} is not writable (read-only, mode {stat.S_IMODE(mode):04o}): chmod u+w it or choose another file")
 
 
 def refuse_folder(path: Path) -> None:
@@ -161,15 +223,15 @@ def write_output(path: Path, data: str | bytes) -> None:
         mode = os.stat(path).st_mode  # follows symlinks
     except FileNotFoundError:
         mode = None
+    if mode is not None and stat.S_ISREG(mode) and not mode & stat.S_IWUSR:
+        raise PermissionError(errno.EACCES, "Permission denied (a read-only file)", str(path))  # see refuse_replacing
     if mode is not None and not stat.S_ISREG(mode):
         if stat.S_ISDIR(mode):
             raise IsADirectoryError(21, "Is a directory", str(path))
-        with open(path, "wb") as fh:  # FIFO, pty, character device, /dev/stdout
+        with open(path, "wb") as fh:  # FIFO, pty, character device
             fh.write(data if isinstance(data, bytes) else data.encode("utf-8"))
         return
     _replace_regular(Path(os.path.realpath(path)), data, None if mode is None else stat.S_IMODE(mode))
-
-
 
 
 def _replace_regular(path: Path, data: str | bytes, keep_mode: int | None) -> None:
@@ -193,12 +255,78 @@ def _replace_regular(path: Path, data: str | bytes, keep_mode: int | None) -> No
 
 
 def stream_is_utf8(stream: object) -> bool:
-    """Whether ``stream`` can take any Unicode text (its encoding is a UTF codec)."""
+    """Whether ``stream`` can take any Unicode text and the terminal show it: its encoding is
+    a UTF codec, and the user's locale does not say otherwise (:func:`locale_is_utf8`)."""
     encoding = getattr(stream, "encoding", None) or "utf-8"
     try:
-        return codecs.lookup(encoding).name.startswith("utf")
+        utf = codecs.lookup(encoding).name.startswith("utf")
     except LookupError:
         return False
+    return utf and locale_is_utf8() is not False
+
+
+# What Python sets LC_CTYPE to when it coerces a C locale (PEP 538); the stream then says UTF-8.
+_COERCED = frozenset({"C.UTF-8", "C.utf8", "UTF-8"})
+
+
+def locale_is_utf8() -> bool | None:
+    """What the user's locale says the terminal shows: False for ``C``, ``POSIX`` or a named
+    encoding that is not UTF-8, True for UTF-8, None when it says nothing (no variable set,
+    or no encoding named). The first set of ``LC_ALL``, ``LC_CTYPE``, ``LANG`` decides, as in
+    setlocale. Python coerces a C locale to UTF-8 for its own streams (PEP 538/540), so
+    under ``LANG=C`` the stream's encoding says UTF-8 while the terminal shows ASCII: the
+    variables are read as the user set them (:func:`_user_environ`)."""
+    environ = _user_environ()
+    for name in ("LC_ALL", "LC_CTYPE", "LANG"):
+        value = environ.get(name)
+        if not value:
+            continue
+        if value in ("C", "POSIX"):
+            return False
+        encoding = value.partition(".")[2].partition("@")[0]
+        if not encoding:
+            return None
+        return encoding.lower().replace("-", "").replace("_", "") == "utf8"
+    return None
+
+
+def _user_environ() -> Mapping[str, str]:
+    """The environment as the user set it. Coercing a C locale, Python rewrote ``LC_CTYPE``
+    (to ``C.UTF-8``); the process's initial environment, which Linux keeps in
+    /proc/self/environ, still has the user's value (elsewhere it is taken as unset)."""
+    if not _coerced(os.environ.get("LC_CTYPE", "")):
+        return os.environ
+    try:
+        raw = Path("/proc/self/environ").read_bytes()
+    except OSError:
+        return {k: v for k, v in os.environ.items() if k != "LC_CTYPE"}
+    pairs = (item.partition(b"=") for item in raw.split(b"\0") if item)
+    return {k.decode(errors="replace"): v.decode(errors="replace") for k, _, v in pairs}
+
+
+def _coerced(lc_ctype: str) -> bool:
+    """Whether Python set ``LC_CTYPE`` itself: it did when it started in a C locale, which
+    also turned on UTF-8 mode without the user asking for it (PYTHONUTF8, -X utf8)."""
+    asked = os.environ.get("PYTHONUTF8") or "utf8" in getattr(sys, "_xoptions", {})
+    return lc_ctype in _COERCED and bool(sys.flags.utf8_mode) and not asked
+
+
+# Below this many columns nothing of a report fits; a COLUMNS that says so is a mistake.
+NARROWEST_COLUMNS = 20
+FALLBACK_COLUMNS = 80
+
+
+def terminal_width() -> int | None:
+    """The width for a rich console: None lets rich read ``COLUMNS`` or the terminal, unless
+    ``COLUMNS`` is under :data:`NARROWEST_COLUMNS` or not a number: rich would then print
+    nothing (``COLUMNS=0``) or a letter a line, so the report is laid out 80 wide."""
+    columns = os.environ.get("COLUMNS")
+    if not columns:
+        return None
+    try:
+        return None if int(columns) >= NARROWEST_COLUMNS else FALLBACK_COLUMNS
+    except ValueError:
+        return FALLBACK_COLUMNS
 
 
 def for_stream(fmt: str, text: str, utf8: bool) -> str:

@@ -29,7 +29,7 @@ from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, Int
 from launchprof.evidence import Evidence, parse_events
 from launchprof.failon import check_choice, fail_reason
 from launchprof.models import RUN_FORMAT_VERSION, RunHeader, WorkerOutcome
-from launchprof.outputs import Output, check_writable, plan_outputs
+from launchprof.outputs import Output, plan_outputs, refuse_overwriting, terminal_width
 from launchprof.progress import AnalyzeProgress
 from launchprof.project import find_project_root, relative_to_root
 from launchprof.render import RenderOptions
@@ -81,14 +81,15 @@ def check_usage(options: AnalyzeOptions) -> list[Output]:
     check_choice(options.fail_on)
     bucket_options(options)
     check_compare(options.compare, options.compile_rounds)
-    outputs = plan_outputs(list(options.formats), list(options.outputs))  # each -o proved writable
+    inputs = [options.script, *filter(None, [options.profile])]
+    outputs = plan_outputs(list(options.formats), list(options.outputs), inputs=inputs)  # each -o proved writable
     for flag, path in (("--save-trace", options.save_trace), ("--run-out", options.run_out)):
         if path is not None and not os.path.isdir(path.parent):
             raise UsageError(f"folder for {flag} does not exist: {path.parent}")
     if options.run_out is not None:
         if os.path.isdir(options.run_out):
             raise UsageError(f"--run-out {options.run_out} is a folder; give a file path (NAME.lprun)")
-        check_writable(options.run_out)
+        refuse_overwriting(options.run_out, inputs, [o.path for o in outputs if o.path is not None], flag="--run-out")
     if options.save_trace is not None:
         check_destination(options.save_trace)
         check_output_creatable(options.save_trace)
@@ -163,11 +164,13 @@ def save_run(
     try:
         write_run(header, result.events, traces, path, profile=profile)
     except OSError as exc:
-        # The GPU run is done: never lose it to an unwritable folder (or `-o /dev/stdout`,
-        # whose neighbour `/dev/stdout.lprun` cannot exist). Keep it in the temp folder.
+        # The GPU run is done: never lose it to an unwritable folder (or `-o /dev/stderr`,
+        # whose neighbour `/dev/stderr.lprun` cannot exist). Keep it in the temp folder.
         fallback = Path(tempfile.mkdtemp(prefix="launchprof-run-")) / path.name
         write_run(header, result.events, traces, fallback, profile=profile)
-        Console(stderr=True).print(f"[yellow]launchprof: warning: cannot write the run file {path} ({exc.strerror or exc}); kept it at {fallback}[/]")
+        Console(stderr=True, width=terminal_width()).print(
+            f"[yellow]launchprof: warning: cannot write the run file {path} ({exc.strerror or exc}); kept it at {fallback}[/]", soft_wrap=True
+        )
         return fallback
     if in_kept_runs(list(options.outputs), options.run_out):
         prune(path.parent)
@@ -250,7 +253,7 @@ def check_environment(result: WorkerResult, evidence: Evidence) -> None:
 
 
 def run(options: AnalyzeOptions) -> int:
-    console = Console(stderr=True)
+    console = Console(stderr=True, width=terminal_width())
     outputs = check_usage(options)
     if options.nproc_per_node:
         check_rank_gpus(options.nproc_per_node)
@@ -281,11 +284,11 @@ def run(options: AnalyzeOptions) -> int:
     loaded = load_run(run_path)
     if options.save_trace is not None:
         for saved in export_traces(loaded, options.save_trace):
-            console.print(f"[dim]trace saved: {saved}[/]")
+            console.print(f"[dim]trace saved: {saved}[/]", soft_wrap=True)
     report = analyse(loaded, profile)
     render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile else None, explain=options.explain, snippet=options.snippet)
     emit(report, outputs, render, github=options.github)
-    console.print(f"[dim]run saved: {run_path}[/]")
+    console.print(f"[dim]run saved: {run_path}[/]", soft_wrap=True)
     return exit_code(report, evidence, result, options, console)
 
 
@@ -297,7 +300,7 @@ def exit_code(report: Any, evidence: Evidence, result: WorkerResult, options: An
     worker = {"timed_out": result.timed_out}
     if report.run is not None and report.run.cause is not None and script_failed(evidence, worker):
         if result.log_path and result.log_path.exists():
-            console.print(f"[dim]script output: {result.log_path}[/]")
+            console.print(f"[dim]script output: {result.log_path}[/]", soft_wrap=True)
         console.print(f"[bold red]launchprof: the script failed:[/] {report.run.cause}")
         return int(ExitCode.INTERRUPTED if result.interrupted else ExitCode.SCRIPT)
     if result.interrupted:

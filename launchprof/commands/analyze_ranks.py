@@ -29,7 +29,7 @@ from launchprof.commands.emit import emit
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
 from launchprof.evidence import Evidence, parse_events
 from launchprof.failon import fail_reason
-from launchprof.outputs import Output, write_output
+from launchprof.outputs import Output, terminal_width, write_output
 from launchprof.progress import AnalyzeProgress
 from launchprof.project import find_project_root
 from launchprof.ranks.paths import rank_path
@@ -106,13 +106,14 @@ def write_rank_reports(inputs: list[RankInput], outputs: list[Output], render: R
             try:
                 write_output(path, renderer_for(out.format, render).render(inp.report))
             except (OSError, UsageError) as exc:
-                console.print(f"[yellow]launchprof: warning: rank {inp.rank}'s report not written to {path}: {getattr(exc, 'strerror', None) or exc}[/]")
+                why = getattr(exc, "strerror", None) or exc
+                console.print(f"[yellow]launchprof: warning: rank {inp.rank}'s report not written to {path}: {why}[/]", soft_wrap=True)
 
 
 def run_ranks_analysis(options: Any, outputs: list[Output], module: str = WORKER) -> int:
     """The whole multi-rank analyze, after the usage checks (exit 2) have passed. ``module`` is
     what each rank runs: launchprof's worker (the CLI never changes it; tests wrap it)."""
-    console = Console(stderr=True)
+    console = Console(stderr=True, width=terminal_width())
     root = find_project_root(options.script, options.project_root)
     result, rundir = measure_ranks(options, console, any(o.path is None and o.format != "text" for o in outputs), module)
     check_launched(result, rundir)
@@ -131,7 +132,7 @@ def run_ranks_analysis(options: Any, outputs: list[Output], module: str = WORKER
     write_rank_reports(inputs, outputs, render, console)
     emit(report, outputs, render, github=options.github)
     for inp in inputs:
-        console.print(f"[dim]rank {inp.rank} run saved: {inp.run_file}[/]")
+        console.print(f"[dim]rank {inp.rank} run saved: {inp.run_file}[/]", soft_wrap=True)
     return ranks_exit_code(report, result, options, console)
 
 
@@ -152,7 +153,7 @@ def ranks_exit_code(report: Report, result: RanksResult, options: Any, console: 
         for s in failed:
             console.print(f"[bold red]launchprof: rank {s.rank} failed:[/] {s.cause}")
         if result.log_path is not None:
-            console.print(f"[dim]launcher output: {result.log_path}[/]")
+            console.print(f"[dim]launcher output: {result.log_path}[/]", soft_wrap=True)
         return int(ExitCode.INTERRUPTED if result.interrupted else ExitCode.SCRIPT)
     if result.interrupted:
         return int(ExitCode.INTERRUPTED)

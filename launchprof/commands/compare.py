@@ -40,7 +40,7 @@ def load_any(path: Path) -> Report:
 
 def run(options: CompareOptions) -> int:
     rules = [parse_rule(r) for r in options.fail_on]  # a bad rule fails before any file is read
-    outputs = plan_outputs(list(options.formats), list(options.outputs), allowed=FORMATS)
+    outputs = plan_outputs(list(options.formats), list(options.outputs), allowed=FORMATS, inputs=[options.base, options.new])
     result = compare(load_any(options.base), load_any(options.new))
     verdict = gate(rules, result)
     labels = (str(options.base), str(options.new))

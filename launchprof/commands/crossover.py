@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from launchprof.errors import EnvironmentProblem, Interrupted, UsageError
-from launchprof.outputs import check_writable, is_stdout, write_output
+from launchprof.outputs import check_writable, is_stdout, refuse_overwriting, terminal_width, write_output
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -39,14 +39,16 @@ def check_options(options: CrossoverOptions) -> None:
     if options.format not in FORMATS:
         raise UsageError(f"unknown format {options.format!r} for crossover: choose text or json")
     if options.output is not None and is_stdout(options.output):  # its JSON goes to standard output with -f json
-        raise UsageError("crossover -o names a file for the device profile; drop -o -: with -f json the profile goes to standard output")
+        raise UsageError(
+            f"crossover -o names a file for the device profile; drop -o {options.output} (standard output): with -f json the profile goes there"
+        )
     if options.output is not None:
         check_writable(options.output)
     if options.plot is not None:
         from launchprof.crossover.plot import check_plot_path
 
         check_plot_path(options.plot)
-        check_writable(options.plot)
+        refuse_overwriting(options.plot, (), [options.output] if options.output is not None else [], flag="--plot")
 
 
 def check_environment(plot: bool) -> None:
@@ -118,7 +120,7 @@ def run(options: CrossoverOptions) -> int:
     from launchprof.machine import collect_machine
     from launchprof.render.crossover import print_profile, render_json
 
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, width=terminal_width())
     machine = collect_machine()
     plan = QUICK_PLAN if options.quick else DEFAULT_PLAN
     err.print(f"[dim]measuring {machine.gpu} ({plan.name} sweep); Ctrl-C keeps what was measured[/]")
@@ -135,7 +137,7 @@ def run(options: CrossoverOptions) -> int:
         sys.stdout.write(render_json(profile) + "\n")
         sys.stdout.flush()
     else:
-        print_profile(profile, Console(highlight=False))
+        print_profile(profile, Console(highlight=False, width=terminal_width()))
     if profile.noisy:
         err.print(f"[yellow]warning:[/] noisy device profile: {profile.noisy_reason}")
     if options.format == "json" and profile.undetermined:  # the console table says so itself
@@ -154,7 +156,7 @@ def write_outputs(profile: DeviceProfile, options: CrossoverOptions, err: Consol
     cached: Path | None = None
     try:
         cached = save_to_cache(profile)
-        err.print(f"[dim]device profile cached at {cached}[/]")
+        err.print(f"[dim]device profile cached at {cached}[/]", soft_wrap=True)
     except OSError as exc:
         err.print(f"[yellow]warning:[/] could not cache the device profile: {exc.strerror or exc}")
     if options.output is not None:
@@ -162,7 +164,7 @@ def write_outputs(profile: DeviceProfile, options: CrossoverOptions, err: Consol
             write_output(options.output, profile.to_json())
         except OSError as exc:
             raise UsageError(f"cannot write {options.output}: {exc.strerror or exc}") from None
-        err.print(f"[dim]wrote device profile to {options.output}[/]")
+        err.print(f"[dim]wrote device profile to {options.output}[/]", soft_wrap=True)
     if options.plot is not None:
         from launchprof.crossover.plot import write_plot
 
@@ -170,5 +172,5 @@ def write_outputs(profile: DeviceProfile, options: CrossoverOptions, err: Consol
             write_plot(profile, options.plot)
         except OSError as exc:
             raise UsageError(f"cannot write {options.plot}: {exc.strerror or exc}") from None
-        err.print(f"[dim]drew the crossover curves to {options.plot}[/]")
+        err.print(f"[dim]drew the crossover curves to {options.plot}[/]", soft_wrap=True)
     return cached

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from rich.console import Console
+from rich.text import Text
 
 from launchprof.errors import UsageError
-from launchprof.outputs import Output, TrimmedLines, for_stream, stream_is_utf8, write_output
+from launchprof.outputs import Output, TrimmedLines, for_stream, stream_is_utf8, terminal_width, write_output
 from launchprof.render import RenderOptions, renderer_for
 from launchprof.render.console import AsciiStream
 from launchprof.render.github import annotations, github_enabled
@@ -52,33 +53,60 @@ def emit(
     if to_stdout and to_stdout[0].format != "text":
         write_stream(sys.stdout, to_stdout[0].format, renderer_for(to_stdout[0].format, options).render(report))
     else:
+        console = console or stream_console(sys.stdout)
         print_text(capped(report, files[0]) if files else report, options, console)
+        rest = more_findings(report, files[0]) if files else None
+        if rest is not None:  # soft-wrapped, after the report's own lines: the path stays whole to copy
+            console.print(Text(f"note: {rest}", style="dim"), soft_wrap=True)
     if github_enabled(github):
         root = report_root(report, options)
         write_stream(sys.stderr, "text", "".join(line + "\n" for line in annotations(report.hazards, root)))
     err = stream_console(sys.stderr)
     for out in outputs:
         if out.path is not None:
-            err.print(f"[dim]wrote {out.format} report to {out.path}[/]", highlight=False)
+            err.print(f"[dim]wrote {out.format} report to {out.path}[/]", highlight=False, soft_wrap=True)  # the path stays whole
 
 
 def capped(report: Report, full: Path) -> Report:
-    """The terminal's copy of a report that is also written to a file: at most
-    :data:`TERMINAL_FINDINGS` findings, most severe first, and where the rest are.
+    """The terminal's copy of a report that is also written to ``full``: at most
+    :data:`TERMINAL_FINDINGS` findings, most severe first (:func:`more_findings` says where
+    the rest are).
 
     Printing twenty thousand findings took seconds of a lint run; the file has them all."""
+    if len(report.hazards) <= TERMINAL_FINDINGS:
+        return report
+    return dataclasses.replace(report, hazards=sorted_hazards(report.hazards)[:TERMINAL_FINDINGS])
+
+
+def more_findings(report: Report, full: Path) -> str | None:
+    """Where the findings :func:`capped` left out are; None when it left none out."""
     total = len(report.hazards)
     if total <= TERMINAL_FINDINGS:
-        return report
+        return None
     more = total - TERMINAL_FINDINGS
-    note = f"\u2026 {more} more finding(s) in {full} (the terminal shows the first {TERMINAL_FINDINGS} of {total}, most severe first)"
-    return dataclasses.replace(report, hazards=sorted_hazards(report.hazards)[:TERMINAL_FINDINGS], notes=[*report.notes, note])
+    return f"\u2026 {more} more finding(s) in {full} (the terminal shows the first {TERMINAL_FINDINGS} of {total}, most severe first)"
 
 
 def write_stream(stream: TextIO, fmt: str, text: str) -> None:
-    """Write a rendered document to a stream, in ASCII when the stream cannot take UTF-8."""
-    stream.write(for_stream(fmt, text, stream_is_utf8(stream)))
-    stream.flush()
+    """Write a rendered document to a stream, in ASCII when the stream cannot take UTF-8.
+    A reader that leaves early (``| head -c5``) ends the output quietly, as on the console."""
+    try:
+        stream.write(for_stream(fmt, text, stream_is_utf8(stream)))
+        stream.flush()
+    except BrokenPipeError:
+        reader_left(stream)
+
+
+def reader_left(stream: TextIO) -> None:
+    """Point ``stream``'s descriptor at /dev/null: what is still buffered for a reader that
+    left, and what follows, goes nowhere instead of failing again at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, stream.fileno())
+    except (OSError, ValueError):
+        pass  # not a real file descriptor (a test's capture): nothing more to silence
+    finally:
+        os.close(devnull)
 
 
 class PipeConsole(Console):
@@ -87,23 +115,20 @@ class PipeConsole(Console):
     the output goes nowhere and the command's own exit code stands."""
 
     def on_broken_pipe(self) -> None:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass  # not a real file descriptor (a test's capture): nothing more to silence
-        finally:
-            os.close(devnull)
+        reader_left(sys.stdout)
 
 
 def stream_console(stream: TextIO) -> Console:
-    """A rich console on ``stream``; ASCII boxes and symbols when it cannot encode UTF-8,
-    and no padding spaces at line ends when it is not a terminal (a pipe, a file)."""
+    """A rich console on ``stream``; ASCII boxes and symbols when it cannot show UTF-8, no
+    padding spaces at line ends when it is not a terminal (a pipe, a file), a readable width
+    whatever ``COLUMNS`` says. Standard error carries messages, not a layout: they are
+    soft-wrapped (never broken by rich), so a path in them copies whole."""
     isatty = getattr(stream, "isatty", None)
     target: TextIO = stream if isatty and isatty() else TrimmedLines(stream)  # type: ignore[assignment]
+    soft = stream is sys.stderr
     if stream_is_utf8(stream):
-        return PipeConsole(file=target)
-    return PipeConsole(file=AsciiStream(target), emoji=False)
+        return PipeConsole(file=target, width=terminal_width(), soft_wrap=soft)
+    return PipeConsole(file=AsciiStream(target), emoji=False, width=terminal_width(), soft_wrap=soft)
 
 
 def print_text(report: Report, options: RenderOptions, console: Console | None = None) -> None:

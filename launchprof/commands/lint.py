@@ -72,7 +72,7 @@ def run(options: LintOptions) -> int:
         raise UsageError("--target and --all exclude each other: check one function (and what it calls) or all of them")
     if not options.paths:
         raise UsageError("give at least one file or folder to lint")
-    outputs = plan_outputs(list(options.formats), list(options.outputs))
+    outputs = plan_outputs(list(options.formats), list(options.outputs), inputs=options.paths)
     root = find_project_root(options.paths[0], options.source_root)
     if options.source_root is not None and not os.path.isdir(root):
         raise UsageError(f"--project-root {options.source_root}: no such folder")

@@ -16,7 +16,8 @@ FormatOpt = Annotated[
         "--format",
         "-f",
         metavar="FORMAT",
-        help="Output format: text, json, md, sarif, junit, html. Repeat with -o to write several; "
+        help="Output format: text, json, md, sarif, junit, html (also: txt for text, markdown for md, xml for junit). "
+        "Repeat with -o to write several; "
         "guessed from -o's extension when left out.",
         show_default=False,
     ),
@@ -260,7 +261,8 @@ CompareFormatOpt = Annotated[
         "--format",
         "-f",
         metavar="FORMAT",
-        help="Output format: text, json, md. Repeat with -o to write several; guessed from -o's extension when left out.",
+        help="Output format: text, json, md (also: txt for text, markdown for md). Repeat with -o to write several; "
+        "guessed from -o's extension when left out.",
         show_default=False,
     ),
 ]

@@ -18,9 +18,14 @@ from collections.abc import Iterator
 
 
 def report_to_stdout(formats: tuple[str, ...] | list[str], outputs: tuple[object, ...] | list[object]) -> bool:
-    """True when a non-text format is left over for standard output (``-f json`` without ``-o``)."""
-    extra = list(formats)[len(outputs) :]
-    return bool(extra) and extra[0] != "text"
+    """True when a non-text report goes to standard output: a format left over (``-f json``
+    without ``-o``), or paired with an ``-o`` that is standard output (``-o -``, ``/dev/stdout``)."""
+    from launchprof.outputs import ALIASES, is_stdout
+
+    for i, fmt in enumerate(formats):
+        if i >= len(outputs) or is_stdout(str(outputs[i])):
+            return ALIASES.get(fmt, fmt) != "text"
+    return False
 
 
 @contextlib.contextmanager

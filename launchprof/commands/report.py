@@ -36,7 +36,7 @@ def run(options: ReportOptions) -> int:
     """Check the outputs first (a typo fails before anything is read), then render each.
 
     A missing, truncated, malformed or newer-schema file raises UsageError (exit 2)."""
-    outputs = plan_outputs(list(options.formats), list(options.outputs))
+    outputs = plan_outputs(list(options.formats), list(options.outputs), inputs=[options.session, *filter(None, [options.profile])])
     if options.save_trace is not None:
         save_traces(options.session, options.save_trace)
     report, chosen = open_saved(options.session, options.profile)

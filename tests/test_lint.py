@@ -850,3 +850,164 @@ def test_a_branch_on_a_tensor_is_one_hidden_sync_that_says_it_is_data_dependent(
     sync, loop = sorted(result.hazards, key=lambda h: h.line)
     assert "data-dependent" in sync.message
     assert "`n`" in loop.message and "loop bound" in loop.message and loop.severity == "error"
+
+
+# --- Python counters, numbers shown by their use, tensors formatted as text ----------------
+
+
+def test_a_global_counter_in_a_tensor_operation_is_frozen(tmp_path):
+    result = check(
+        tmp_path,
+        """
+        import torch
+
+        STEP = 0
+        SCALE = 0.5
+        calls = 0
+
+        def step(x: torch.Tensor):
+            global STEP
+            STEP += 1
+            y = x * STEP  # !frozen-scalar
+            return y * SCALE
+
+        def count(x: torch.Tensor):
+            global calls
+            calls += 1
+            if calls % 50 == 0:
+                print("step", calls)
+            return x * 2
+        """,
+        all_functions=True,
+    )
+    (hazard,) = result.hazards
+    assert hazard.severity == "warning"
+    assert "counter `STEP`" in hazard.message and "changes on every call" in hazard.message
+    assert "add_(1)" in hazard.hint
+
+
+def test_an_attribute_counter_on_self_or_any_object_is_frozen(tmp_path):
+    result = check(
+        tmp_path,
+        """
+        import torch
+        import launchprof
+
+        class Model(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.t = 0
+                self.lin = torch.nn.Linear(4, 4)
+                self.register_buffer("seen", torch.zeros(()))
+
+            def forward(self, x: torch.Tensor):
+                self.t += 1
+                self.seen += 1
+                return self.lin(x) * self.t  # !frozen-scalar
+
+            def fill(self, x: torch.Tensor):
+                return torch.full_like(x, self.t)  # !frozen-scalar
+
+        def tick(state, x: torch.Tensor):
+            state.step += 1
+            return x.add(state.step)  # !frozen-scalar
+
+        @launchprof.target
+        def marked(state, x):
+            state.calls += 1
+            if state.calls % 100 == 0:
+                print("calls", state.calls)
+            return x * state.calls  # !frozen-scalar
+        """,
+        all_functions=True,
+    )
+    names = {h.line: h.message.split("`")[1] for h in result.hazards}
+    assert names == {14: "self.t", 17: "self.t", 21: "state.step", 28: "state.calls"}
+    assert {h.severity for h in result.hazards} == {"warning"}
+
+
+def test_an_unannotated_argument_used_as_a_python_scalar_is_judged_as_a_number(tmp_path):
+    source = """
+        import torch
+        import launchprof
+
+        def step(x, i):
+            return torch.full_like(x, i)  # !frozen-scalar
+
+        def factory(n):
+            return torch.full((4,), n)  # !frozen-scalar
+
+        def both(x: torch.Tensor, i):
+            y = torch.full_like(x, i)  # !frozen-scalar
+            if i % 2:  # !frozen-scalar, data-dependent-control-flow
+                y = y * 2
+            return y + x * i  # !frozen-scalar
+
+        def as_tensor(x: torch.Tensor, i):
+            return x + torch.tensor(i)  # !frozen-scalar
+
+        def fill(buf: torch.Tensor, value):
+            buf.fill_(value)  # !frozen-scalar
+            return buf
+
+        def a_tensor_after_all(x, t):
+            y = torch.full_like(x, t)
+            return y + t.sum()
+
+        def a_list(ids):
+            return torch.tensor(ids) if len(ids) else None
+
+        def first_argument(x: torch.Tensor, t):
+            return torch.full_like(torch.relu(t), 1.0) * x
+
+        def never_a_scalar_use(x: torch.Tensor, w):
+            return x * w
+
+        @launchprof.target
+        def marked(x, i):
+            x.fill_(i)  # !frozen-scalar
+            return x * i  # !frozen-scalar
+        """
+    result = check(tmp_path, source, all_functions=True)
+    assert {h.severity for h in result.hazards if h.kind == "frozen-scalar"} == {"warning"}
+    by_line = {h.line: h for h in result.hazards if h.kind == "frozen-scalar"}
+    assert "Python number `i` (an argument of `step`)" in by_line[5].message
+    assert "Python number `value` (an argument of `fill`)" in by_line[20].message
+    targeted = lint([tmp_path / "model.py"], target="step")
+    assert [(h.line, h.kind) for h in targeted.hazards] == [(5, "frozen-scalar")]
+
+
+def test_a_tensor_formatted_as_text_is_a_host_read(tmp_path):
+    result = check(
+        tmp_path,
+        """
+        import logging
+        import torch
+
+        log = logging.getLogger(__name__)
+
+        def step(x: torch.Tensor, w: torch.Tensor):
+            loss = (x @ w).sum()
+            a = f"{loss:.3f}"  # !hidden-sync
+            b = format(loss, ".3f")  # !hidden-sync
+            c = "{}".format(loss)  # !hidden-sync
+            d = str(loss)  # !hidden-sync
+            e = "%f" % loss  # !hidden-sync
+            print(f"loss {loss:.3f}")  # !hidden-sync
+            log.info("loss %s" % (loss,))  # !hidden-sync
+            n = loss.item()  # !hidden-sync
+            f = f"{n:.3f} {x.shape} {float(n)}"
+            g = str(x.shape) + "{}".format(n) + "%d" % x.dim()
+            h = format(3.5, ".1f")
+            return loss
+
+        def unknown(loss):
+            return f"{loss:.3f}" + str(loss)
+        """,
+        all_functions=True,
+    )
+    assert {h.severity for h in result.hazards} == {"error"}
+    messages = {h.line: h.message for h in result.hazards}
+    assert messages[8] == "`f'{loss:.3f}'` formats a tensor as text: it copies a device value to the host and waits for the GPU"
+    assert messages[12].startswith("`'%f' % loss` formats a tensor as text")
+    assert len([h for h in result.hazards if h.line == 13]) == 1  # the f-string is reported, not the print as well

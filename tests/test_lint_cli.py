@@ -126,6 +126,19 @@ def test_text_report_on_the_terminal():
     assert "hidden-sync" in result.stdout
 
 
+def test_the_reports_state_the_counts_by_severity_and_say_when_nothing_was_found(tmp_path):
+    counted = invoke(STEP).stdout
+    assert "\n10 hazards: 7 errors, 3 warnings, 0 info\nnote: lint checked 1 target(s)" in counted  # last, before the notes
+    md = tmp_path / "lint.md"
+    assert invoke(STEP, "-o", md).exit_code == 0
+    assert "Static check only (no GPU run): 10 hazards in the source (7 errors, 3 warnings, 0 info)." in md.read_text()
+    clean = tmp_path / "clean.py"
+    clean.write_text("import torch\n\ndef step(x: torch.Tensor):\n    return x * 2\n")
+    assert "╯\nNo hazards found.\nnote: lint checked every function (1) in 1 file(s)" in invoke(clean, "--all").stdout
+    assert invoke(clean, "--all", "-o", md).exit_code == 0
+    assert "Static check only (no GPU run): no hazards found in the source." in md.read_text()
+
+
 @pytest.mark.parametrize("fmt", ["md", "sarif", "junit"])
 def test_other_formats_are_written(tmp_path, fmt):
     out = tmp_path / f"report.{fmt}"

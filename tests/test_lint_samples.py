@@ -90,3 +90,19 @@ def test_lint_all_over_the_folder_finds_every_marker():
         found = {(h.line, h.kind) for h in result.hazards if h.file == rel(path) and h.details["function"] != "main"}
         assert {(line, kind) for line, kind in marks if kind in STATIC_KINDS} <= found, path.name
         assert found <= marks, path.name
+
+
+@pytest.mark.skipif(not MODELS, reason="sample_models/ has no models yet")
+def test_lint_all_reports_the_scripts_main_as_info_and_the_steps_at_their_severity():
+    """Each script's ``main()`` runs only from its ``__main__`` block: host driver code, never
+    captured. Its host reads are information; the hazards in the steps it calls in its
+    loop keep their kinds' severity (so ``--all --fail-on error`` still fails on them)."""
+    from launchprof.hazards.kinds import KINDS
+
+    result = lint([SAMPLES], all_functions=True)
+    in_main = [h for h in result.hazards if h.details["function"] == "main"]
+    elsewhere = [h for h in result.hazards if h.details["function"] != "main"]
+    assert in_main and elsewhere
+    assert {h.severity for h in in_main} == {"info"}
+    assert all("runs only from the `if __name__ == \"__main__\":` block" in h.message for h in in_main)
+    assert all(h.severity == KINDS[h.kind].severity for h in elsewhere)

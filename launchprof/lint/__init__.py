@@ -2,9 +2,11 @@
 
 Layout: :mod:`files` (which files, parsing), :mod:`modules`, :mod:`definitions` and
 :mod:`index` (what the code defines, name resolution), :mod:`walker` and
-:mod:`call_walker` (one pass per function that records facts), :mod:`rules` (one rule per hazard family),
-:mod:`suppress` (inline ``# launchprof: ignore``), :mod:`engine` (targets, call
-following, findings). Nothing here imports torch: lint runs on CI runners without it.
+:mod:`call_walker` (one pass per function that records facts), :mod:`scalars` (unannotated
+arguments the code shows to be numbers), :mod:`rules` (one rule per hazard family),
+:mod:`suppress` (inline ``# launchprof: ignore``), :mod:`driver` (host driver code, info
+under ``--all``), :mod:`engine` (targets, call following, findings). Nothing here
+imports torch: lint runs on CI runners without it.
 """
 
 from launchprof.lint.engine import LintResult, Target, lint

@@ -13,10 +13,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from launchprof.enums import Severity
 from launchprof.lint.definitions import FunctionRef
 from launchprof.lint.facts import FunctionFacts, text
 from launchprof.lint.params import callee_params, root_params
 from launchprof.lint.rules import RULES, Finding, Tree
+from launchprof.lint.scalars import scalar_params
 from launchprof.lint.suppress import is_suppressed
 from launchprof.lint.walker import Walker
 from launchprof.project import relative_to_root
@@ -42,6 +44,7 @@ class Found:
     line: int
     hint: str  # the finding's own hint, after the kind's
     details: dict[str, str]
+    severity: Severity | None = None  # when not the kind's: info for host driver code under --all
 
 
 @dataclass
@@ -66,10 +69,17 @@ class Collector:
             found = self._relative[path] = relative_to_root(os.path.abspath(path), self.root)
         return found
 
-    def walk(self, ref: FunctionRef, params: dict, follow: bool) -> FunctionFacts | None:
-        """Walk one function; one that cannot be walked is skipped and named, never a traceback."""
+    def walk(self, ref: FunctionRef, params: dict, follow: bool, infer: bool = False) -> FunctionFacts | None:
+        """Walk one function; one that cannot be walked is skipped and named, never a traceback.
+
+        ``infer``: the function is checked as a root, so an unannotated argument its code
+        uses only as a Python number is one (:mod:`launchprof.lint.scalars`); the function
+        is then walked again with it as a number, which is rare enough to cost nothing.
+        """
         try:
-            return Walker(ref, params, follow).run()
+            facts = Walker(ref, params, follow).run()
+            numbers = scalar_params(ref, params, facts.calls) if infer else {}
+            return Walker(ref, {**params, **numbers}, follow).run() if numbers else facts
         except RecursionError:
             self.skipped.append(f"{ref.display} (nested too deeply)")
         except Exception as exc:  # a construct lint does not know must not stop the whole check
@@ -84,7 +94,8 @@ class Collector:
         in_tree: set[tuple] = set()
         while queue:
             ref, params, chain = queue.pop(0)
-            key = (id(ref.node), tuple(sorted((name, val.kind, val.origin) for name, val in params.items())))
+            is_root = len(chain) == 1
+            key = (id(ref.node), tuple(sorted((name, val.kind, val.origin) for name, val in params.items())), is_root)
             if key in in_tree:
                 continue
             in_tree.add(key)
@@ -92,7 +103,7 @@ class Collector:
                 if self.contexts.get(id(ref.node), 0) >= MAX_CONTEXTS:
                     continue
                 self.contexts[id(ref.node)] = self.contexts.get(id(ref.node), 0) + 1
-                self.walked[key] = self.walk(ref, params, follow=True)
+                self.walked[key] = self.walk(ref, params, follow=True, infer=is_root)
             facts = self.walked[key]
             if facts is None:
                 continue
@@ -104,18 +115,22 @@ class Collector:
             self.run_rules(facts, whole, chains[id(facts)])
             self.note_unresolved(facts)
 
-    def check_alone(self, ref: FunctionRef) -> list[FunctionRef]:
-        """``--all``: one function on its own; returns the functions defined inside it."""
-        facts = self.walk(ref, root_params(ref, is_target=ref.is_target), follow=False)
+    def check_alone(self, ref: FunctionRef, driver: str | None = None) -> list[FunctionRef]:
+        """``--all``: one function on its own; returns the functions defined inside it.
+
+        ``driver``: the function is host driver code (:mod:`launchprof.lint.driver`), run from
+        ``driver`` ("" for the ``__main__`` block): its findings are information only.
+        """
+        facts = self.walk(ref, root_params(ref, is_target=ref.is_target), follow=False, infer=True)
         if facts is None:
             return []
-        self.run_rules(facts, Tree(ref, (facts,)), (ref.qualname,))
+        self.run_rules(facts, Tree(ref, (facts,)), (ref.qualname,), driver)
         return facts.nested
 
-    def run_rules(self, facts: FunctionFacts, tree: Tree, chain: tuple[str, ...]) -> None:
+    def run_rules(self, facts: FunctionFacts, tree: Tree, chain: tuple[str, ...], driver: str | None = None) -> None:
         for rule in RULES:
             for finding in rule(facts, tree):
-                self.add(facts, finding, chain)
+                self.add(facts, finding, chain, driver)
 
     def note_unresolved(self, facts: FunctionFacts) -> None:
         """Calls lint could not follow: listed in the footer, warnings under ``--strict``."""
@@ -130,7 +145,7 @@ class Collector:
                 message = f"`{text(node, 60)}` is not followed: {why}; a hazard behind it would be missed"
                 self.add(facts, Finding(UNRESOLVED_KIND, node.lineno, message), ())  # type: ignore[attr-defined]
 
-    def add(self, facts: FunctionFacts, finding: Finding, chain: tuple[str, ...]) -> None:
+    def add(self, facts: FunctionFacts, finding: Finding, chain: tuple[str, ...], driver: str | None = None) -> None:
         source = facts.ref.module.source
         key = (source.path, finding.line, finding.kind, finding.message)
         if key in self._seen:
@@ -145,4 +160,9 @@ class Collector:
         if len(chain) > 1:
             details["call_chain"] = " → ".join([*chain, f"{os.path.basename(source.path)}:{finding.line}"])
             message = f"{message} (reached from the target: {details['call_chain']})"
-        self.hazards.append(Found(finding.kind, message, self.relative(source.path), finding.line, finding.hint, details))
+        severity: Severity | None = None
+        if driver is not None:
+            severity = Severity.INFO
+            caller = f"`{driver}`, outside its loops" if driver else 'the `if __name__ == "__main__":` block'
+            message = f"{message} (host driver code, which no graph captures: `{facts.ref.qualname}` runs only from {caller})"
+        self.hazards.append(Found(finding.kind, message, self.relative(source.path), finding.line, finding.hint, details, severity))

@@ -105,13 +105,15 @@ class ClassInfo:
         return (self.method("forward") if self.is_module else None) or self.method("__call__")
 
     @cached_property
-    def _assignments(self) -> list[tuple[str, ast.expr | None]]:
-        """``(attribute, value)`` for every ``self.X = value`` and registered buffer in the methods.
+    def _self_writes(self) -> tuple[list[tuple[str, ast.expr | None]], frozenset[str]]:
+        """``(attribute, value)`` for every ``self.X = value`` and registered buffer in the
+        methods, and the attributes counted up or down by a number (``self.t += 1``).
 
         Only statements are visited (an attribute is set by a statement), which keeps this
         a small fraction of the cost of walking every expression of the class.
         """
         found: list[tuple[str, ast.expr | None]] = []
+        counted: set[str] = set()
         for ref in self.methods.values():
             args = ref.node.args.posonlyargs + ref.node.args.args
             if not args:
@@ -123,7 +125,13 @@ class ClassInfo:
                 name, value = _self_assignment(node, me)
                 if name is not None:
                     found.append((name, value))
-        return found
+                elif isinstance(node, ast.AugAssign) and _counts_self(node, me):
+                    counted.add(node.target.attr)  # type: ignore[union-attr]
+        return found, frozenset(counted)
+
+    @property
+    def _assignments(self) -> list[tuple[str, ast.expr | None]]:
+        return self._self_writes[0]
 
     @cached_property
     def _own_attrs(self) -> dict[str, Val]:
@@ -139,6 +147,9 @@ class ClassInfo:
             val = v.V_TENSOR if value is None else self.module.static_val(value, host_ok=False)
             if val.kind != v.UNKNOWN:
                 attrs[name] = val
+        for name in self._self_writes[1]:
+            if attrs.get(name) == v.V_LIT:  # a Python number counted on every call: `self.t = 0` ... `self.t += 1`
+                attrs[name] = v.counter(name)
         return attrs
 
     def assigned_attrs(self) -> frozenset[str]:
@@ -151,6 +162,25 @@ class ClassInfo:
             if found is not None:
                 return found
         return None
+
+
+def _counts_self(node: ast.AugAssign, me: str) -> bool:
+    """``self.t += 1`` (or ``-=``): an attribute counted by a number written in the code."""
+    t = node.target
+    return (
+        isinstance(t, ast.Attribute)
+        and isinstance(t.value, ast.Name)
+        and t.value.id == me
+        and isinstance(node.op, ast.Add | ast.Sub)
+        and is_number_constant(node.value)
+    )
+
+
+def is_number_constant(e: ast.expr | None) -> bool:
+    """``1``, ``-0.5``: a number written in the code (a bool is not one)."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub | ast.UAdd):
+        e = e.operand
+    return isinstance(e, ast.Constant) and isinstance(e.value, int | float) and not isinstance(e.value, bool)
 
 
 def _self_assignment(node: ast.AST, me: str) -> tuple[str | None, ast.expr | None]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from launchprof.errors import UsageError
 from launchprof.lint.collector import Collector, Found
 from launchprof.lint.definitions import FunctionRef
+from launchprof.lint.driver import driver_functions
 from launchprof.lint.files import SourceFile, Unreadable, collect_files, forget_folders, parse_file, read_file
 from launchprof.lint.index import Index, module_matches, unknown_target
 from launchprof.lint.loader import ModuleLoader
@@ -223,7 +224,7 @@ def as_hazard(found: Found) -> LintHazard:
     kind = KINDS[found.kind]
     return LintHazard(
         kind=kind.id,
-        severity=kind.severity,
+        severity=found.severity or kind.severity,
         message=found.message,
         file=found.file,
         line=found.line,
@@ -284,13 +285,16 @@ def _check_files(files: list[str], scan: _Scan, collector: Collector) -> list[Ta
         if source is None:
             continue
         index = Index([source])
-        queue = list(index.all_modules[0].all_functions())
+        module = index.all_modules[0]
+        drivers = driver_functions(module)
+        queue = list(module.all_functions())
         done: list[FunctionRef] = []
         while queue:
             ref = queue.pop(0)
             done.append(ref)
             targets.append(_target(ref))
-            queue.extend(collector.check_alone(ref))
+            driver = None if ref.is_target else drivers.get(ref.qualname)  # a marked target keeps its severity
+            queue.extend(collector.check_alone(ref, driver))
         _break_cycles(index, done)
     return targets
 

@@ -83,6 +83,7 @@ class FunctionFacts:
     nested: list[FunctionRef] = field(default_factory=list)
     unresolved: list[tuple[ast.Call, str]] = field(default_factory=list)  # calls not followed, with why
     param_writes: list[ParamWrite] = field(default_factory=list)
+    formats: list[ast.expr] = field(default_factory=list)  # f-strings and `%` that format a device tensor
 
 
 def text(node: ast.AST, limit: int = 60) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from launchprof.lint import values as v
-from launchprof.lint.definitions import FunctionRef
+from launchprof.lint.definitions import FunctionRef, is_number_constant
 from launchprof.lint.modules import ModuleInfo
 from launchprof.lint.values import Val
 
@@ -57,18 +57,12 @@ def annotation_kind(ann: ast.expr | None, module: ModuleInfo) -> str | None:
     return None
 
 
-def _is_number_literal(e: ast.expr | None) -> bool:
-    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub | ast.UAdd):
-        e = e.operand
-    return isinstance(e, ast.Constant) and isinstance(e.value, int | float) and not isinstance(e.value, bool)
-
-
-def _no_value(default: ast.expr | None) -> bool:
+def no_value(default: ast.expr | None) -> bool:
     """No default, or ``None`` (``temperature=None``: a number when given)."""
     return default is None or (isinstance(default, ast.Constant) and default.value is None)
 
 
-def _arguments(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.arg, ast.expr | None]]:
+def arguments(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.arg, ast.expr | None]]:
     """Every named argument with its default (None when it has none)."""
     a = fn.args
     positional = a.posonlyargs + a.args
@@ -88,14 +82,14 @@ def root_params(ref: FunctionRef, is_target: bool) -> dict[str, Val]:
     other function (``--all``) they stay unknown.
     """
     params: dict[str, Val] = {}
-    for i, (arg, default) in enumerate(_arguments(ref.node)):
+    for i, (arg, default) in enumerate(arguments(ref.node)):
         if i == 0 and ref.is_method:
             params[arg.arg] = Val(v.SELF, ref=ref.cls)
             continue
         kind = annotation_kind(arg.annotation, ref.module)
         if kind in _ANNOTATED:
             params[arg.arg] = _ANNOTATED[kind]
-        elif kind == "number" or (kind is None and (_is_number_literal(default) or (_no_value(default) and arg.arg in v.NUMBER_NAMES))):
+        elif kind == "number" or (kind is None and (is_number_constant(default) or (no_value(default) and arg.arg in v.NUMBER_NAMES))):
             params[arg.arg] = Val(v.NUMBER, origin=arg.arg)
         elif kind is None and default is None and arg.annotation is None and is_target:
             params[arg.arg] = v.V_ARG
@@ -115,11 +109,11 @@ def _model_annotation(ann: ast.expr | None, module: ModuleInfo) -> Val:
 def callee_params(ref: FunctionRef, bound: dict[str, Val]) -> dict[str, Val]:
     """Kinds of a followed function's arguments: what the call site passed, else the annotation."""
     params: dict[str, Val] = {}
-    for arg, default in _arguments(ref.node):
+    for arg, default in arguments(ref.node):
         kind = annotation_kind(arg.annotation, ref.module)
         if kind in _ANNOTATED:
             params[arg.arg] = _ANNOTATED[kind]
-        elif kind == "number" or _is_number_literal(default):
+        elif kind == "number" or is_number_constant(default):
             params[arg.arg] = v.V_LIT  # a constant unless the caller passes its own number
         else:
             params[arg.arg] = _model_annotation(arg.annotation, ref.module)

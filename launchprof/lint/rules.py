@@ -45,6 +45,7 @@ Rule = Callable[[FunctionFacts, Tree], Iterator[Finding]]
 # Receivers on which .item()/.tolist()/.nonzero() are not a GPU sync (host values).
 _HOST_RECEIVERS = frozenset({v.NUMPY, v.STR, v.TUPLE, v.META, v.LIT, v.NUMBER, v.HOST, v.SELF, v.INSTANCE, v.TORCHMOD, v.MODULES, v.NONE})
 _WAITS = "copies a device value to the host and waits for the GPU"
+_FORMATS = f"formats a tensor as text: it {_WAITS}"
 _BRANCHES = frozenset({"if", "while", "conditional expression"})
 # Where a Python number is written into an optimizer, the fix is a tensor setting.
 _CAPTURABLE_HINT = (
@@ -67,6 +68,8 @@ def hidden_sync(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
             continue
         branch = "; the branch is also data-dependent (the graph keeps the one taken at capture)" if c.construct in _BRANCHES else ""
         yield Finding("hidden-sync", c.node.lineno, f"`{c.construct}` on the tensor value `{text(c.node)}` {_WAITS}{branch}")
+    for node in fn.formats:
+        yield Finding("hidden-sync", node.lineno, f"`{text(node)}` {_FORMATS}")
     for node in fn.masks:
         yield Finding(
             "hidden-sync",
@@ -98,6 +101,8 @@ def _sync_call(call: CallFact) -> str | None:
             return "queries a stream or event, which is invalid while capturing"
         if m in v.LOG_METHODS and _is_logger(node) and r not in v.TENSOR_LIKE and _prints_tensor(call):
             return f"formats a tensor for the log: {_WAITS}"
+        if m == "format" and r == v.STR and _prints_tensor(call):
+            return _FORMATS
         return None
     p = call.path
     if p is None:
@@ -110,6 +115,8 @@ def _sync_call(call: CallFact) -> str | None:
         return f"converts a tensor to a Python {p}: it {_WAITS}"
     if (p == "print" or (p.startswith("logging.") and p[8:] in v.LOG_METHODS)) and _prints_tensor(call):
         return f"formats a tensor on the host: it {_WAITS}"
+    if p in ("str", "repr", "format") and call.args and v.holds_tensor(call.args[0]):
+        return _FORMATS
     return None
 
 
@@ -120,7 +127,8 @@ def _is_logger(node: ast.Call) -> bool:
 
 
 def _prints_tensor(call: CallFact) -> bool:
-    return any(v.carries_tensor(a) for a in (*call.args, *call.kwargs.values()))
+    """A tensor among the arguments; text already made from one was reported where it was formatted."""
+    return any(v.holds_tensor(a) for a in (*call.args, *call.kwargs.values()))
 
 
 # --- pageable-copy ----------------------------------------------------------------
@@ -165,6 +173,16 @@ def frozen_scalar(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
         if (node.lineno, name) in seen:
             continue
         seen.add((node.lineno, name))
+        if v.is_counter(number):
+            yield Finding(
+                "frozen-scalar",
+                node.lineno,
+                f"Python counter `{name}` (it changes on every call) is passed to a tensor operation in "
+                f"`{text(node)}`: the graph keeps the value it had at capture",
+                f"Here: keep `{name}` in a device tensor (torch.zeros((), device='cuda')) and count it with add_(1) "
+                "inside the step, so that every replay advances it.",
+            )
+            continue
         yield Finding(
             "frozen-scalar",
             node.lineno,

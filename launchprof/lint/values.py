@@ -59,6 +59,20 @@ class Val:
     ref: object = None
 
 
+# ``Val.ref`` of a NUMBER that changes on every call by construction: a module global the
+# function declares ``global`` and a ``self.t += 1`` attribute. Unlike an argument, which a
+# caller may well keep constant, its use in a tensor operation is always frozen.
+COUNTER = "counter"
+
+
+def counter(name: str) -> Val:
+    return Val(NUMBER, origin=name, ref=COUNTER)
+
+
+def is_counter(val: Val) -> bool:
+    return val.kind == NUMBER and val.ref == COUNTER
+
+
 V_UNKNOWN = Val(UNKNOWN)
 V_TENSOR = Val(TENSOR)
 V_MASK = Val(MASK)
@@ -199,11 +213,16 @@ def is_current(val: Val, node: ast.expr, loose: bool = False) -> bool:
     return "current" in name or (loose and ("main" in name or "default" in name))
 
 
-def carries_tensor(val: Val) -> bool:
-    """A device tensor, text formatted from one, or a tuple holding one (printing it syncs)."""
-    if val.kind in DEVICE_VALUES or val.kind == TSTR:
+def holds_tensor(val: Val) -> bool:
+    """A device tensor, or a tuple holding one: formatting it as text reads it on the host."""
+    if val.kind in DEVICE_VALUES:
         return True
     return val.kind == TUPLE and any(p.kind in DEVICE_VALUES for p in val.ref)  # type: ignore[union-attr]
+
+
+def carries_tensor(val: Val) -> bool:
+    """A device tensor, text formatted from one, or a tuple holding one."""
+    return val.kind == TSTR or holds_tensor(val)
 
 
 def torch_object(path: str) -> Val | None:
@@ -250,6 +269,17 @@ def device_keyword(call: ast.Call) -> str | None:
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         return None if value.value.startswith("meta") else "cpu" if value.value.startswith("cpu") else "device"
     return "device"
+
+
+def dotted_name(e: ast.expr) -> str | None:
+    """``self.t``, ``state.step.count``: a chain of names as written, else None."""
+    parts: list[str] = []
+    while isinstance(e, ast.Attribute):
+        parts.append(e.attr)
+        e = e.value
+    if not isinstance(e, ast.Name):
+        return None
+    return ".".join([e.id, *reversed(parts)])
 
 
 def terminal_name(e: ast.expr) -> str | None:

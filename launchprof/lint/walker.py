@@ -21,7 +21,7 @@ from launchprof.lint import calls
 from launchprof.lint import values as v
 from launchprof.lint.facts import Arith, Condition, FunctionFacts, ParamWrite, StreamEvent
 from launchprof.lint.call_walker import CallWalker
-from launchprof.lint.definitions import ClassInfo, FunctionRef
+from launchprof.lint.definitions import ClassInfo, FunctionRef, is_number_constant
 from launchprof.lint.modules import import_names
 from launchprof.lint.values import Val
 
@@ -45,6 +45,7 @@ class Walker(CallWalker):
         self.follow = follow
         self.facts = FunctionFacts(ref, params)
         self.stream_blocks: list[str] = []
+        self.counters: dict[str, Val] = {}  # `state.step += 1` in this function: "state.step" -> its counter
         args = ref.node.args
         self.arg_names = frozenset(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
 
@@ -90,7 +91,15 @@ class Walker(CallWalker):
         result = self.arith(node, node.op, old, new)
         if isinstance(node.target, ast.Subscript):
             self.param_write(node.target, new if new.kind != v.LIT else result)
+        elif isinstance(node.target, ast.Attribute) and old.kind not in v.TENSOR_LIKE:
+            self.count(node)
         self.bind(node.target, result)
+
+    def count(self, node: ast.AugAssign) -> None:
+        """``state.step += 1`` on any object: a Python number that changes on every call."""
+        key = v.dotted_name(node.target)
+        if key is not None and isinstance(node.op, ast.Add | ast.Sub) and is_number_constant(node.value):
+            self.counters[key] = v.counter(key)
 
     def s_return(self, node: ast.Return) -> None:
         if node.value is not None:
@@ -159,8 +168,15 @@ class Walker(CallWalker):
         for name, path in import_names(node, self.module.name, self.module.source.is_package).items():
             self.env[name] = self.index.path_val(path)
 
+    def s_global(self, node: ast.Global) -> None:
+        """``global STEP``: a module-level number the function rebinds is a counter (``STEP += 1``)."""
+        for name in node.names:
+            val = self.module.global_val(name)
+            if val is not None and val.kind == v.LIT:
+                self.env[name] = v.counter(name)
+
     def s_skip(self, node: ast.stmt) -> None:
-        """Raise, delete, global, pass...: nothing a rule needs (error paths are not the step)."""
+        """Raise, delete, nonlocal, pass...: nothing a rule needs (error paths are not the step)."""
 
     # --- bookkeeping -------------------------------------------------------------
     def cond(self, test: ast.expr, construct: str, numbers: bool = True) -> Val:
@@ -168,10 +184,11 @@ class Walker(CallWalker):
 
         Numbers are recorded for whole tests of ``if``/``while``/conditional expressions
         only; checks that only raise (``if lr < 0: raise``) and asserts are validation,
-        not a branch of the step, so their numbers are not recorded.
+        not a branch of the step, so their numbers are not recorded. Nor are counters:
+        ``if calls % 50 == 0: print(...)`` gates host work, not kernels, in practice.
         """
         val = self.ev(test)
-        if val.kind in v.DEVICE_VALUES or (numbers and val.kind == v.NUMBER):
+        if val.kind in v.DEVICE_VALUES or (numbers and val.kind == v.NUMBER and not v.is_counter(val)):
             self.facts.conditions.append(Condition(test, construct, val))
         return val
 
@@ -184,7 +201,7 @@ class Walker(CallWalker):
         call = self.facts.calls[-1]  # the range() call itself: a call is recorded after its arguments
         if call.node is not it:
             return None
-        return next((val for val in call.args if val.kind == v.NUMBER), None)
+        return next((val for val in call.args if val.kind == v.NUMBER and not v.is_counter(val)), None)
 
     def param_write(self, target: ast.Subscript, val: Val) -> None:
         """``group["lr"] = value`` on an optimizer's param group: a setting the graph freezes."""
@@ -223,6 +240,10 @@ class Walker(CallWalker):
             self.facts.arith.append(Arith(node, left))
         elif rk == v.NUMBER and lk in v.TENSOR_LIKE:
             self.facts.arith.append(Arith(node, right))
+        if lk == v.STR and isinstance(op, ast.Mod):  # "%.3f" % loss
+            if v.holds_tensor(right):
+                self.facts.formats.append(node)
+            return v.V_TSTR if v.carries_tensor(right) else v.V_STR
         kinds = (lk, rk)
         if isinstance(op, ast.BitAnd | ast.BitOr | ast.BitXor):
             if v.MASK in kinds:
@@ -237,8 +258,6 @@ class Walker(CallWalker):
             return v.V_ARG
         if lk == v.NUMBER or rk == v.NUMBER:
             return left if lk == v.NUMBER else right
-        if lk == v.STR and isinstance(op, ast.Mod):
-            return v.V_TSTR if v.carries_tensor(right) else v.V_STR
         if lk in (v.LIT, v.META) and rk in (v.LIT, v.META):
             return left if lk == rk else v.V_META
         return v.V_UNKNOWN
@@ -272,6 +291,10 @@ class Walker(CallWalker):
     def e_attribute(self, node: ast.Attribute) -> Val:
         recv = self.ev(node.value)
         k = recv.kind
+        if self.counters:
+            found = self.counters.get(v.dotted_name(node) or "")
+            if found is not None:
+                return found
         if node.attr == "param_groups":  # an optimizer's (tensors have no such attribute)
             return Val(v.PGROUPS)
         if k == v.PATH:
@@ -285,7 +308,8 @@ class Walker(CallWalker):
         if k == v.TENSORS and node.attr in ("values", "indices"):
             return v.V_TENSOR
         if k in (v.SELF, v.INSTANCE) and isinstance(recv.ref, ClassInfo):
-            return recv.ref.attr(node.attr) or v.V_UNKNOWN
+            val = recv.ref.attr(node.attr) or v.V_UNKNOWN
+            return v.counter(v.dotted_name(node) or node.attr) if v.is_counter(val) else val
         if k == v.META:
             return v.V_META
         return v.V_UNKNOWN
@@ -360,10 +384,14 @@ class Walker(CallWalker):
         return Val(v.TUPLE, ref=tuple(self.ev(e) for e in node.elts))
 
     def e_joinedstr(self, node: ast.JoinedStr) -> Val:
-        carries = False
+        carries = reads = False
         for part in node.values:
             if isinstance(part, ast.FormattedValue):
-                carries = v.carries_tensor(self.ev(part.value)) or carries
+                val = self.ev(part.value)
+                reads = reads or v.holds_tensor(val)
+                carries = carries or v.carries_tensor(val)
+        if reads:
+            self.facts.formats.append(node)
         return v.V_TSTR if carries else v.V_STR
 
     def e_comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> Val:
@@ -414,7 +442,7 @@ _STATEMENTS: dict[type, Callable] = {
     ast.ImportFrom: _method("s_import"),
     ast.Raise: _method("s_skip"),
     ast.Delete: _method("s_skip"),
-    ast.Global: _method("s_skip"),
+    ast.Global: _method("s_global"),
     ast.Nonlocal: _method("s_skip"),
     ast.Pass: _method("s_skip"),
     ast.Break: _method("s_skip"),

@@ -20,6 +20,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from launchprof.enums import Severity
 from launchprof.outputs import StreamWrapper
 from launchprof.render import figures
 from launchprof.render import format as fmt
@@ -201,6 +202,9 @@ class ConsoleRenderer(Renderer):
                 parts.append(rules)
         elif report.mode == "analyze" and report.verdict != "eager-only":
             parts.append(Text("No hazards found.", style="green"))
+        if report.mode == "lint":  # the counts a CI log's reader looks for, last before the notes
+            blocking = any(h.severity != Severity.INFO for h in report.hazards)
+            parts.append(Text(figures.hazard_summary(report), style="bold" if blocking else "green"))
         if self.options_snippet() and report.capture_snippet:
             parts.append(Text("Capture snippet (paste after the script's definitions)", style="bold"))
             parts.append(code_text(report.capture_snippet))

@@ -185,6 +185,28 @@ def hazard_message(hazard: Any, report: Any) -> str:
     return f"{base}; max |diff| {fmt.diff(val.max_abs_diff)} over the {val.calls_compared} compared calls"
 
 
+def hazard_count(hazards: list[Any]) -> str:
+    """"1 hazard", "36 hazards"."""
+    return f"{len(hazards)} hazard{'s' if len(hazards) != 1 else ''}"
+
+
+def severity_counts(hazards: list[Any]) -> str:
+    """"11 errors, 3 warnings, 22 info": every severity, errors first, zeros included, so
+    that a reader of a CI log sees at once what ``--fail-on error`` or ``warning`` meets."""
+    parts = []
+    for sev in sorted(Severity, key=lambda s: s.rank):
+        n = sum(1 for h in hazards if h.severity == sev)
+        parts.append(f"{n} {sev.value}{'s' if n != 1 and sev is not Severity.INFO else ''}")
+    return ", ".join(parts)
+
+
+def hazard_summary(report: Any) -> str:
+    """One line that closes a lint report: the counts by severity, or that it found nothing."""
+    if not report.hazards:
+        return "No hazards found."
+    return f"{hazard_count(report.hazards)}: {severity_counts(report.hazards)}"
+
+
 def memory_for_no_gain(report: Any) -> str | None:
     """When replay is no faster, the GPU memory the graph would hold for nothing."""
     replay = report.replay
@@ -233,7 +255,9 @@ def verdict_sentence(report: Any) -> str:
     if v is Verdict.EAGER_ONLY:
         return "Eager profile only: no target was captured (name one with --target or @launchprof.target)."
     if v is Verdict.STATIC_ONLY:
-        return f"Static check only (no GPU run): {len(report.hazards)} hazard(s) found in the source."
+        if not report.hazards:
+            return "Static check only (no GPU run): no hazards found in the source."
+        return f"Static check only (no GPU run): {hazard_count(report.hazards)} in the source ({severity_counts(report.hazards)})."
     return f"Verdict: {report.verdict}."
 
 

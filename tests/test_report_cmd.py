@@ -25,9 +25,17 @@ def text_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 @pytest.fixture
-def session(tmp_path: Path) -> Path:
+def project(tmp_path: Path) -> Path:
+    """The report's project folder: it must exist, as --project-root is checked."""
+    folder = tmp_path / "llm-decode"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def session(tmp_path: Path, project: Path) -> Path:
     path = tmp_path / "decode.report.json"
-    path.write_text(reports.graphs_help().to_json(), encoding="utf-8")
+    path.write_text(reports.graphs_help(project).to_json(), encoding="utf-8")
     return path
 
 
@@ -35,12 +43,12 @@ def _report(*args: str, env: dict[str, str] | None = None):  # type: ignore[no-u
     return runner.invoke(app, ["report", *args], env={"GITHUB_ACTIONS": "", **(env or {})})
 
 
-def test_several_format_output_pairs(session: Path, tmp_path: Path, text_calls: list[str]) -> None:
+def test_several_format_output_pairs(session: Path, project: Path, tmp_path: Path, text_calls: list[str]) -> None:
     md, sarif = tmp_path / "a.md", tmp_path / "a.sarif"
-    result = _report(str(session), "-f", "md", "-o", str(md), "-f", "sarif", "-o", str(sarif), "--source-root", str(reports.ROOT))
+    result = _report(str(session), "-f", "md", "-o", str(md), "-f", "sarif", "-o", str(sarif), "--source-root", str(project))
     assert result.exit_code == 0, result.output
-    options = RenderOptions(source_root=reports.ROOT)
-    assert md.read_text(encoding="utf-8") == renderer_for("md", options).render(reports.graphs_help())
+    options = RenderOptions(source_root=project)
+    assert md.read_text(encoding="utf-8") == renderer_for("md", options).render(reports.graphs_help(project))
     assert json.loads(sarif.read_text(encoding="utf-8"))["runs"][0]["results"][0]["ruleId"] == "frozen-scalar"
     assert text_calls == ["graphs-help"]  # nothing went to stdout, so the terminal gets the text report
 
@@ -54,8 +62,8 @@ def test_format_guessed_from_extension(session: Path, tmp_path: Path, text_calls
     assert json.loads(sarif.read_text(encoding="utf-8"))["version"] == "2.1.0"
 
 
-def test_format_to_stdout(session: Path) -> None:
-    result = _report(str(session), "-f", "md", "--source-root", str(reports.ROOT))
+def test_format_to_stdout(session: Path, project: Path) -> None:
+    result = _report(str(session), "-f", "md", "--source-root", str(project))
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("## launchprof analyze: `step` in `decode.py`")
 
@@ -97,8 +105,8 @@ def test_missing_session_and_bad_format(session: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("how", ["flag", "env"])
-def test_github_annotations(session: Path, how: str) -> None:
-    args = [str(session), "-f", "json", "--source-root", str(reports.ROOT)] + (["--github"] if how == "flag" else [])
+def test_github_annotations(session: Path, project: Path, how: str) -> None:
+    args = [str(session), "-f", "json", "--source-root", str(project)] + (["--github"] if how == "flag" else [])
     result = _report(*args, env={"GITHUB_ACTIONS": "true"} if how == "env" else None)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["verdict"] == "graphs-help"  # annotations never corrupt stdout

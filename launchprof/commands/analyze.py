@@ -22,7 +22,7 @@ from rich.console import Console
 
 from launchprof import __version__
 from launchprof.commands.analyze_ranks import check_rank_gpus, check_ranks, run_ranks_analysis
-from launchprof.commands.checks import check_compare, check_output_creatable, check_script, check_target_defined
+from launchprof.commands.checks import check_compare, check_output_creatable, check_project_root, check_script, check_target_defined
 from launchprof.commands.emit import emit
 from launchprof.commands.worker_config import worker_config
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
@@ -92,8 +92,7 @@ def check_usage(options: AnalyzeOptions) -> list[Output]:
     if options.save_trace is not None:
         check_destination(options.save_trace)
         check_output_creatable(options.save_trace)
-    if options.project_root is not None and not os.path.isdir(options.project_root):
-        raise UsageError(f"--project-root is not a folder: {options.project_root}")
+    check_project_root(options.project_root)
     check_ranks(options)
     if options.profile is not None:
         from launchprof.crossover.profile import load_profile

@@ -95,6 +95,22 @@ def test_bad_session_is_one_line_and_exit_2(tmp_path: Path, content, expected: s
     assert "Traceback" not in result.output
 
 
+def test_a_python_script_is_named_as_one_with_the_command_that_runs_it(tmp_path: Path) -> None:
+    """A sample script opens with a docstring, which JSON reads as a string: it is a script,
+    not a truncated report."""
+    script = Path(__file__).resolve().parent.parent / "sample_models" / "decode_loop.py"
+    shebang = tmp_path / "train"
+    shebang.write_text("#!/usr/bin/env python3\nprint('hi')\n")
+    for path in (script, shebang):
+        result = _report(str(path))
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        assert result.stderr.strip() == (
+            f"launchprof: error: {path} is a Python script, not a report or run file: `launchprof analyze {path}` runs scripts"
+        )
+    result = runner.invoke(app, ["compare", str(script), str(script)], env={"GITHUB_ACTIONS": ""})
+    assert result.exit_code == 2 and "is a Python script, not a report or run file" in result.stderr
+
+
 def test_missing_session_and_bad_format(session: Path, tmp_path: Path) -> None:
     result = _report(str(tmp_path / "nope.json"))
     assert result.exit_code == 2 and "not found" in result.stderr

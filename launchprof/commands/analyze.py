@@ -198,14 +198,18 @@ def import_analysis_meanwhile() -> threading.Thread:
 def measure(options: AnalyzeOptions, console: Console, report_on_stdout: bool = False) -> tuple[WorkerResult, Path]:
     import_analysis_meanwhile()
     rundir = Path(tempfile.mkdtemp(prefix="launchprof-"))
-    config = worker_config(
-        options, rundir, **bucket_options(options), compare=tuple(options.compare), compile_timeout=options.compile_timeout,
-        compile_rounds=options.compile_rounds,
-    )
-    with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
-        result = run_worker(
-            config, rundir, options.timeout, options.show_output, progress.update, output_to_stderr=report_on_stdout
+    try:
+        config = worker_config(
+            options, rundir, **bucket_options(options), compare=tuple(options.compare), compile_timeout=options.compile_timeout,
+            compile_rounds=options.compile_rounds,
         )
+        with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
+            result = run_worker(
+                config, rundir, options.timeout, options.show_output, progress.update, output_to_stderr=report_on_stdout
+            )
+    except BaseException:
+        shutil.rmtree(rundir, ignore_errors=True)  # no result names it: nobody would ever remove it
+        raise
     return result, rundir
 
 
@@ -256,12 +260,12 @@ def run(options: AnalyzeOptions) -> int:
         return run_ranks_analysis(options, outputs)
     root = find_project_root(options.script, options.project_root)
     result, rundir = measure(options, console, any(o.path is None and o.format != "text" for o in outputs))
-    from launchprof.analysis import analyse  # imported while the worker ran (import_analysis_meanwhile)
-    from launchprof.analysis.report import machine_of
-    from launchprof.analysis.runinfo import script_failed
-
     failed = False
     try:
+        from launchprof.analysis import analyse  # imported while the worker ran (import_analysis_meanwhile)
+        from launchprof.analysis.report import machine_of
+        from launchprof.analysis.runinfo import script_failed
+
         try:
             evidence = parse_events(result.events)
         except ValueError as exc:

@@ -62,6 +62,23 @@ def starts_like_json(path: Path) -> bool:
         return False
 
 
+def is_python_script(path: Path) -> bool:
+    """A Python script as lint takes one (named ``*.py``/``*.pyw``, or a python shebang on its
+    first line), and neither a zip nor JSON whatever its name: a script given where a
+    saved report belongs is named as what it is, not as broken JSON."""
+    if has_zip_signature(path) or starts_like_json(path):
+        return False
+    from launchprof.lint.named import SOURCE_SUFFIXES, has_python_shebang
+
+    if path.name.lower().endswith(SOURCE_SUFFIXES):
+        return True
+    try:
+        with open(path, "rb") as fh:
+            return has_python_shebang(fh.readline(256))
+    except OSError:
+        return False
+
+
 def has_zip_signature(path: Path) -> bool:
     """A run file is a zip: its first bytes say so whatever the file is called."""
     try:

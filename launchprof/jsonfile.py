@@ -27,7 +27,8 @@ def read_json_object(p: Path, what: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         if exc.pos == len(text) - len(text.lstrip()):  # not even the first value parses
             raise UsageError(f"{p} is not {what}: it is not JSON") from None
-        raise UsageError(f"{p} is not valid JSON (truncated?): {exc.msg} at line {exc.lineno}") from None
+        # Some of json's messages end in "at" ("Unterminated string starting at"): one "at" is enough.
+        raise UsageError(f"{p} is not valid JSON (truncated?): {exc.msg.removesuffix(' at')} at line {exc.lineno}") from None
     if not isinstance(data, dict):
         raise UsageError(f"{p} is not {what} (top level is not an object)")
     return data

@@ -97,4 +97,4 @@ def test_source_root_is_a_hidden_alias_of_project_root(tmp_path):
     assert "--source-root" not in lp("analyze", "--help").stdout
     assert "--project-root" in lp("analyze", "--help").stdout
     proc = lp("analyze", "sample_models/decode_loop.py", "--source-root", str(tmp_path / "missing"))
-    assert proc.returncode == 2 and "--project-root is not a folder" in one_line_error(proc)
+    assert proc.returncode == 2 and f"--project-root {tmp_path / 'missing'}: no such folder" in one_line_error(proc)

@@ -111,3 +111,115 @@ def test_names_that_cannot_exist_are_refused(name, tmp_path):
 
 def test_star_import_is_never_refused(tmp_path):
     check_target_defined(parse_target("step"), tmp_path / "s.py", "from torch import *\n")
+
+
+# A script whose step is local to main(), beside a helper module of the script's folder.
+LOCAL_SRC = """
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def forward(self, x):
+        return x
+
+net = Net()
+if __name__ == "__main__":
+    model = Net()
+
+def setup():
+    global shared
+    shared = Net()
+
+def main():
+    def step(x):
+        return x + 1
+    local_model = Net()
+    for _ in range(3):
+        step(torch.ones(2))
+"""
+HELPERS_SRC = """
+def helper(x):
+    return x
+
+def make():
+    def inner(x):
+        return x
+    return inner
+
+class Block:
+    def forward(self, x):
+        return x
+"""
+
+
+@pytest.fixture
+def local_script(tmp_path: Path) -> Path:
+    (tmp_path / "helpers_for_target.py").write_text(HELPERS_SRC)
+    script = tmp_path / "s.py"
+    script.write_text(LOCAL_SRC)
+    return script
+
+
+def check_both(name: str, script: Path) -> None:
+    """analyze's early checks, in its order."""
+    from launchprof.targets import check_target_statically
+
+    spec = parse_target(name)
+    check_target_statically(spec, script, script.read_text())
+    check_target_defined(spec, script, script.read_text())
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["Net", "Net.forward", "net", "net.forward", "model", "shared", "main", "torch.nn.functional:relu",
+     "helpers_for_target:helper", "helpers_for_target:make", "helpers_for_target:Block.forward", "torch:nn.functional.relu"],
+)  # fmt: skip
+def test_every_documented_form_that_exists_is_accepted(name: str, local_script: Path) -> None:
+    """name, Class.method, an nn.Module instance (at module level, in an ``if`` block, or made
+    global by a function), module:name, module:Class.method, module:submodule.name."""
+    check_both(name, local_script)
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("step", "'step' is local to main() ("),
+        ("local_model", "'local_model' is local to main() ("),
+        ("forward", "'forward' is defined in class Net (" ),
+        ("helpers_for_target:nope", "module helpers_for_target (helpers_for_target.py) defines no 'nope' at module level"),
+        ("helpers_for_target:helpr", "(did you mean helper?)"),
+        ("helpers_for_target:inner", "'inner' is local to make() (helpers_for_target.py:6)"),
+        ("helpers_for_target:Block.nosuch", "class Block has no attribute 'nosuch'"),
+    ],
+)
+def test_names_the_worker_could_never_reach_are_refused(name: str, said: str, local_script: Path) -> None:
+    with pytest.raises(UsageError, match="unknown target") as caught:
+        check_both(name, local_script)
+    assert said in str(caught.value)
+
+
+def test_a_refused_name_lists_what_the_module_defines(local_script: Path) -> None:
+    with pytest.raises(UsageError) as caught:
+        check_both("step", local_script)
+    assert "(module-level functions and classes: Net, setup, main)" in str(caught.value)
+    with pytest.raises(UsageError) as caught:
+        check_both("helpers_for_target:nope", local_script)
+    assert "(module-level functions and classes: helper, make, Block)" in str(caught.value)
+
+
+def test_bindings_the_source_does_not_show_are_let_through(tmp_path: Path) -> None:
+    """globals(), exec and a module __getattr__ may bind anything: the run decides."""
+    for src in ("def main():\n    def step(): pass\n    globals()['step'] = step\n",
+                "def main():\n    def step(): pass\nexec('step = main')\n"):  # fmt: skip
+        script = tmp_path / "g.py"
+        script.write_text(src)
+        check_both("step", script)
+    (tmp_path / "lazy_mod_for_target.py").write_text("def __getattr__(name):\n    return len\n")
+    check_both("lazy_mod_for_target:anything", tmp_path / "g.py")
+
+
+def test_a_local_target_and_a_missing_module_function_exit_2_in_one_line(local_script: Path) -> None:
+    """No CUDA here: exit 2 (not 4) proves the check runs before the environment is looked at."""
+    for name in ("step", "helpers_for_target:nope"):
+        proc = lp("analyze", str(local_script), "--target", name)
+        assert proc.returncode == 2 and "unknown target" in one_line(proc)

@@ -36,11 +36,15 @@ def analyze(tmp_path: Path, script: str, *args: str, target: str | None = "step"
     return proc.returncode, report, proc.stderr, wall
 
 
-RESULTS = Path(os.environ.get("LAUNCHPROF_FAULTS_LOG", "/tmp/launchprof-faults.jsonl"))
+# scripts/gpu-check collects the scenarios' outcomes here; without it nothing is written (a
+# fixed name in the shared temp folder would be left behind and shared between users).
+RESULTS = Path(os.environ["LAUNCHPROF_FAULTS_LOG"]) if os.environ.get("LAUNCHPROF_FAULTS_LOG") else None
 TAG = uuid.uuid4().hex
 
 
 def record(script: str, args: tuple, rc: int, report: dict | None, wall: float) -> None:
+    if RESULTS is None:
+        return
     cause = (report or {}).get("run", {}) or {}
     with RESULTS.open("a") as fh:
         fh.write(json.dumps({"scenario": f"{script} {' '.join(args)}", "rc": rc, "wall_s": round(wall, 1), "verdict": (report or {}).get("verdict"), "cause": cause.get("cause")}) + "\n")

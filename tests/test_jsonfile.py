@@ -32,3 +32,12 @@ def test_a_byte_order_mark_and_leading_space_are_fine(tmp_path):
     path = tmp_path / "r.json"
     path.write_bytes(b'\xef\xbb\xbf \n{"schema_version": 3}')
     assert read_json_object(path, "a launchprof report") == {"schema_version": 3}
+
+
+def test_a_message_that_ends_in_at_is_not_doubled(tmp_path):
+    """json says "Unterminated string starting at"; the line number follows with one "at"."""
+    path = tmp_path / "r.json"
+    path.write_bytes(b'{"schema_version": 3,\n "script": "decode')
+    with pytest.raises(UsageError) as caught:
+        read_json_object(path, "a launchprof report")
+    assert str(caught.value).endswith("not valid JSON (truncated?): Unterminated string starting at line 2")

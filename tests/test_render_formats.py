@@ -289,6 +289,19 @@ def test_html_escapes_messages_kernel_names_and_paths() -> None:
     assert html.count(escaped) >= 3  # message, kernel name (timeline tooltip), file path
 
 
+@pytest.mark.parametrize("name", list(ALL))
+def test_the_verdict_words_are_said_once_in_the_headline(name: str) -> None:
+    """The badge holds the label; a sentence that opens with the same words drops them."""
+    report = ALL[name]
+    html = HtmlRenderer(OPTIONS).render(report)
+    headline = re.search(r'<p><span class="verdict[^>]*>([^<]*)</span>([^<]*)</p>', html)
+    assert headline is not None
+    label, sentence = headline.group(1), headline.group(2).strip()
+    assert not sentence.startswith(label), (label, sentence)
+    md = MarkdownRenderer(OPTIONS).render(report)
+    assert f"{label}** (`{report.verdict}`) — {label}" not in md
+
+
 def test_html_has_numbers_timeline_plot_and_snippets() -> None:
     html = HtmlRenderer(RenderOptions(source_root=reports.ROOT, device_profile=PROFILE)).render(reports.graphs_help())
     assert "2.32× (95% interval 2.27–2.35×)" in html

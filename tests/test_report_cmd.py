@@ -25,9 +25,17 @@ def text_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 @pytest.fixture
-def session(tmp_path: Path) -> Path:
+def project(tmp_path: Path) -> Path:
+    """The report's project folder: it must exist, as --project-root is checked."""
+    folder = tmp_path / "llm-decode"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def session(tmp_path: Path, project: Path) -> Path:
     path = tmp_path / "decode.report.json"
-    path.write_text(reports.graphs_help().to_json(), encoding="utf-8")
+    path.write_text(reports.graphs_help(project).to_json(), encoding="utf-8")
     return path
 
 
@@ -35,12 +43,12 @@ def _report(*args: str, env: dict[str, str] | None = None):  # type: ignore[no-u
     return runner.invoke(app, ["report", *args], env={"GITHUB_ACTIONS": "", **(env or {})})
 
 
-def test_several_format_output_pairs(session: Path, tmp_path: Path, text_calls: list[str]) -> None:
+def test_several_format_output_pairs(session: Path, project: Path, tmp_path: Path, text_calls: list[str]) -> None:
     md, sarif = tmp_path / "a.md", tmp_path / "a.sarif"
-    result = _report(str(session), "-f", "md", "-o", str(md), "-f", "sarif", "-o", str(sarif), "--source-root", str(reports.ROOT))
+    result = _report(str(session), "-f", "md", "-o", str(md), "-f", "sarif", "-o", str(sarif), "--source-root", str(project))
     assert result.exit_code == 0, result.output
-    options = RenderOptions(source_root=reports.ROOT)
-    assert md.read_text(encoding="utf-8") == renderer_for("md", options).render(reports.graphs_help())
+    options = RenderOptions(source_root=project)
+    assert md.read_text(encoding="utf-8") == renderer_for("md", options).render(reports.graphs_help(project))
     assert json.loads(sarif.read_text(encoding="utf-8"))["runs"][0]["results"][0]["ruleId"] == "frozen-scalar"
     assert text_calls == ["graphs-help"]  # nothing went to stdout, so the terminal gets the text report
 
@@ -54,8 +62,8 @@ def test_format_guessed_from_extension(session: Path, tmp_path: Path, text_calls
     assert json.loads(sarif.read_text(encoding="utf-8"))["version"] == "2.1.0"
 
 
-def test_format_to_stdout(session: Path) -> None:
-    result = _report(str(session), "-f", "md", "--source-root", str(reports.ROOT))
+def test_format_to_stdout(session: Path, project: Path) -> None:
+    result = _report(str(session), "-f", "md", "--source-root", str(project))
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("## launchprof analyze: `step` in `decode.py`")
 
@@ -87,6 +95,22 @@ def test_bad_session_is_one_line_and_exit_2(tmp_path: Path, content, expected: s
     assert "Traceback" not in result.output
 
 
+def test_a_python_script_is_named_as_one_with_the_command_that_runs_it(tmp_path: Path) -> None:
+    """A sample script opens with a docstring, which JSON reads as a string: it is a script,
+    not a truncated report."""
+    script = Path(__file__).resolve().parent.parent / "sample_models" / "decode_loop.py"
+    shebang = tmp_path / "train"
+    shebang.write_text("#!/usr/bin/env python3\nprint('hi')\n")
+    for path in (script, shebang):
+        result = _report(str(path))
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        assert result.stderr.strip() == (
+            f"launchprof: error: {path} is a Python script, not a report or run file: `launchprof analyze {path}` runs scripts"
+        )
+    result = runner.invoke(app, ["compare", str(script), str(script)], env={"GITHUB_ACTIONS": ""})
+    assert result.exit_code == 2 and "is a Python script, not a report or run file" in result.stderr
+
+
 def test_missing_session_and_bad_format(session: Path, tmp_path: Path) -> None:
     result = _report(str(tmp_path / "nope.json"))
     assert result.exit_code == 2 and "not found" in result.stderr
@@ -97,8 +121,8 @@ def test_missing_session_and_bad_format(session: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("how", ["flag", "env"])
-def test_github_annotations(session: Path, how: str) -> None:
-    args = [str(session), "-f", "json", "--source-root", str(reports.ROOT)] + (["--github"] if how == "flag" else [])
+def test_github_annotations(session: Path, project: Path, how: str) -> None:
+    args = [str(session), "-f", "json", "--source-root", str(project)] + (["--github"] if how == "flag" else [])
     result = _report(*args, env={"GITHUB_ACTIONS": "true"} if how == "env" else None)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["verdict"] == "graphs-help"  # annotations never corrupt stdout

@@ -32,8 +32,18 @@ def test_the_recorded_run_itself_loads():
 
 def test_a_carried_profile_with_wrong_fields_is_named(tmp_path):
     bad = json.dumps({"schema_version": 1, "machine": "not a machine", "coefficients": 3}).encode()
-    with pytest.raises(UsageError, match=r"damaged\.lprun: the device profile the run carries \(profile\.json\) is not valid"):
+    with pytest.raises(UsageError, match=r"damaged\.lprun: the device profile the run carries \(profile\.json\) is malformed"):
         load_run(damaged(tmp_path, profile_json=bad))
+
+
+@pytest.mark.parametrize("bad", [b"[1, 2]", b"42", b'"profile"'])
+def test_a_carried_profile_that_is_not_an_object_is_malformed_not_a_python_error(tmp_path, bad):
+    with pytest.raises(UsageError) as caught:
+        load_run(damaged(tmp_path, profile_json=bad))
+    assert str(caught.value) == (
+        f"{tmp_path / 'damaged.lprun'}: the device profile the run carries (profile.json) is malformed: "
+        "not a launchprof device profile (top level is not an object)"
+    )
 
 
 def test_garbage_in_the_profile_is_blamed_on_the_profile(tmp_path):

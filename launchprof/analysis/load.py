@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from launchprof.errors import UsageError
-from launchprof.input_files import WANTED_SAVED, check_input_file, has_zip_signature, starts_like_json
+from launchprof.input_files import WANTED_SAVED, check_input_file, has_zip_signature, is_python_script, starts_like_json
 from launchprof.models import Report
 from launchprof.run import SUFFIX
 
@@ -69,6 +69,8 @@ def open_saved(path: Path, given: Path | None = None) -> tuple[Report, ChosenPro
     still loaded: it draws the HTML crossover curve). A missing or malformed file is a
     UsageError (exit 2)."""
     check_input_file(path, WANTED_SAVED, f"report or run file not found: {path}")
+    if is_python_script(path):
+        raise UsageError(f"{path} is a Python script, not a report or run file: `launchprof analyze {path}` runs scripts")
     if not is_run_file(path):
         from launchprof.session import load_report
 

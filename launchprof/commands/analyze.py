@@ -22,7 +22,7 @@ from rich.console import Console
 
 from launchprof import __version__
 from launchprof.commands.analyze_ranks import check_rank_gpus, check_ranks, run_ranks_analysis
-from launchprof.commands.checks import check_compare, check_output_creatable, check_script, check_target_defined
+from launchprof.commands.checks import check_compare, check_output_creatable, check_project_root, check_script, check_target_defined
 from launchprof.commands.emit import emit
 from launchprof.commands.worker_config import worker_config
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
@@ -93,8 +93,7 @@ def check_usage(options: AnalyzeOptions) -> list[Output]:
     if options.save_trace is not None:
         check_destination(options.save_trace)
         check_output_creatable(options.save_trace)
-    if options.project_root is not None and not os.path.isdir(options.project_root):
-        raise UsageError(f"--project-root is not a folder: {options.project_root}")
+    check_project_root(options.project_root)
     check_ranks(options)
     if options.profile is not None:
         from launchprof.crossover.profile import load_profile
@@ -202,14 +201,18 @@ def import_analysis_meanwhile() -> threading.Thread:
 def measure(options: AnalyzeOptions, console: Console, report_on_stdout: bool = False) -> tuple[WorkerResult, Path]:
     import_analysis_meanwhile()
     rundir = Path(tempfile.mkdtemp(prefix="launchprof-"))
-    config = worker_config(
-        options, rundir, **bucket_options(options), compare=tuple(options.compare), compile_timeout=options.compile_timeout,
-        compile_rounds=options.compile_rounds,
-    )
-    with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
-        result = run_worker(
-            config, rundir, options.timeout, options.show_output, progress.update, output_to_stderr=report_on_stdout
+    try:
+        config = worker_config(
+            options, rundir, **bucket_options(options), compare=tuple(options.compare), compile_timeout=options.compile_timeout,
+            compile_rounds=options.compile_rounds,
         )
+        with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
+            result = run_worker(
+                config, rundir, options.timeout, options.show_output, progress.update, output_to_stderr=report_on_stdout
+            )
+    except BaseException:
+        shutil.rmtree(rundir, ignore_errors=True)  # no result names it: nobody would ever remove it
+        raise
     return result, rundir
 
 
@@ -260,12 +263,12 @@ def run(options: AnalyzeOptions) -> int:
         return run_ranks_analysis(options, outputs)
     root = find_project_root(options.script, options.project_root)
     result, rundir = measure(options, console, any(o.path is None and o.format != "text" for o in outputs))
-    from launchprof.analysis import analyse  # imported while the worker ran (import_analysis_meanwhile)
-    from launchprof.analysis.report import machine_of
-    from launchprof.analysis.runinfo import script_failed
-
     failed = False
     try:
+        from launchprof.analysis import analyse  # imported while the worker ran (import_analysis_meanwhile)
+        from launchprof.analysis.report import machine_of
+        from launchprof.analysis.runinfo import script_failed
+
         try:
             evidence = parse_events(result.events)
         except ValueError as exc:

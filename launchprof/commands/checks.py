@@ -12,12 +12,13 @@ import ast
 import difflib
 import importlib
 import os
+import stat
 from pathlib import Path
 
 from launchprof.errors import UsageError
 from launchprof.input_files import check_input_file
 from launchprof.outputs import probe_folder
-from launchprof.targets import TargetSpec, top_level_names
+from launchprof.targets import TargetSpec, module_source, top_level_names
 
 
 SAVED_SUFFIXES = {".json": "JSON file (a report or a device profile)", ".lprun": "run file"}
@@ -47,8 +48,19 @@ def _has_star_import(tree: ast.Module) -> bool:
 
 
 def check_target_defined(spec: TargetSpec, script: Path, source: str) -> None:
-    """Script targets only: an empty script, or ``Class.method`` a class cannot have."""
+    """An empty script, or ``Class.method`` a class cannot have, in the script or in the
+    ``pkg.mod`` of ``pkg.mod:Class.method`` (read, never imported)."""
     if spec.module is not None:
+        found = module_source(spec.module, script)
+        try:
+            source = found.read_text(encoding="utf-8") if found is not None else ""
+            tree = ast.parse(source)
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+            return  # the worker's import says what is wrong with it
+        if source and not _has_star_import(tree) and len(spec.parts) >= 2:
+            missing = _missing_class_attribute(tree, spec.parts[0], spec.parts[1])
+            if missing:
+                raise UsageError(f"unknown target {spec.raw!r}: {missing}")
         return
     tree = ast.parse(source)
     if _has_star_import(tree):
@@ -180,6 +192,26 @@ def check_output_creatable(path: Path) -> None:
     if os.path.exists(path):  # os.path's: False, not a PermissionError, in a folder we may not look into
         return
     probe_folder(Path(os.path.realpath(path)).parent, path)
+
+
+def check_project_root(path: Path | None) -> None:
+    """``--project-root`` names an existing folder, for every command that takes it.
+
+    Paths in a report are made relative to it and lint follows imports inside it: a
+    mistyped folder would silently give absolute paths or unfollowed calls, so it is a
+    usage error, said the same way by analyze, lint and report."""
+    if path is None:
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        raise UsageError(f"--project-root {path}: no such folder") from None
+    except OSError as exc:
+        raise UsageError(f"--project-root {path}: cannot look at it: {exc.strerror or exc}") from None
+    if stat.S_ISREG(mode):
+        raise UsageError(f"--project-root {path} is a file, not a folder: give the folder that holds the project")
+    if not stat.S_ISDIR(mode):
+        raise UsageError(f"--project-root {path} is not a folder")
 
 
 COMPARE_CHOICES = ("compile",)

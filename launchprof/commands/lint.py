@@ -8,7 +8,6 @@ the exit code.
 
 from __future__ import annotations
 
-import os
 import platform
 import sys
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchprof import __version__
+from launchprof.commands.checks import check_project_root
 from launchprof.enums import Verdict
 from launchprof.errors import ExitCode, UsageError
 from launchprof.lint import LintResult, lint
@@ -73,9 +73,8 @@ def run(options: LintOptions) -> int:
     if not options.paths:
         raise UsageError("give at least one file or folder to lint")
     outputs = plan_outputs(list(options.formats), list(options.outputs), inputs=options.paths)
+    check_project_root(options.source_root)
     root = find_project_root(options.paths[0], options.source_root)
-    if options.source_root is not None and not os.path.isdir(root):
-        raise UsageError(f"--project-root {options.source_root}: no such folder")
     exclude = (*options.exclude, *configured_excludes(root))
     result = lint(
         options.paths,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launchprof.analysis.load import is_run_file, open_saved
+from launchprof.commands.checks import check_project_root
 from launchprof.commands.emit import emit, stream_console
 from launchprof.outputs import plan_outputs
 from launchprof.render import RenderOptions
@@ -37,6 +38,7 @@ def run(options: ReportOptions) -> int:
 
     A missing, truncated, malformed or newer-schema file raises UsageError (exit 2)."""
     outputs = plan_outputs(list(options.formats), list(options.outputs), inputs=[options.session, *filter(None, [options.profile])])
+    check_project_root(options.project_root)
     if options.save_trace is not None:
         save_traces(options.session, options.save_trace)
     report, chosen = open_saved(options.session, options.profile)

@@ -230,6 +230,8 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
 
 def profile_from_dict(data: dict[str, Any]) -> DeviceProfile:
     """Build a profile from parsed JSON: migrated, then validated; tolerant of added fields."""
+    if not isinstance(data, dict):  # a list or a number where the profile belongs (a damaged run's profile.json)
+        raise UsageError("not a launchprof device profile (top level is not an object)")
     data = migrate(data)
     try:
         profile = _ADAPTER.validate_python(data)

@@ -261,6 +261,15 @@ def verdict_sentence(report: Any) -> str:
     return f"Verdict: {report.verdict}."
 
 
+def verdict_headline(report: Any) -> tuple[str, str]:
+    """(label, sentence) for a headline that shows both: a sentence that opens with the label
+    ("CUDA graphs help: replay is ...") loses that opening, so the words are said once."""
+    label, sentence = verdict_label(report), verdict_sentence(report)
+    if sentence.startswith(label + ": "):
+        sentence = sentence[len(label) + 2 :]
+    return label, sentence
+
+
 def _timing(profile: Any, label: str) -> str:
     return f"{label} (in-loop)" if get(profile, "timing") == "in-loop" else label
 

@@ -24,7 +24,7 @@ from launchprof.render.compile import compile_html
 from launchprof.render import format as fmt
 from launchprof.render.legend import TERMS
 from launchprof.render.base import Renderer
-from launchprof.render.figures import key_numbers, machine_line, verdict_sentence
+from launchprof.render.figures import key_numbers, machine_line
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
 from launchprof.render.ranks import html_ranks
 from launchprof.session import Hazard, KernelSpan, Report
@@ -219,11 +219,12 @@ class HtmlRenderer(Renderer):
             }
             for i, h in enumerate(ordered)
         ]
+        label, sentence = figures.verdict_headline(report)
         return env.get_template("report.html.j2").render(
             report=report,
             script=relative(report.script, root),
-            label=figures.verdict_label(report),
-            sentence=verdict_sentence(report),
+            label=label,
+            sentence=sentence,
             details=figures.detail_lines(report) if report.mode != "lint" else [],
             numbers=key_numbers(report) if report.mode != "lint" else [],
             timeline=timeline_view(report),

@@ -82,9 +82,7 @@ class MarkdownRenderer(Renderer):
         what = f"{md_code(report.target)} in " if report.target else ""
         v = figures.verdict(report)
         badge = f"{v.badge} " if v else ""
-        label, sentence = figures.verdict_label(report), verdict_sentence(report)
-        if sentence.startswith(label + ": "):  # the sentence opens with the label: say it once
-            sentence = sentence[len(label) + 2 :]
+        label, sentence = figures.verdict_headline(report)
         parts = [
             f"## launchprof {report.mode}: {what}{md_code(relative(report.script, root))}",
             f"**{badge}{md_text(label)}** ({md_code(report.verdict)}) — {md_text(sentence)}",

@@ -200,10 +200,13 @@ def _check_profile(p: Path, data: Any) -> None:
         return
     from launchprof.crossover.profile import profile_from_dict
 
+    damaged = f"{p}: the device profile the run carries (profile.json) is malformed"
     try:
         profile_from_dict(data)
-    except (UsageError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise UsageError(f"{p}: the device profile the run carries (profile.json) is not valid: {exc}") from None
+    except UsageError as exc:
+        raise UsageError(f"{damaged}: {exc}") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # Python's own words would not help the reader
+        raise UsageError(f"{damaged} ({type(exc).__name__} while reading it)") from None
 
 
 def map_paths(events: list[dict[str, Any]], header: RunHeader) -> list[dict[str, Any]]:

@@ -108,4 +108,5 @@ def test_thousands_of_findings_are_capped_on_the_terminal(tmp_path):
     assert total >= 3000
     assert f"{total - 50} more finding(s) in {out}" in " ".join(proc.stdout.split())
     assert proc.stdout.count("hidden-sync") <= 60
+    assert f"{total} hazards: {total} errors, 0 warnings, 0 info" in proc.stdout  # counted in full, not the 50 shown
     assert elapsed < 120

@@ -54,7 +54,9 @@ def emit(
         write_stream(sys.stdout, to_stdout[0].format, renderer_for(to_stdout[0].format, options).render(report))
     else:
         console = console or stream_console(sys.stdout)
-        print_text(capped(report, files[0]) if files else report, options, console)
+        shown = capped(report, files[0]) if files else report
+        counted = dataclasses.replace(options, counted_hazards=report.hazards) if shown is not report else options
+        print_text(shown, counted, console)
         rest = more_findings(report, files[0]) if files else None
         if rest is not None:  # soft-wrapped, after the report's own lines: the path stays whole to copy
             console.print(Text(f"note: {rest}", style="dim"), soft_wrap=True)

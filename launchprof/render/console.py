@@ -203,8 +203,9 @@ class ConsoleRenderer(Renderer):
         elif report.mode == "analyze" and report.verdict != "eager-only":
             parts.append(Text("No hazards found.", style="green"))
         if report.mode == "lint":  # the counts a CI log's reader looks for, last before the notes
-            blocking = any(h.severity != Severity.INFO for h in report.hazards)
-            parts.append(Text(figures.hazard_summary(report), style="bold" if blocking else "green"))
+            counted = report.hazards if self.options.counted_hazards is None else self.options.counted_hazards
+            blocking = any(h.severity != Severity.INFO for h in counted)
+            parts.append(Text(figures.hazard_summary(counted), style="bold" if blocking else "green"))
         if self.options_snippet() and report.capture_snippet:
             parts.append(Text("Capture snippet (paste after the script's definitions)", style="bold"))
             parts.append(code_text(report.capture_snippet))

@@ -200,11 +200,11 @@ def severity_counts(hazards: list[Any]) -> str:
     return ", ".join(parts)
 
 
-def hazard_summary(report: Any) -> str:
+def hazard_summary(hazards: list[Any]) -> str:
     """One line that closes a lint report: the counts by severity, or that it found nothing."""
-    if not report.hazards:
+    if not hazards:
         return "No hazards found."
-    return f"{hazard_count(report.hazards)}: {severity_counts(report.hazards)}"
+    return f"{hazard_count(hazards)}: {severity_counts(hazards)}"
 
 
 def memory_for_no_gain(report: Any) -> str | None:

@@ -1,4 +1,4 @@
-"""The report contract as validated models (DESIGN.md "Report contract").
+"""The report contract as validated models (README "The report").
 
 Pydantic dataclasses, not plain ones, so that a report read back from JSON is checked
 field by field (a hazard that is the string "ten", an unknown verdict or severity is a
@@ -329,7 +329,7 @@ class Report:
     prediction: Prediction | None = None
     project_root: str | None = None
     run_file: str | None = None
-    outputs: OutputsAdvice | None = None  # kept outputs and looped-back state (issue 16)
+    outputs: OutputsAdvice | None = None  # kept outputs and looped-back state: what graph code must clone or feed back
     capture_snippet: str | None = None  # graphs-help only: capture code to paste (launchprof.snippet)
     candidates: list[Candidate] = dataclasses.field(default_factory=list)  # whole-script mode only
     ranks: list[RankSummary] | None = None  # multi-GPU (--nproc-per-node): one entry per rank; the rest is combined

@@ -1,4 +1,4 @@
-"""The report's ``buckets`` field (DESIGN.md report contract; issue 17): the bucket plan
+"""The report's ``buckets`` field (README "The report"): the bucket plan
 for a step whose shapes vary, as measured on the GPU.
 
 Kept apart from :mod:`launchprof.models` (which imports it) so that the report models stay

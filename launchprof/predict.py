@@ -2,7 +2,7 @@
 
 ``analyze`` calls this with the eager trace's numbers, so the prediction exists even
 when capture failed ("fix these hazards and expect about 3.1x"). Pure functions: no
-GPU, no torch, tested on CPU against the H200 numbers in DESIGN.md.
+GPU, no torch, tested on CPU against the H200 numbers in docs/architecture.md.
 
 The estimate of one replay of N kernels is the crossover model
 (:mod:`launchprof.crossover.fit`):

@@ -1,4 +1,4 @@
-"""The capture code for a ``graphs-help`` target, ready to paste (issue 13, item 8).
+"""The capture code for a ``graphs-help`` target, ready to paste.
 
 Written from the recorded arguments of the target's first call: static inputs with those
 shapes and dtypes, a side-stream warm-up, ``torch.cuda.graph`` capture and a ``run(*args)``

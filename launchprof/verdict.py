@@ -1,4 +1,4 @@
-"""The verdict, from measurements only (DESIGN.md "Verdicts")."""
+"""The verdict, from measurements only (README "Verdicts")."""
 
 from __future__ import annotations
 

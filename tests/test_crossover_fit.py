@@ -170,7 +170,7 @@ def test_derive_states_the_crossover_per_duration(default_profile):
 
 
 def test_amortisation_matches_the_design_range(default_profile):
-    # DESIGN.md: replays to pay back instantiation about 1.5-40 depending on node count.
+    # docs/architecture.md (Observed on an H200): replays to pay back instantiation about 1.5-40 depending on node count.
     replays = [a.replays for a in default_profile.amortisation]
     assert all(r is not None for r in replays)
     assert replays == sorted(replays, reverse=True)

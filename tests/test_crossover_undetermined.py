@@ -69,7 +69,7 @@ def test_wide_intervals_are_undetermined(median, low, high):
 
 @pytest.mark.parametrize(
     "median, low, high",
-    # instantiate per node in the README's H200 sweep (its high end 1.8x), a session-5-like tight
+    # instantiate per node in an H200 default sweep (its high end 1.8x), a session-5-like tight
     # slope, an exact figure, a tight negative one, and the edges of the factor of two
     [(1.37, 1.04, 2.47), (1.234, 1.18, 1.30), (0.676, 0.676, 0.676), (-0.3, -0.35, -0.25), (1.0, 0.5, 2.0)],
 )

@@ -18,7 +18,7 @@ pytestmark = [
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
-TOLERANCE = 0.15  # DESIGN.md: a step time in a report matches the same function timed directly within 15%
+TOLERANCE = 0.15  # docs/architecture.md: a step time in a report matches the same function timed directly within 15%
 
 
 def analyze(tmp_path: Path, script: Path) -> tuple[subprocess.CompletedProcess, dict]:

@@ -1,4 +1,4 @@
-"""Speedup prediction and breakeven, on CPU, with the H200 numbers from DESIGN.md."""
+"""Speedup prediction and breakeven, on CPU, with the H200 numbers of docs/architecture.md ("Observed on an H200")."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def profile():
 
 
 def test_tiny_add_ops_predict_about_seven_x(profile):
-    # DESIGN.md: tiny x.add_(1.0) ops cost about 7 µs each eagerly, about 1 µs per node replayed.
+    # H200 (docs/architecture.md): tiny x.add_(1.0) ops cost about 7 µs each eagerly, about 1 µs per node replayed.
     n = 200
     pred = predict_speedup(n, [1.3] * n, gpu_busy_us=1.3 * n, launch_api_us=4.0 * n, eager_step_us=7.0 * n, profile=profile)
     assert pred.replay_step_us_estimate == pytest.approx(9.0 + 0.95 * n)
@@ -48,7 +48,7 @@ def test_tiny_add_ops_predict_about_seven_x(profile):
 
 
 def test_large_elementwise_ops_gain_about_five_percent(profile):
-    # DESIGN.md: 16M-element ops, about 35 µs each: replay gains only about 5%.
+    # H200 (docs/architecture.md): 16M-element ops, about 35 µs each: replay gains only about 5%.
     n = 20
     eager_step = 6.0 + n * (35.0 + 1.8)
     pred = predict_speedup(n, 35.0, gpu_busy_us=35.0 * n, launch_api_us=5.0 * n, eager_step_us=eager_step, profile=profile)
@@ -58,7 +58,7 @@ def test_large_elementwise_ops_gain_about_five_percent(profile):
 
 
 def test_graphs_can_hurt_and_the_prediction_says_so(profile):
-    # DESIGN.md: two 8192² bf16 matmuls replayed about 14% slower than eager.
+    # H200 (docs/architecture.md): two 8192² bf16 matmuls replayed about 14% slower than eager.
     pred = predict_speedup(2, [1450.0, 1450.0], gpu_busy_us=2900.0, launch_api_us=10.0, eager_step_us=2900.0, profile=profile)
     assert pred.speedup < 1.0
     assert "would not help" in pred.explanation
@@ -122,7 +122,7 @@ def test_without_a_traced_empty_kernel_the_excess_is_zero_with_the_gap_as_its_up
 
 
 def test_breakeven_replays():
-    # DESIGN.md: capture + instantiate about 9 µs per node; 100 tiny ops: 7 µs eager, ~1 µs replayed
+    # H200 (docs/architecture.md): capture + instantiate about 9 µs per node; 100 tiny ops: 7 µs eager, ~1 µs replayed
     assert breakeven_replays(900.0, 700.0, 109.0) == pytest.approx(900.0 / 591.0)
     assert breakeven_replays(900.0, 700.0, 700.0) is None  # saves nothing: never pays back
     assert breakeven_replays(900.0, 700.0, 800.0) is None

@@ -16,7 +16,7 @@ the median (0.25x and 0.17x of it), so both are flagged. A rule on the half-widt
 because bootstrap intervals of intercepts are skewed; comparing each end with the median
 catches both. In the recorded default H200 profile (``tests/data/profile.json``, one round)
 every other coefficient lies within 0.67x-1.26x of its median except re-instantiate per node,
-2.48 [0.51, 2.97], which is flagged too; the README's default sweep (2026-12-01) flags none
+2.48 [0.51, 2.97], which is flagged too; another H200 default sweep flagged none
 of the coefficients its table shows, the widest being instantiate per node, 1.37
 [1.04, 2.47]. A stricter factor (1.5) would flag that slope (its high end is 1.80x the
 median), a coefficient session 5 repeated within 10% (1.234 and 1.163): the point of the

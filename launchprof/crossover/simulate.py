@@ -2,7 +2,7 @@
 
 The fit must recover what went in, whatever the GPU; this module is how CPU tests (and
 anyone changing the fit) check that without a GPU. The defaults are H200-like figures
-from DESIGN.md ("Observed on an H200"): about 7 µs per eager torch op, about 1 µs per
+from docs/architecture.md ("Observed on an H200"): about 7 µs per eager torch op, about 1 µs per
 replayed node, about 9 µs per node to capture and instantiate.
 """
 

@@ -1,4 +1,4 @@
-"""The hazard kinds of DESIGN.md: id, default severity, one-line title and fix hint.
+"""The hazard kinds (docs/architecture.md "Hazard rules"): id, default severity, one-line title and fix hint.
 
 The ids are a contract (JSON ``kind``, SARIF ``ruleId``). Hints speak in the terms
 of the seeds: keep varying scalars in device tensors, ``copy_`` into static inputs,

@@ -49,7 +49,7 @@ def find_hazards(evidence: Evidence) -> list[Hazard]:
 
 
 def _placed(h: Hazard) -> Hazard:
-    """A hazard with no line in the user's code says why (issue 13 item 2)."""
+    """A hazard with no line in the user's code says why, so the user does not hunt for a line that is not theirs."""
     if h.file and not is_library_file(h.file):
         return h
     where = f"it surfaced in library code ({h.file}{':' + str(h.line) if h.line else ''})" if h.file else "no frame of the user's code was on the stack"

@@ -9,7 +9,7 @@ expression is visited once, which keeps lint linear in the size of the code.
 What it records is only what some rule needs (calls, truth tests of device values,
 boolean-mask indexing, numbers meeting tensors in operators, stream forks and joins,
 and the calls into other linted functions to follow). Rules never walk the AST
-themselves; they read these facts (DESIGN.md: each rule maps observations to hazards).
+themselves; they read these facts (docs/architecture.md "Lint": each rule maps observations to hazards).
 """
 
 from __future__ import annotations

@@ -142,7 +142,7 @@ def fix_text(body: Text, h: Any, root: Path, same_as: str | None) -> list[Any]:
 
 
 def hints(report: Report, root: Path) -> Text | None:
-    """Each kind's general rule once, with all the lines it applies to (issue 13 item 6)."""
+    """Each kind's general rule once, with all the lines it applies to: one rule is not repeated per line."""
     groups = figures.shared_hints(sorted_hazards(report.hazards), root)
     if not groups:
         return None

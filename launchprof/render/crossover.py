@@ -1,6 +1,6 @@
 """The crossover command's renderers: the device profile as rich tables, or as JSON.
 
-Presentation only (issue 11: the crossover renderer lives in ``render/``): the profile is
+Presentation only (every renderer lives in ``render/``): the profile is
 already fitted; this module decides how its figures, their intervals, the spread across
 rounds and the noisy flag are shown.
 """

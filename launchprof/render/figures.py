@@ -335,7 +335,7 @@ def machine_line(report: Any) -> str:
     return ", ".join(p for p in parts if p) + f" · launchprof {report.launchprof_version} · {report.created}"
 
 
-# --- fixes (issue 13 items 1, 6, 7): one text for every format ----------------------------
+# --- fixes: one text for every format -------------------------------------------------------
 
 
 def fix_of(hazard: Any) -> Any:

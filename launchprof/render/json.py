@@ -1,4 +1,4 @@
-"""The JSON report: the contract of DESIGN.md, and the session file ``report``/``compare`` read."""
+"""The JSON report: the contract of README "The report", and the session file ``report``/``compare`` read."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ def lint_kinds() -> frozenset[str]:
 
     return frozenset(rules.KINDS_FOUND)
 
-# Kinds found while capturing or validating (DESIGN.md "How analyze works"); the rest in the eager pass.
+# Kinds found while capturing or validating (docs/architecture.md "How analyze works"); the rest in the eager pass.
 CAPTURE_KINDS = frozenset({"unjoined-stream", "capture-allocation", "host-side-effect", "capture-failed"})
 VALIDATION_KINDS = frozenset({"replay-mismatch"})
 

@@ -2,7 +2,7 @@
 
 Version 2 wrote one entry per varying argument (``argument, dim, sizes, padding_waste,
 pool_bytes_estimate``). Its pool figure was an estimate scaled from the first graph's
-pool, which holds the one-time cuBLAS workspace (issue 17: about 4x too high), so it is
+pool, which holds the one-time cuBLAS workspace (about 4x too high), so it is
 kept only as a note, never as a measured ``shared_pool_bytes``.
 """
 

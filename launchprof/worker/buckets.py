@@ -1,4 +1,4 @@
-"""Measuring the bucket plan on the GPU when the target's shapes varied (issue 17).
+"""Measuring the bucket plan on the GPU when the target's shapes varied: pools estimated from one graph read 4x high.
 
 The seeds' "bucketed LLM decode" recipe, run on the user's own step and recorded calls:
 one graph per capture size, each call padded up to the next size and its outputs sliced

@@ -97,7 +97,7 @@ class TargetRun:
         self.race_set: tuple[tuple, dict] | None = None
         self.pre_capture_calls = pre_capture_calls(config.repeat)
         self.in_loop_calls = in_loop_calls(config.repeat)
-        self.outputs = OutputsWatch(fn, events)  # kept outputs, looped-back state (issue 16)
+        self.outputs = OutputsWatch(fn, events)  # kept outputs, looped-back state
 
     # ------------------------------------------------------------------ dispatch
     def _canon(self, args: tuple, kwargs: dict) -> Any:
@@ -108,7 +108,7 @@ class TargetRun:
             return self.fn(*args, **kwargs)
         self.busy = True
         try:
-            # Outputs kept / state looped back (issue 16): outside every timed region.
+            # Outputs kept / state looped back: outside every timed region.
             self.outputs.before(self.calls, args, kwargs, caller_frame())
             out = self._guarded(args, kwargs)
             self.outputs.after(self.calls - 1, out, caller_frame())

@@ -1,8 +1,8 @@
-"""Fixes written for each hazard's own line, with the names on it (issue 13, item 1).
+"""Fixes written for each hazard's own line, with the names on it: a general hint leaves the user to translate it.
 
 One writer per kind reads the line with ``ast`` and writes the change as a small
 before/after. Where launchprof cannot write it, the fix says so and gives the kind's
-general rule (item 7): never a guessed name.
+general rule: never a guessed name.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ def make(src: SourceLine, after: str, note: str, before: str | None = None, line
 
 
 def cannot(src: SourceLine, kind: str, why: str = "") -> Fix:
-    """Item 7 of issue 13: say plainly that this line's fix was not written, and give the rule."""
+    """Say plainly that this line's fix was not written, and give the rule: never a guessed fix that reads as a real one."""
     reason = f" ({why})" if why else ""
     note = f"launchprof cannot write the fix for this line{reason}. The general rule: {KINDS[kind].hint}" if kind in KINDS else f"launchprof cannot write the fix for this line{reason}."
     return Fix(before=src.code, after="", note=note, file=src.file, line=src.line, indent=src.indent)

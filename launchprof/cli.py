@@ -381,10 +381,6 @@ def compare(
 def main() -> None:
     """Console-script entry point: a parser error is one ``launchprof: error:`` line, exit 2."""
     try:
-        from typer._click.exceptions import ClickException
-    except ImportError:  # a typer that uses click itself
-        from click.exceptions import ClickException
-    try:
         from launchprof.commands.plain_argv import call_plainly
 
         code = call_plainly(app, sys.argv[1:])  # a plain `lint` command line skips typer's parser
@@ -399,12 +395,9 @@ def main() -> None:
         if exc.errno not in FULL_OR_BROKEN_OUTPUT:
             raise
         sys.exit(output_failed(exc))
-    except ClickException as exc:
-        if type(exc).__name__ == "NoArgsIsHelpError":
-            exc.show()
-        else:
-            error_line(exc.format_message().replace("\n", " "))
-        sys.exit(int(ExitCode.USAGE) if exc.exit_code == 2 or type(exc).__name__ == "NoArgsIsHelpError" else exc.exit_code)
+    except typer.TyperException as exc:  # the base of every parser error typer raises
+        error_line(exc.format_message().replace("\n", " "))
+        sys.exit(exc.exit_code)
     sys.exit(code if isinstance(code, int) else 0)
 
 

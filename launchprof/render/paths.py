@@ -1,9 +1,9 @@
 """Where a report's files are shown from: the project root, one rule for every format.
 
-The root is the one the command was given (``RenderOptions.project_root``, or its old
-name ``source_root``), else the one recorded in the report (``project_root``), else the
-project root of the script when it exists here (``launchprof.project``'s rule), else the
-working folder. Paths under it are shown relative to it, others absolute.
+The root is the one the command was given (``RenderOptions.project_root``), else the
+one recorded in the report (``project_root``), else the project root of the script when
+it exists here (``launchprof.project``'s rule), else the working folder. Paths under it
+are shown relative to it, others absolute.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from launchprof.project import find_project_root, relative_to_root
 
 
 def report_root(report: Any, options: Any = None) -> Path:
-    given = getattr(options, "root", None) if options is not None else None
+    given = getattr(options, "project_root", None) if options is not None else None
     if given is not None:
         return Path(given).resolve()
     recorded = getattr(report, "project_root", None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from launchprof.enums import Severity
+from launchprof.enums import severity_rank
 from launchprof.project import find_project_root, relative_to_root
 
 
@@ -41,13 +41,6 @@ def location(hazard: Any, root: Path) -> str | None:
     return f"{path}:{hazard.line}" if hazard.line else path
 
 
-def _rank(severity: str) -> int:
-    try:
-        return Severity(severity).rank
-    except ValueError:
-        return len(Severity)
-
-
 def sorted_hazards(hazards: list[Any]) -> list[Any]:
     """Errors first; within a severity, the order the analysis found them."""
-    return sorted(hazards, key=lambda h: _rank(h.severity))
+    return sorted(hazards, key=lambda h: severity_rank(h.severity))

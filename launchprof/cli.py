@@ -21,7 +21,6 @@ from launchprof.commands.options import (  # noqa: F401 - typer reads the aliase
     FormatOpt,
     OutputOpt,
     ProjectRootOpt,
-    SourceRootAlias,
     ExplainOpt,
     NoCalibrateOpt,
     QuietOpt,
@@ -196,7 +195,6 @@ def analyze(
     show_output: ShowOutputOpt = None,
     save_trace: AnalyzeSaveTraceOpt = None,
     project_root: ProjectRootOpt = None,
-    source_root: SourceRootAlias = None,
     github: GithubOpt = False,
     run_out: RunOutOpt = None,
     snippet: SnippetOpt = False,
@@ -235,7 +233,7 @@ def analyze(
                 calibrate=not no_calibrate,
                 explain=explain,
                 save_trace=save_trace,
-                project_root=project_root or source_root,
+                project_root=project_root,
                 github=github,
                 run_out=run_out,
                 snippet=snippet,
@@ -310,7 +308,7 @@ def lint(
                 formats=tuple(formats or ()),
                 outputs=tuple(outputs or ()),
                 fail_on=fail_on,
-                source_root=project_root,
+                project_root=project_root,
                 github=github,
                 exclude=tuple(exclude or ()),
                 strict=strict,
@@ -329,7 +327,6 @@ def report(
     formats: FormatOpt = None,
     outputs: OutputOpt = None,
     project_root: ProjectRootOpt = None,
-    source_root: SourceRootAlias = None,
     github: GithubOpt = False,
     profile: ReportProfileOpt = None,
     save_trace: ReportSaveTraceOpt = None,
@@ -346,7 +343,7 @@ def report(
                 session=session,
                 formats=tuple(formats or ()),
                 outputs=tuple(outputs or ()),
-                project_root=project_root or source_root,
+                project_root=project_root,
                 github=github,
                 profile=profile,
                 explain=explain,
@@ -381,10 +378,6 @@ def compare(
 def main() -> None:
     """Console-script entry point: a parser error is one ``launchprof: error:`` line, exit 2."""
     try:
-        from typer._click.exceptions import ClickException
-    except ImportError:  # a typer that uses click itself
-        from click.exceptions import ClickException
-    try:
         from launchprof.commands.plain_argv import call_plainly
 
         code = call_plainly(app, sys.argv[1:])  # a plain `lint` command line skips typer's parser
@@ -399,12 +392,9 @@ def main() -> None:
         if exc.errno not in FULL_OR_BROKEN_OUTPUT:
             raise
         sys.exit(output_failed(exc))
-    except ClickException as exc:
-        if type(exc).__name__ == "NoArgsIsHelpError":
-            exc.show()
-        else:
-            error_line(exc.format_message().replace("\n", " "))
-        sys.exit(int(ExitCode.USAGE) if exc.exit_code == 2 or type(exc).__name__ == "NoArgsIsHelpError" else exc.exit_code)
+    except typer.TyperException as exc:  # the base of every parser error typer raises
+        error_line(exc.format_message().replace("\n", " "))
+        sys.exit(exc.exit_code)
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ import pandas as pd
 from scipy import stats
 
 from launchprof.errors import UsageError
+from launchprof.hazards.identity import identity_from, match_key
 from launchprof.project import relative_to_root
 from launchprof.session import Hazard, Report, Stats
 from launchprof.stats import speedup_of
@@ -173,8 +174,8 @@ class HazardKey:
     fingerprint: str | None = None  # None: no code text known, so the line identifies it
 
     @property
-    def identity(self) -> tuple[Any, ...]:
-        return ("code", self.fingerprint) if self.fingerprint else ("line", self.kind, self.file, self.line)
+    def identity(self) -> Hashable:
+        return match_key(self.kind, self.file, self.line, self.fingerprint)
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.file and self.line else self.file or "(no file)"
@@ -198,7 +199,7 @@ def _relative_file(file: str | None, report: Report) -> str | None:
 
 def hazard_key(h: Hazard, report: Report) -> HazardKey:
     file = _relative_file(h.file, report)
-    return HazardKey(str(h.kind), file, h.line, str(h.severity), h.message, h.identity(file))
+    return HazardKey(str(h.kind), file, h.line, str(h.severity), h.message, identity_from(h, file))
 
 
 def _unmatched(keys: list[HazardKey], others: list[HazardKey]) -> list[HazardKey]:

@@ -7,6 +7,7 @@ as, the contract's strings ("graphs-help", "error", ...).
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 
 class Severity(enum.StrEnum):
@@ -16,7 +17,7 @@ class Severity(enum.StrEnum):
 
     @property
     def rank(self) -> int:
-        """Sort key: errors first."""
+        """The one severity order: errors first (0), then warnings, then info."""
         return {"error": 0, "warning": 1, "info": 2}[self.value]
 
     @property
@@ -37,6 +38,20 @@ class Severity(enum.StrEnum):
     def github_command(self) -> str:
         """The GitHub Actions workflow command for an annotation of this severity."""
         return {"error": "error", "warning": "warning", "info": "notice"}[self.value]
+
+
+def severity_rank(severity: str) -> int:
+    """:attr:`Severity.rank` of a severity's string; a severity this version does not know
+    (a report from a newer launchprof) sorts after every known one."""
+    try:
+        return Severity(severity).rank
+    except ValueError:
+        return len(Severity)
+
+
+def hazard_order(hazard: Any) -> tuple[int, str, int, str]:
+    """Sort key of hazards: most severe first, then by file, line and kind."""
+    return (severity_rank(hazard.severity), hazard.file or "", hazard.line or 0, hazard.kind)
 
 
 class Verdict(enum.StrEnum):

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, TypeAdapter, ValidationError
 
 from launchprof.enums import Severity, Verdict
+from launchprof.hazards.identity import fingerprint_of
 from launchprof.model_base import model  # frozen, unknown keys ignored: reports from a newer launchprof load
 from launchprof.models_buckets import BucketPlan
 from launchprof.ranks.models import RankSkew, RankSummary
@@ -94,39 +95,7 @@ class Hazard:
     fingerprint: str = ""
 
     def __post_init__(self) -> None:
-        # Imported here: launchprof.hazards' package imports this module.
-        from launchprof.hazards.identity import hazard_fingerprint
-
-        code = self.code_text()
-        if code is None and self.fingerprint:
-            return
-        object.__setattr__(self, "fingerprint", hazard_fingerprint(self.kind, self.file, code or self.message))
-
-    def code_text(self) -> str | None:
-        """The code at the hazard's line: ``details["code"]``, else the snippet's entry for it."""
-        code = self.details.get("code")
-        if code:
-            return str(code)
-        for entry in self.details.get("snippet") or []:
-            if isinstance(entry, (list, tuple)) and len(entry) == 2 and entry[0] == self.line:
-                return str(entry[1])
-        return None
-
-    def identity(self, rel_file: str | None) -> str | None:
-        """The identity seen from a reader's own project root, or None when only the line can
-        identify the hazard.
-
-        With the code known it is derived from ``rel_file`` (so two checkouts agree even
-        when the report holds absolute paths); without it, the report's own fingerprint when
-        one was recorded (not the message fallback, which holds measured values)."""
-        from launchprof.hazards.identity import hazard_fingerprint
-
-        code = self.code_text()
-        if code is not None:
-            return hazard_fingerprint(self.kind, rel_file, code)
-        if self.fingerprint and self.fingerprint != hazard_fingerprint(self.kind, self.file, self.message):
-            return self.fingerprint
-        return None
+        object.__setattr__(self, "fingerprint", fingerprint_of(self))
 
 
 @model

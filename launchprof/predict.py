@@ -64,7 +64,9 @@ class Prediction:
     basis: str = ""  # which profile (GPU/driver/torch, quick or full, where from) and which measured inputs
 
 
-def _value(interval: object) -> float | None:
+def finite_median(interval: object) -> float | None:
+    """An interval's median as a float; None when it is missing or not finite (a profile
+    field that was not measured)."""
     median = getattr(interval, "median", None)
     return float(median) if median is not None and math.isfinite(median) else None
 
@@ -84,12 +86,12 @@ def node_excess_us(profile: DeviceProfile, node: float) -> float:
     a node of empty kernels. A profile without a traced empty kernel gives
     NO_TRACE_EXCESS_US (0; see below).
     """
-    empty = _value(profile.empty_kernel_us)
+    empty = finite_median(profile.empty_kernel_us)
     if empty is None:
         return NO_TRACE_EXCESS_US
-    gap = _value(profile.graph_gap_us)
+    gap = finite_median(profile.graph_gap_us)
     if gap is None:
-        floor = _value(profile.floor_node_us)
+        floor = finite_median(profile.floor_node_us)
         gap = floor if floor is not None else node
     return gap - empty
 
@@ -110,8 +112,8 @@ def replay_estimate_us(
     profile: DeviceProfile,
 ) -> tuple[float, str] | None:
     """(replay step µs, bound) from the model; None when the profile lacks the coefficients."""
-    fixed, node = _value(profile.graph_launch_fixed_us), _value(profile.graph_node_us)
-    floor = _value(profile.floor_node_us)
+    fixed, node = finite_median(profile.graph_launch_fixed_us), finite_median(profile.graph_node_us)
+    floor = finite_median(profile.floor_node_us)
     if node is None:
         node = floor
     if fixed is None or node is None:
@@ -175,7 +177,7 @@ def predict_speedup(
     if estimate is None:
         return Prediction(None, None, "the device profile lacks the replay coefficients (partial sweep?): run `launchprof crossover` again")
     replay, bound = estimate
-    launches = (extra_launches + rng_fills) * (_value(profile.eager_op_us) or 0.0)
+    launches = (extra_launches + rng_fills) * (finite_median(profile.eager_op_us) or 0.0)
     replay = replay + launches
     speedup = float(eager_step_us) / replay  # type: ignore[arg-type]
     n = kernels_per_step
@@ -184,8 +186,8 @@ def predict_speedup(
     )
     why = (
         f"a replay of {n} graph node{'s' if n != 1 else ''} should take about {replay:.0f} µs "
-        f"({_value(profile.graph_launch_fixed_us):.1f} µs to launch the graph, then at least "
-        f"{_value(profile.graph_node_us) or _value(profile.floor_node_us):.2f} µs per node"
+        f"({finite_median(profile.graph_launch_fixed_us):.1f} µs to launch the graph, then at least "
+        f"{finite_median(profile.graph_node_us) or finite_median(profile.floor_node_us):.2f} µs per node"
     )
     why += ", mostly kernel time" if bound == "gpu" else ", mostly per-node overhead"
     if extra_launches:
@@ -217,16 +219,16 @@ def replay_model(profile: DeviceProfile) -> ReplayModel | None:
     """The profile's replay coefficients with their intervals (as :func:`replay_estimate_us` uses them)."""
     from launchprof.crossover.uncertainty import ReplayModel, Uncertain
 
-    fixed = _value(profile.graph_launch_fixed_us)
-    node_iv = profile.graph_node_us if _value(profile.graph_node_us) is not None else profile.floor_node_us
-    node = _value(node_iv)
+    fixed = finite_median(profile.graph_launch_fixed_us)
+    node_iv = profile.graph_node_us if finite_median(profile.graph_node_us) is not None else profile.floor_node_us
+    node = finite_median(node_iv)
     if fixed is None or node is None:
         return None
     gap_iv = profile.graph_gap_us
-    if _value(gap_iv) is None:
-        gap_iv = profile.floor_node_us if _value(profile.floor_node_us) is not None else node_iv
+    if finite_median(gap_iv) is None:
+        gap_iv = profile.floor_node_us if finite_median(profile.floor_node_us) is not None else node_iv
     gap = _uncertain(gap_iv, node)
-    if _value(profile.empty_kernel_us) is None:  # node_excess_us: 0, at most the whole gap
+    if finite_median(profile.empty_kernel_us) is None:  # node_excess_us: 0, at most the whole gap
         excess = Uncertain(NO_TRACE_EXCESS_US, NO_TRACE_EXCESS_US, max(gap.high, NO_TRACE_EXCESS_US))
     else:
         empty = _uncertain(profile.empty_kernel_us, 0.0)

@@ -2,7 +2,7 @@
 
 Numbers follow the H200 observations in docs/architecture.md (about 7 µs per eager op, about 1 µs
 per replayed node). Paths live under ``ROOT`` so that renderers given
-``source_root=ROOT`` print short, machine-independent locations. Recorded sessions
+``project_root=ROOT`` print short, machine-independent locations. Recorded sessions
 under ``tests/data/*.report.json`` are added by :func:`recorded_reports`.
 """
 

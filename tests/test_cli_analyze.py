@@ -93,8 +93,10 @@ def test_run_out_and_project_root_are_checked_first(tmp_path):
     assert proc.returncode == 2 and "--project-root" in one_line_error(proc)
 
 
-def test_source_root_is_a_hidden_alias_of_project_root(tmp_path):
-    assert "--source-root" not in lp("analyze", "--help").stdout
-    assert "--project-root" in lp("analyze", "--help").stdout
-    proc = lp("analyze", "sample_models/decode_loop.py", "--source-root", str(tmp_path / "missing"))
-    assert proc.returncode == 2 and f"--project-root {tmp_path / 'missing'}: no such folder" in one_line_error(proc)
+@pytest.mark.parametrize("command", [("analyze", "sample_models/decode_loop.py"), ("lint", "sample_models"), ("report", "r.lprun")])
+def test_the_project_root_has_one_name(command, tmp_path):
+    proc = lp(*command, "--source-root", str(tmp_path))
+    line = one_line_error(proc)
+    assert proc.returncode == 2 and line.startswith("launchprof: error: No such option: --source-root") and "--project-root" in line
+
+

@@ -62,3 +62,6 @@ def test_parser_errors_are_one_line(args, says):
 def test_no_arguments_prints_the_command_list():
     proc = lp()
     assert "analyze" in proc.stdout + proc.stderr and "Traceback" not in proc.stderr
+    # The whole help page, on stderr, as a usage error (exit 2), not a one-line error.
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.startswith("Usage:")
+    assert "launchprof: error:" not in proc.stderr and "Commands" in proc.stderr

@@ -193,3 +193,20 @@ def test_run_files_go_through_load_any(tmp_path: Path, monkeypatch: pytest.Monke
     bad.write_bytes(b"")
     result = runner.invoke(app, ["compare", str(bad), str(run_file)])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
+
+
+def test_the_model_lint_compare_and_sarif_share_one_identity() -> None:
+    from launchprof.compare import hazard_key
+    from launchprof.hazards.identity import fingerprint_of, identity_from, located_fingerprint, match_key
+    from launchprof.lint.report import LintHazard
+
+    report = reports.graphs_help()
+    root = Path(report.script).parent
+    fields = {"kind": "hidden-sync", "severity": "error", "message": "m", "file": str(root / "decode.py"), "line": 3, "hint": "h"}
+    coded = Hazard(**fields, details={"code": "x.item()  # why"})
+    fp = hazard_fingerprint("hidden-sync", "decode.py", "x.item()")
+    assert identity_from(coded, "decode.py") == fp and hazard_key(coded, report).identity == match_key("hidden-sync", "decode.py", 3, fp) == ("code", fp)
+    assert coded.fingerprint == fingerprint_of(coded) == LintHazard(**fields, details={"code": "x.item()"}).fingerprint
+    bare = Hazard(**fields)  # no code: compare matches the place, SARIF fingerprints kind and file
+    assert identity_from(bare, "decode.py") is None and hazard_key(bare, report).identity == ("line", "hidden-sync", "decode.py", 3)
+    assert located_fingerprint(bare, "decode.py") == hazard_fingerprint("hidden-sync", "decode.py", None)

@@ -150,7 +150,7 @@ def test_other_formats_are_written(tmp_path, fmt):
 
 def test_sarif_locates_each_finding(tmp_path):
     out = tmp_path / "lint.sarif"
-    assert invoke(STEP, "-o", out, "--source-root", DATA).exit_code == 0
+    assert invoke(STEP, "-o", out, "--project-root", DATA).exit_code == 0
     sarif = json.loads(out.read_text())
     locations = {
         (r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for run in sarif["runs"] for r in run["results"]
@@ -217,10 +217,9 @@ def test_exclude_from_the_command_line_and_from_pyproject(tmp_path):
     assert files == {"pkg/stats.py", "pkg/models.py"}
 
 
-def test_project_root_option_and_its_old_spelling(tmp_path):
-    for option in ("--project-root", "--source-root"):
-        report = json_report(tmp_path, PROJECT / "train.py", "--target", "relative", option, PROJECT / "pkg")
-        assert [h["file"] for h in report["hazards"]] == ["layers/util.py"]
+def test_project_root_option(tmp_path):
+    report = json_report(tmp_path, PROJECT / "train.py", "--target", "relative", "--project-root", PROJECT / "pkg")
+    assert [h["file"] for h in report["hazards"]] == ["layers/util.py"]
     missing = invoke(PROJECT / "train.py", "--project-root", tmp_path / "nope")
     assert missing.exit_code == 2 and "no such folder" in missing.stderr
 

@@ -81,7 +81,7 @@ def test_the_plain_report_writes_the_models_json_text_and_fail_reasons(tmp_path:
         assert report.to_json() == model.to_json()
         assert json.loads(report.to_json())["hazards"][0]["fingerprint"] == model.hazards[0].fingerprint
         for fmt in ("json", "text"):
-            for options in (RenderOptions(source_root=SAMPLES), RenderOptions(ascii=True, width=80)):
+            for options in (RenderOptions(project_root=SAMPLES), RenderOptions(ascii=True, width=80)):
                 assert renderer_for(fmt, options).render(report) == renderer_for(fmt, options).render(model)
         small = capped(report, tmp_path / "all.json")
         assert len(small.hazards) == min(5, len(report.hazards))

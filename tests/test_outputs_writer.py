@@ -141,7 +141,7 @@ def parse_back(fmt: str, text: str) -> None:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_github_actions_annotations_never_reach_stdout(session: Path, fmt: str) -> None:
-    result = CliRunner().invoke(app, ["report", str(session), "-f", fmt, "--source-root", str(session.parent)], env={"GITHUB_ACTIONS": "true"})
+    result = CliRunner().invoke(app, ["report", str(session), "-f", fmt, "--project-root", str(session.parent)], env={"GITHUB_ACTIONS": "true"})
     assert result.exit_code == 0, result.output
     parse_back(fmt, result.stdout)
     notes = [line for line in result.stderr.splitlines() if line.startswith("::")]
@@ -155,14 +155,14 @@ def _run(session: Path, *args: str, encoding: str) -> subprocess.CompletedProces
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_ascii_stdout_gets_ascii_not_exit_70(session: Path, fmt: str) -> None:
-    proc = _run(session, "-f", fmt, "--source-root", str(session.parent), encoding="ascii")
+    proc = _run(session, "-f", fmt, "--project-root", str(session.parent), encoding="ascii")
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     out, err = proc.stdout.decode("ascii"), proc.stderr.decode("ascii")  # both streams stay ASCII
     parse_back(fmt, out)
     assert "::warning file=decode.py,line=42," in err
     if fmt in ("json", "sarif"):  # data formats keep their data exactly, escaped
         doc = json.loads(out)
-        assert json.loads(out) == json.loads(_run(session, "-f", fmt, "--source-root", str(session.parent), encoding="utf-8").stdout)
+        assert json.loads(out) == json.loads(_run(session, "-f", fmt, "--project-root", str(session.parent), encoding="utf-8").stdout)
         assert doc
     if fmt == "text":  # symbols spelled out, boxes drawn in ASCII
         assert "speedup 2.32x (95% interval 2.27-2.35x)" in out

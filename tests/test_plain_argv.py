@@ -21,7 +21,7 @@ PLAIN = [
     ["lint", "-t", "step", "a.py", "--fail-on", "warning", "--strict", "--github", "-q"],
     ["lint", "src", "--format=sarif", "--output=x.sarif", "-f", "json", "-o", "y.json", "-f", "text"],
     ["lint", "src", "--exclude", "tests/*", "--exclude", "*_pb2.py", "--project-root", "proj"],
-    ["lint", "src", "--source-root", "proj", "--all", "--quiet"],
+    ["lint", "src", "--project-root", "proj", "--all", "--quiet"],
     ["lint", "src", "--target="],
 ]
 TYPER_ONLY = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 
 import pytest
 
@@ -10,7 +11,7 @@ from launchprof.crossover.fit import derive_profile
 from launchprof.crossover.profile import Interval
 from launchprof.crossover.simulate import simulate_samples
 from launchprof.crossover.sweep import DEFAULT_PLAN
-from launchprof.predict import breakeven_replays, node_excess_us, predict_speedup, replay_model
+from launchprof.predict import breakeven_replays, finite_median, node_excess_us, predict_speedup, replay_model
 from launchprof.session import Machine
 
 H200 = Machine(gpu="NVIDIA H200", driver="580.95.05", cuda="13.0", torch="2.11.0+cu130", python="3.12.3")
@@ -221,3 +222,8 @@ def test_the_prediction_carries_the_eager_steps_interval_and_its_source(profile)
 def test_the_explanation_states_the_interval(recorded):
     pred = tiny_step(recorded[0])
     assert f"about {pred.speedup:.1f}x (95% interval {pred.low:.1f}–{pred.high:.1f}x)" in pred.explanation
+
+
+def test_finite_median_is_none_for_an_interval_not_measured():
+    assert finite_median(SimpleNamespace(median=3)) == 3.0 and isinstance(finite_median(SimpleNamespace(median=3)), float)
+    assert [finite_median(x) for x in (None, SimpleNamespace(median=None), SimpleNamespace(median=float("nan")))] == [None, None, None]

@@ -159,7 +159,7 @@ def test_sarif_paths_and_fingerprints_use_the_project_root_and_identity() -> Non
     from launchprof.render.sarif import FINGERPRINT_KEY
 
     report = reports.not_capturable()
-    run = json.loads(renderer_for("sarif", RenderOptions(source_root=reports.ROOT)).render(report))["runs"][0]
+    run = json.loads(renderer_for("sarif", RenderOptions(project_root=reports.ROOT)).render(report))["runs"][0]
     first = run["results"][0]
     assert first["partialFingerprints"][FINGERPRINT_KEY] == hazard_fingerprint("hidden-sync", "train.py", "    if loss.item() > 1e3:")
     recorded = newer(report, project_root=str(reports.ROOT))

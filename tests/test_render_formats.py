@@ -29,7 +29,7 @@ from launchprof.session import KernelSpan, Report, Timeline
 GOLDEN = Path(__file__).resolve().parent / "data" / "golden" / "report.md"
 SARIF_SCHEMA = Path(__file__).resolve().parent / "schemas" / "sarif-schema-2.1.0.json"
 XSS = "<script>alert(1)</script>"
-OPTIONS = RenderOptions(source_root=reports.ROOT)
+OPTIONS = RenderOptions(project_root=reports.ROOT)
 PROFILE = {
     "crossover": [
         {"kernel_us": 2.0, "nodes_crossover": 3, "gain_at_64_nodes": 4.1},
@@ -53,7 +53,7 @@ def _with_xss(report: Report) -> Report:
 @pytest.mark.parametrize("name", list(ALL))
 @pytest.mark.parametrize("fmt", ["md", "sarif", "junit", "html", "json"])
 def test_every_format_renders_every_report(name: str, fmt: str) -> None:
-    text = renderer_for(fmt, RenderOptions(source_root=reports.ROOT, device_profile=PROFILE)).render(ALL[name])
+    text = renderer_for(fmt, RenderOptions(project_root=reports.ROOT, device_profile=PROFILE)).render(ALL[name])
     assert text.strip()
     assert ALL[name].verdict in text
 
@@ -122,7 +122,7 @@ def test_markdown_lint_and_crashed_reports() -> None:
 
 
 def _sarif(report: Report, root: Path = reports.ROOT) -> dict:
-    return json.loads(SarifRenderer(RenderOptions(source_root=root)).render(report))
+    return json.loads(SarifRenderer(RenderOptions(project_root=root)).render(report))
 
 
 @pytest.mark.parametrize("name", list(ALL))
@@ -157,7 +157,7 @@ def test_sarif_results_levels_and_locations() -> None:
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"].endswith("/llm-decode/")
 
 
-def test_sarif_file_outside_source_root_gets_absolute_uri() -> None:
+def test_sarif_file_outside_project_root_gets_absolute_uri() -> None:
     result = _sarif(reports.graphs_help(), root=Path("/somewhere/else"))["runs"][0]["results"][0]
     artifact = result["locations"][0]["physicalLocation"]["artifactLocation"]
     assert artifact == {"uri": "file:///home/ci/llm-decode/decode.py"}
@@ -278,7 +278,7 @@ def test_external_reference_check_catches_what_it_should() -> None:
 
 @pytest.mark.parametrize("name", list(ALL))
 def test_html_is_self_contained(name: str) -> None:
-    html = HtmlRenderer(RenderOptions(source_root=reports.ROOT, device_profile=PROFILE)).render(ALL[name])
+    html = HtmlRenderer(RenderOptions(project_root=reports.ROOT, device_profile=PROFILE)).render(ALL[name])
     assert external_references(html) == []
 
 
@@ -303,7 +303,7 @@ def test_the_verdict_words_are_said_once_in_the_headline(name: str) -> None:
 
 
 def test_html_has_numbers_timeline_plot_and_snippets() -> None:
-    html = HtmlRenderer(RenderOptions(source_root=reports.ROOT, device_profile=PROFILE)).render(reports.graphs_help())
+    html = HtmlRenderer(RenderOptions(project_root=reports.ROOT, device_profile=PROFILE)).render(reports.graphs_help())
     assert "2.32× (95% interval 2.27–2.35×)" in html
     assert html.count("<svg") == 2  # timeline and crossover plot
     assert "Crossover on this device" in html and "this workload" in html
@@ -316,7 +316,7 @@ def test_html_reads_snippet_from_file_when_not_recorded(tmp_path: Path) -> None:
     source.write_text("".join(f"line_{n} = {n}\n" for n in range(1, 60)), encoding="utf-8")
     report = reports.graphs_help(tmp_path)
     report = dataclasses.replace(report, hazards=[dataclasses.replace(report.hazards[0], details={})])
-    html = HtmlRenderer(RenderOptions(source_root=tmp_path)).render(report)
+    html = HtmlRenderer(RenderOptions(project_root=tmp_path)).render(report)
     assert 'class="hit"><span class="ln">42</span>line_42 = 42' in html
     assert "line_39 = 39" in html and "line_45 = 45" in html and "line_38 = 38" not in html
 

@@ -45,9 +45,9 @@ def _report(*args: str, env: dict[str, str] | None = None):  # type: ignore[no-u
 
 def test_several_format_output_pairs(session: Path, project: Path, tmp_path: Path, text_calls: list[str]) -> None:
     md, sarif = tmp_path / "a.md", tmp_path / "a.sarif"
-    result = _report(str(session), "-f", "md", "-o", str(md), "-f", "sarif", "-o", str(sarif), "--source-root", str(project))
+    result = _report(str(session), "-f", "md", "-o", str(md), "-f", "sarif", "-o", str(sarif), "--project-root", str(project))
     assert result.exit_code == 0, result.output
-    options = RenderOptions(source_root=project)
+    options = RenderOptions(project_root=project)
     assert md.read_text(encoding="utf-8") == renderer_for("md", options).render(reports.graphs_help(project))
     assert json.loads(sarif.read_text(encoding="utf-8"))["runs"][0]["results"][0]["ruleId"] == "frozen-scalar"
     assert text_calls == ["graphs-help"]  # nothing went to stdout, so the terminal gets the text report
@@ -63,7 +63,7 @@ def test_format_guessed_from_extension(session: Path, tmp_path: Path, text_calls
 
 
 def test_format_to_stdout(session: Path, project: Path) -> None:
-    result = _report(str(session), "-f", "md", "--source-root", str(project))
+    result = _report(str(session), "-f", "md", "--project-root", str(project))
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("## launchprof analyze: `step` in `decode.py`")
 
@@ -122,7 +122,7 @@ def test_missing_session_and_bad_format(session: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("how", ["flag", "env"])
 def test_github_annotations(session: Path, project: Path, how: str) -> None:
-    args = [str(session), "-f", "json", "--source-root", str(project)] + (["--github"] if how == "flag" else [])
+    args = [str(session), "-f", "json", "--project-root", str(project)] + (["--github"] if how == "flag" else [])
     result = _report(*args, env={"GITHUB_ACTIONS": "true"} if how == "env" else None)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["verdict"] == "graphs-help"  # annotations never corrupt stdout

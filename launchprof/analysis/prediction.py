@@ -83,7 +83,7 @@ def _host_speeds(ev: Evidence, profile: Any) -> tuple[float, float] | None:
     from launchprof import predict
 
     now = ev.host_eager_op_us
-    then = predict._value(getattr(profile, "eager_op_us", None)) if profile is not None else None
+    then = predict.finite_median(getattr(profile, "eager_op_us", None)) if profile is not None else None
     return (float(now), then) if now and then and now > 0 and then > 0 else None
 
 

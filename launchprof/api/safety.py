@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from launchprof.enums import Severity, Verdict
+from launchprof.enums import Severity, Verdict, hazard_order
 from launchprof.errors import FailOnTriggered
 from launchprof.models import Hazard, Report
 
 def blocking_hazards(report: Report) -> list[Hazard]:
     """The hazards that make a function unsafe to capture, errors first."""
     found = [h for h in report.hazards if Severity(h.severity).blocks]
-    return sorted(found, key=lambda h: (Severity(h.severity).rank, h.file or "", h.line or 0))
+    return sorted(found, key=hazard_order)
 
 
 def is_capture_safe(report: Report) -> bool:

@@ -289,7 +289,7 @@ def run(options: AnalyzeOptions) -> int:
         for saved in export_traces(loaded, options.save_trace):
             console.print(f"[dim]trace saved: {saved}[/]", soft_wrap=True)
     report = analyse(loaded, profile)
-    render = RenderOptions(source_root=root, device_profile=profile.to_dict() if profile else None, explain=options.explain, snippet=options.snippet)
+    render = RenderOptions(project_root=root, device_profile=profile.to_dict() if profile else None, explain=options.explain, snippet=options.snippet)
     emit(report, outputs, render, github=options.github)
     console.print(f"[dim]run saved: {run_path}[/]", soft_wrap=True)
     return exit_code(report, evidence, result, options, console)

@@ -132,7 +132,7 @@ def run_ranks_analysis(options: Any, outputs: list[Output], module: str = WORKER
     from launchprof.ranks.combine import combine  # pandas: imported after the workers, not before
 
     report = combine(inputs)
-    render = RenderOptions(source_root=root, explain=options.explain, snippet=options.snippet)
+    render = RenderOptions(project_root=root, explain=options.explain, snippet=options.snippet)
     write_rank_reports(inputs, outputs, render, console)
     emit(report, outputs, render, github=options.github)
     for inp in inputs:

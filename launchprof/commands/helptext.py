@@ -13,6 +13,7 @@ from __future__ import annotations
 import shutil
 from typing import Any
 
+import typer
 import typer.core
 
 # A value's placeholder when an option declares no metavar: by the option's bare type.
@@ -98,6 +99,14 @@ class PlainCommand(typer.core.TyperCommand):
 
 class PlainGroup(typer.core.TyperGroup):
     """The top-level command: typer's plain help, fitted to a narrow terminal too."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        # A bare `launchprof` prints the help on stderr and exits 2 (a usage error). typer
+        # signals it with an exception class it does not export, so the group says it itself.
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            typer.echo(ctx.get_help(), err=True, color=ctx.color)
+            raise typer.Exit(2)
+        return super().parse_args(ctx, args)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         fit_narrow_terminal(ctx, formatter)

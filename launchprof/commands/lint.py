@@ -49,7 +49,7 @@ class LintOptions:
     formats: tuple[str, ...]
     outputs: tuple[Path, ...]
     fail_on: str
-    source_root: Path | None  # --project-root (--source-root is its old spelling)
+    project_root: Path | None
     github: bool
     exclude: tuple[str, ...] = ()
     strict: bool = False
@@ -73,8 +73,8 @@ def run(options: LintOptions) -> int:
     if not options.paths:
         raise UsageError("give at least one file or folder to lint")
     outputs = plan_outputs(list(options.formats), list(options.outputs), inputs=options.paths)
-    check_project_root(options.source_root)
-    root = find_project_root(options.paths[0], options.source_root)
+    check_project_root(options.project_root)
+    root = find_project_root(options.paths[0], options.project_root)
     exclude = (*options.exclude, *configured_excludes(root))
     result = lint(
         options.paths,
@@ -94,7 +94,7 @@ def run(options: LintOptions) -> int:
     from launchprof.failon import fail_reason
     from launchprof.render import RenderOptions
 
-    emit(report, outputs, RenderOptions(source_root=root), github=options.github)
+    emit(report, outputs, RenderOptions(project_root=root), github=options.github)
     reason = fail_reason(report, fail_on)
     if reason:
         print(f"launchprof: {reason}", file=sys.stderr)

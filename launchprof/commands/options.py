@@ -35,8 +35,6 @@ ProjectRootOpt = Annotated[
         show_default=False,
     ),
 ]
-# The old name of --project-root, kept working but out of the help.
-SourceRootAlias = Annotated[Path | None, typer.Option("--source-root", hidden=True, show_default=False)]
 ExplainOpt = Annotated[
     bool,
     typer.Option("--explain", help="Add a short legend of terms (GPU span, launch gap, p10/p90, payback, pool vs workspace) to text and Markdown; HTML always has it."),
@@ -206,7 +204,6 @@ LintProjectRootOpt = Annotated[
     Path | None,
     typer.Option(
         "--project-root",
-        "--source-root",
         help="Project root: imports are followed inside it and file paths are relative to it "
         "(default: the nearest folder with pyproject.toml, setup.py or .git).",
         show_default=False,

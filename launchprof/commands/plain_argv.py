@@ -89,7 +89,7 @@ def _param(p: Any, hint: Any) -> Param | None:
     base = _without_none(hint)
     many = typing.get_origin(base) is list
     item = typing.get_args(base)[0] if many else base
-    positional = type(p).__name__.endswith("Argument")
+    positional = p.param_type_name == "argument"
     if positional:
         if not (many and p.nargs == -1 and item in _CONVERT and p.required):
             return None

@@ -161,8 +161,5 @@ KINDS: dict[str, HazardKind] = {
     )
 }
 
-SEVERITY_RANK = {"error": 3, "warning": 2, "info": 1}
-
-
 def hint_for(kind: str) -> str:
     return KINDS[kind].hint

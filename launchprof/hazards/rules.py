@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+from launchprof.enums import hazard_order, severity_rank
 from launchprof.evidence import Evidence
 from launchprof.hazards import control_flow, inputs, outputs, races, rng, scalars, shapes, side_effects, streams, syncs, validation
 from launchprof.hazards.common import is_library_file, user_target
 from launchprof.hazards.fixes import with_fixes
-from launchprof.hazards.kinds import SEVERITY_RANK
 from launchprof.session import Hazard
 
 Rule = Callable[[Evidence], list[Hazard]]
@@ -43,9 +43,9 @@ def find_hazards(evidence: Evidence) -> list[Hazard]:
             # Two frozen scalars on one line (`1 - lr * wd`) are two findings.
             name = hazard.details.get("argument") or hazard.details.get("variable")
             key = (hazard.fingerprint, name)
-            if key not in found or SEVERITY_RANK[hazard.severity] > SEVERITY_RANK[found[key].severity]:
+            if key not in found or severity_rank(hazard.severity) < severity_rank(found[key].severity):
                 found[key] = hazard
-    return with_fixes(sorted((_placed(h) for h in found.values()), key=lambda h: (-SEVERITY_RANK[h.severity], h.file or "", h.line or 0, h.kind)), evidence)
+    return with_fixes(sorted((_placed(h) for h in found.values()), key=hazard_order), evidence)
 
 
 def _placed(h: Hazard) -> Hazard:

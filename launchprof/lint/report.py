@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from launchprof.enums import Severity, Verdict
-from launchprof.hazards.identity import hazard_fingerprint
+from launchprof.hazards.identity import fingerprint_of
 
 if TYPE_CHECKING:
     from launchprof.session import Report
@@ -61,12 +61,8 @@ class LintHazard:
     fingerprint: str = ""
 
     def __post_init__(self) -> None:
-        # The model's rule (models.Hazard.__post_init__); lint's details never hold a snippet.
         object.__setattr__(self, "severity", Severity(self.severity))
-        code = self.details.get("code") or None
-        if code is None and self.fingerprint:
-            return
-        object.__setattr__(self, "fingerprint", hazard_fingerprint(self.kind, self.file, str(code) if code else self.message))
+        object.__setattr__(self, "fingerprint", fingerprint_of(self))  # the model's rule
 
 
 @dataclass(frozen=True)

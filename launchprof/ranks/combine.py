@@ -16,11 +16,10 @@ from typing import Any
 
 import pandas as pd
 
-from launchprof.enums import Severity, Verdict
+from launchprof.enums import Severity, Verdict, hazard_order, severity_rank
 from launchprof.evidence import parse_events
 from launchprof.hazards.collectives import collective_divergence, collectives_per_call, first_call, uncaptured_collectives
 from launchprof.hazards.common import target_site
-from launchprof.hazards.kinds import SEVERITY_RANK
 from launchprof.models import Hazard, Report, RunInfo, Speedup, Validation
 from launchprof.ranks.models import RankSkew, RankSummary
 from launchprof.run.file import Run
@@ -155,7 +154,7 @@ def tagged_hazards(inputs: list[RankInput]) -> list[Hazard]:
         for h in inp.report.hazards if inp.report is not None else []:
             key = (h.kind, h.file, h.line, h.details.get("argument") or h.details.get("variable"), h.fingerprint)
             kept, ranks = found.get(key, (h, []))
-            if SEVERITY_RANK[h.severity] > SEVERITY_RANK[kept.severity]:
+            if severity_rank(h.severity) < severity_rank(kept.severity):
                 kept = h
             found[key] = (kept, [*ranks, inp.rank])
     out = []
@@ -246,7 +245,7 @@ def combine(inputs: list[RankInput]) -> Report:
     found = {i.rank: _collectives(i) for i in inputs}
     summaries = [summary(i, found[i.rank][:2]) for i in inputs]
     hazards = tagged_hazards(inputs) + collective_hazards(inputs, {r: c[2:] for r, c in found.items()})
-    hazards.sort(key=lambda h: (-SEVERITY_RANK[h.severity], h.file or "", h.line or 0, h.kind))
+    hazards.sort(key=hazard_order)
     measured = _measured(inputs, summaries)
     slow_eager, slow_replay = _slowest(measured, "eager"), _slowest(measured, "replay")
     base = slow_replay or slow_eager or reports[0]

@@ -21,7 +21,6 @@ class RenderOptions:
     """Options every renderer may use; each ignores what does not apply to it."""
 
     project_root: Path | None = None  # hazard paths in every format are relative to it
-    source_root: Path | None = None  # the old name of project_root, kept as an alias
     color: bool = False  # text: keep ANSI colour codes
     width: int = 100  # text: console width when not writing to a terminal
     device_profile: dict | None = None  # html: crossover curve to place the workload on
@@ -31,12 +30,6 @@ class RenderOptions:
     # text: every finding, when the terminal shows only the first ones (the rest are in a file):
     # the closing counts are of all of them
     counted_hazards: list | None = None
-
-
-    @property
-    def root(self) -> Path | None:
-        """The project root the command gave, under either name; None lets the report decide."""
-        return self.project_root or self.source_root
 
 
 class Renderer(ABC):

@@ -27,9 +27,9 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def relative_path(file: str, source_root: Path | None) -> str:
-    """``file`` relative to ``source_root`` (or the working folder); absolute outside it."""
-    return relative(file, (source_root or Path.cwd()).resolve())
+def relative_path(file: str, root: Path | None) -> str:
+    """``file`` relative to ``root`` (or the working folder); absolute outside it."""
+    return relative(file, (root or Path.cwd()).resolve())
 
 
 def _command(severity: str) -> str:

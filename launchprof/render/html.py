@@ -183,7 +183,7 @@ def crossover_svg(report: Report, profile: dict[str, Any] | None) -> Markup | No
     return Markup(svg[svg.index("<svg") :])  # drop the XML prolog and DOCTYPE (it names a DTD URL)
 
 
-def snippet(hazard: Hazard, source_root: Path) -> list[tuple[int, str, bool]]:
+def snippet(hazard: Hazard, root: Path) -> list[tuple[int, str, bool]]:
     """Source lines around the hazard: as recorded at analysis time, else read from the file."""
     recorded = hazard.details.get("snippet")
     if isinstance(recorded, list) and recorded:
@@ -194,7 +194,7 @@ def snippet(hazard: Hazard, source_root: Path) -> list[tuple[int, str, bool]]:
         return []
     path = Path(hazard.file)
     if not path.is_absolute():
-        path = source_root / path
+        path = root / path
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:

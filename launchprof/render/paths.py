@@ -1,9 +1,9 @@
 """Where a report's files are shown from: the project root, one rule for every format.
 
-The root is the one the command was given (``RenderOptions.project_root``, or its old
-name ``source_root``), else the one recorded in the report (``project_root``), else the
-project root of the script when it exists here (``launchprof.project``'s rule), else the
-working folder. Paths under it are shown relative to it, others absolute.
+The root is the one the command was given (``RenderOptions.project_root``), else the
+one recorded in the report (``project_root``), else the project root of the script when
+it exists here (``launchprof.project``'s rule), else the working folder. Paths under it
+are shown relative to it, others absolute.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from launchprof.enums import Severity
+from launchprof.enums import severity_rank
 from launchprof.project import find_project_root, relative_to_root
 
 
 def report_root(report: Any, options: Any = None) -> Path:
-    given = getattr(options, "root", None) if options is not None else None
+    given = getattr(options, "project_root", None) if options is not None else None
     if given is not None:
         return Path(given).resolve()
     recorded = getattr(report, "project_root", None)
@@ -41,13 +41,6 @@ def location(hazard: Any, root: Path) -> str | None:
     return f"{path}:{hazard.line}" if hazard.line else path
 
 
-def _rank(severity: str) -> int:
-    try:
-        return Severity(severity).rank
-    except ValueError:
-        return len(Severity)
-
-
 def sorted_hazards(hazards: list[Any]) -> list[Any]:
     """Errors first; within a severity, the order the analysis found them."""
-    return sorted(hazards, key=lambda h: _rank(h.severity))
+    return sorted(hazards, key=lambda h: severity_rank(h.severity))

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from launchprof.enums import Severity
-from launchprof.hazards.identity import hazard_fingerprint
+from launchprof.hazards.identity import located_fingerprint
 from launchprof.hazards.kinds import KINDS, HazardKind
 from launchprof.render.base import Renderer
 from launchprof.render.paths import relative, report_root
@@ -32,12 +32,6 @@ def level(severity: str) -> str:
         return Severity(severity).sarif_level
     except ValueError:
         return "warning"
-
-
-def fingerprint(hazard: Hazard, rel_file: str) -> str:
-    """The hazard's identity from this root (``Hazard.identity``: derived from the code when
-    known, else the one the analysis recorded), else kind and file alone."""
-    return hazard.identity(rel_file) or hazard_fingerprint(hazard.kind, rel_file, None)
 
 
 def _rule(kind: HazardKind) -> dict[str, Any]:
@@ -98,7 +92,7 @@ class SarifRenderer(Renderer):
         # A hazard with no file (a capture error no line could be tied to) is shown on the script.
         file = hazard.file or (report.script if Path(report.script).suffix == ".py" else None)
         rel = relative(file, root) if file else ""
-        result["partialFingerprints"] = {FINGERPRINT_KEY: fingerprint(hazard, rel)}
+        result["partialFingerprints"] = {FINGERPRINT_KEY: located_fingerprint(hazard, rel)}
         if file is None:
             return result
         physical: dict[str, Any] = {"artifactLocation": _artifact(file, root)}

@@ -110,10 +110,12 @@ def plan_outputs(
     command's ``inputs`` (the run file, the script), or named twice, is refused. Checked up
     front so that a typo fails in a second, not after a long measurement.
     """
-    formats = [ALIASES.get(fmt, fmt) for fmt in formats]
-    for fmt in formats:
+    for given in formats:
+        fmt = ALIASES.get(given, given)
         if fmt not in allowed:
-            raise UsageError(f"unknown format {fmt!r}: choose from {', '.join(allowed)}")
+            known = f" ({given} is {fmt}, which this command does not write)" if fmt != given and fmt in FORMATS else ""
+            raise UsageError(f"unknown format {given!r}{known}: choose from {', '.join(allowed)}")
+    formats = [ALIASES.get(fmt, fmt) for fmt in formats]
     outputs: list[Output] = []
     for i, path in enumerate(paths):
         if is_stdout(path):
@@ -121,9 +123,9 @@ def plan_outputs(
                 raise UsageError(f"-o {path} (standard output) needs its format: give it a -f (the i-th -f pairs with the i-th -o)")
             outputs.append(Output(formats[i], None))
             continue
-        fmt = file_format(path, formats[i] if i < len(formats) else None, allowed)
+        # Refusals first: `-o run.lprun` is refused as the input it is, not as a format to guess.
         refuse_overwriting(path, inputs, [o.path for o in outputs if o.path is not None])
-        outputs.append(Output(fmt, path))
+        outputs.append(Output(file_format(path, formats[i] if i < len(formats) else None, allowed), path))
     extra = formats[len(paths) :]
     to_stdout = len(extra) + sum(1 for o in outputs if o.path is None)
     if to_stdout > 1:
@@ -167,6 +169,8 @@ def check_writable(path: Path) -> None:
         if not os.access(path, os.W_OK):
             raise UsageError(f"output path {path} is not writable")
         return  # a FIFO, pty or device is written in place: its folder need not be writable
+    if path.suffix.lower() == ".py" and not os.path.exists(path):
+        raise UsageError(f"output path {path} is named as Python source: launchprof never writes a report as code; choose another name")
     if _is_regular(path):
         refuse_replacing(path)
     path = Path(os.path.realpath(path))  # a symlink is written through, beside its target

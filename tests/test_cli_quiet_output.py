@@ -110,3 +110,14 @@ def test_thousands_of_findings_are_capped_on_the_terminal(tmp_path):
     assert proc.stdout.count("hidden-sync") <= 60
     assert f"{total} hazards: {total} errors, 0 warnings, 0 info" in proc.stdout  # counted in full, not the 50 shown
     assert elapsed < 120
+
+
+def test_quiet_keeps_the_github_annotations() -> None:
+    """-q silences launchprof's chatter, not the findings a CI log shows: with --github the
+    annotations still reach standard error, and nothing else does."""
+    target = ["lint", "sample_models/hidden_sync.py", "--target", "step", "--github"]
+    loud, quiet = lp(*target), lp(*target, "-q")
+    annotations = [line for line in loud.stderr.splitlines() if line.startswith("::")]
+    assert annotations and any(line.startswith("::error ") for line in annotations)
+    assert quiet.stderr.splitlines() == annotations
+    assert quiet.stdout == "" and quiet.returncode == loud.returncode == 0

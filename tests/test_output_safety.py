@@ -101,7 +101,7 @@ def test_analyze_refuses_its_script_as_an_output_before_running(tmp_path: Path) 
 
 
 def test_an_existing_python_file_is_never_replaced(tmp_path: Path, nothing_read: None) -> None:
-    """Whatever the format, and also when -o is a link to it; a new .py name is a file like any other."""
+    """Whatever the format, and also when -o is a link to it; nor is a report written under a new .py name."""
     other = tmp_path / "other.py"
     other.write_text("x = 1\n")
     link = tmp_path / "link.json"
@@ -111,6 +111,19 @@ def test_an_existing_python_file_is_never_replaced(tmp_path: Path, nothing_read:
     assert other.read_text() == "x = 1\n" and link.is_symlink()
     refused(invoke("lint", ROOT / "sample_models", "--all", "-f", "md", "-o", other), "Python file")
     assert other.read_text() == "x = 1\n"
+    new = tmp_path / "new.py"
+    refused(invoke("report", REPORT, "-f", "json", "-o", new), "named as Python source")
+    assert not new.exists()
+
+
+def test_a_refusal_names_its_reason_without_f(tmp_path: Path, nothing_read: None) -> None:
+    """Without -f the format of `-o run.lprun` cannot be guessed; the refusal still says why."""
+    copy = tmp_path / "copy.lprun"
+    copy.write_bytes(RUN.read_bytes())
+    refused(invoke("report", copy, "-o", copy), "is the input")
+    script = tmp_path / "s.py"
+    script.write_text("x = 1\n")
+    refused(invoke("report", REPORT, "-o", script), "Python file")
 
 
 def test_a_read_only_file_is_refused_also_for_root(tmp_path: Path, nothing_read: None) -> None:
@@ -160,3 +173,9 @@ def test_format_aliases_are_documented() -> None:
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert "`txt` for `text`, `markdown` for `md`, `xml` for `junit`" in readme
 
+
+
+def test_an_alias_this_command_does_not_write_is_named_as_typed() -> None:
+    """`compare -f xml` names xml (and what it stands for), not a format the user never typed."""
+    line = refused(invoke("compare", RUN, RUN, "-f", "xml"), "'xml'", "junit")
+    assert "unknown format 'junit'" not in line

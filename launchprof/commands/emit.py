@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TextIO
 from rich.console import Console
 from rich.text import Text
 
+from launchprof.commands.quiet import annotation_stream
 from launchprof.errors import UsageError
 from launchprof.outputs import Output, TrimmedLines, for_stream, stream_is_utf8, terminal_width, write_output
 from launchprof.render import RenderOptions, renderer_for
@@ -62,7 +63,7 @@ def emit(
             console.print(Text(f"note: {rest}", style="dim"), soft_wrap=True)
     if github_enabled(github):
         root = report_root(report, options)
-        write_stream(sys.stderr, "text", "".join(line + "\n" for line in annotations(report.hazards, root)))
+        write_stream(annotation_stream(), "text", "".join(line + "\n" for line in annotations(report.hazards, root)))
     err = stream_console(sys.stderr)
     for out in outputs:
         if out.path is not None:

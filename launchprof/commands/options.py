@@ -45,7 +45,7 @@ NoCalibrateOpt = Annotated[
 ]
 QuietOpt = Annotated[
     bool,
-    typer.Option("--quiet", "-q", help="Print nothing but errors (a report sent to standard output with -f is still written)."),
+    typer.Option("--quiet", "-q", help="Print nothing but errors (a report sent to standard output with -f, and --github annotations, are still written)."),
 ]
 GithubOpt = Annotated[
     bool,

@@ -6,7 +6,8 @@ Done once, around the whole command, rather than in every print: launchprof's pr
 every one of them, including any added later. A report the user sent to standard output
 (``-f json`` with no ``-o``) is data, not chatter: stdout is then left alone. Errors are
 raised as exceptions and printed by the CLI after the streams are restored, so they
-always show.
+always show. GitHub annotations (``--github``) are findings a CI log must show, so they
+are written to the real standard error (:func:`annotation_stream`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,15 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator
+from typing import TextIO
+
+# The standard error that --quiet set aside, while it is quiet: annotations still go there.
+_set_aside: list[TextIO] = []
+
+
+def annotation_stream() -> TextIO:
+    """Where GitHub annotations go: standard error, also under --quiet."""
+    return _set_aside[-1] if _set_aside else sys.stderr
 
 
 def report_to_stdout(formats: tuple[str, ...] | list[str], outputs: tuple[object, ...] | list[object]) -> bool:
@@ -39,7 +49,9 @@ def quiet_streams(quiet: bool, keep_stdout: bool = False) -> Iterator[None]:
         if not keep_stdout:
             sys.stdout = null
         sys.stderr = null
+        _set_aside.append(saved[1])
         try:
             yield
         finally:
+            _set_aside.pop()
             sys.stdout, sys.stderr = saved

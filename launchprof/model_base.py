@@ -20,6 +20,7 @@ import functools
 import math
 import os
 import re
+import reprlib
 from collections.abc import Callable
 from typing import Any
 
@@ -29,9 +30,53 @@ _ANY = re.compile(r"\bAny\b")
 
 
 def model(cls: type) -> Any:
-    """A frozen dataclass that ignores unknown keys when validated."""
+    """A frozen dataclass that ignores unknown keys when validated.
+
+    ``dataclass(frozen=True)`` would compile six methods for each of the thirty-odd
+    models on every start, about as much work as the rest of lint's imports together;
+    the methods below behave as the generated ones do (compare, hash and show the fields
+    in order; refuse assignment once ``__init__`` has set a field) and are shared."""
     cls.__pydantic_config__ = _CONFIG  # type: ignore[attr-defined]
-    return dataclasses.dataclass(frozen=True)(cls)
+    made = dataclasses.dataclass(eq=False, repr=False)(cls)
+    made.__eq__, made.__hash__, made.__repr__ = _eq, _hash, _repr
+    made.__setattr__, made.__delattr__ = _setattr, _delattr
+    return made
+
+
+@functools.cache
+def _names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def _values(obj: Any) -> tuple[Any, ...]:
+    return tuple(getattr(obj, name) for name in _names(type(obj)))
+
+
+def _eq(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return _values(self) == _values(other)
+
+
+def _hash(self: Any) -> int:
+    return hash(_values(self))
+
+
+@reprlib.recursive_repr()
+def _repr(self: Any) -> str:
+    shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _names(type(self)))
+    return f"{type(self).__qualname__}({shown})"
+
+
+def _setattr(self: Any, name: str, value: Any) -> None:
+    # __init__ sets each field once; anything after that is an assignment to a frozen model.
+    if name in self.__dict__ or name not in _names(type(self)):
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+    object.__setattr__(self, name, value)
+
+
+def _delattr(self: Any, name: str) -> None:
+    raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
 
 
 @functools.cache

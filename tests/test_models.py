@@ -180,3 +180,20 @@ def test_the_models_import_without_pydantic():
     code = "import sys, launchprof.session, launchprof.models; print(sorted(m for m in sys.modules if m.startswith('pydantic')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(SCHEMA_DOC.parent.parent)})
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_models_behave_as_frozen_dataclasses():
+    """The shared methods of launchprof.model_base stand in for the generated ones."""
+    import dataclasses
+
+    from launchprof.models import Stats
+
+    stats = Stats(median=1.0, p10=0.5, p90=2.0, n=3)
+    assert repr(stats) == "Stats(median=1.0, p10=0.5, p90=2.0, n=3)"
+    assert stats == Stats(1.0, 0.5, 2.0, 3) and hash(stats) == hash(Stats(1.0, 0.5, 2.0, 3))
+    assert stats != dataclasses.replace(stats, n=4) and stats != (1.0, 0.5, 2.0, 3)
+    for change in (lambda: setattr(stats, "n", 4), lambda: setattr(stats, "other", 1), lambda: delattr(stats, "n")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            change()
+    report = reports.graphs_help()
+    assert repr(report).startswith("Report(schema_version=3, ") and report == Report.from_dict(report.to_dict())

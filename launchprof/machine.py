@@ -20,6 +20,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from launchprof.model_base import adapter
 from launchprof.models import Machine
 
 SMI_TIMEOUT_S = 5.0  # nvidia-smi answers in well under a second; a hung driver must not hang the worker
@@ -201,7 +202,8 @@ def collect_machine() -> Machine:
     """Describe this machine and its state now; imports torch, so call it in the worker, not the CLI."""
     dev = torch_device()
     gpu = gpu_state(dev.get("uuid")) if dev.get("gpu") else {}
-    return Machine(
+    # What torch, NVML and nvidia-smi say, checked and converted as a report's machine is.
+    return adapter(Machine).validate_python(dict(
         gpu=dev.get("gpu"),
         driver=gpu.get("driver"),
         cuda=dev.get("cuda"),
@@ -213,4 +215,4 @@ def collect_machine() -> Machine:
         gpu_memory_bytes=dev.get("gpu_memory_bytes") or gpu.get("gpu_memory_bytes"),
         gpu_clocks_mhz=gpu.get("gpu_clocks_mhz"),
         gpu_other_processes=gpu.get("gpu_other_processes"),
-    )
+    ))

@@ -1,10 +1,11 @@
-"""The report contract as validated models (README "The report").
+"""The report contract as typed models (README "The report").
 
-Pydantic dataclasses, not plain ones, so that a report read back from JSON is checked
-field by field (a hazard that is the string "ten", an unknown verdict or severity is a
-usage error, exit 2, with one line) while renderers keep reading attributes
-(``report.eager.step_us.median``) and tests keep ``dataclasses.replace``. They are frozen
-because a report is a measured fact. Field names are a contract: add, never rename.
+Frozen dataclasses: renderers read attributes (``report.eager.step_us.median``), tests use
+``dataclasses.replace``, and a report is a measured fact. A report read back from JSON is
+checked field by field by pydantic (:func:`validate_report`: a hazard that is the string
+"ten", an unknown verdict or severity is a usage error, exit 2, with one line); one that
+launchprof builds from its own values is not, so that writing a report never needs
+pydantic (:mod:`launchprof.model_base`). Field names are a contract: add, never rename.
 
 The JSON Schema of the report is :func:`report_json_schema`; ``docs/report.schema.json`` is
 generated from it (a test fails when the committed copy is stale).
@@ -14,15 +15,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Annotated, Any
-
-from pydantic import BeforeValidator, TypeAdapter, ValidationError
+from typing import TYPE_CHECKING, Annotated, Any
 
 from launchprof.enums import Severity, Verdict
 from launchprof.hazards.identity import fingerprint_of
-from launchprof.model_base import model  # frozen, unknown keys ignored: reports from a newer launchprof load
+from launchprof.model_base import Before, adapter, model, plain  # unknown keys ignored: reports from a newer launchprof load
 from launchprof.models_buckets import BucketPlan
 from launchprof.ranks.models import RankSkew, RankSummary
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 # Version 2 added raw samples, timing labels, clone/workspace memory, the structured
 # prediction, hazard fingerprints and the run file's name (see launchprof.run.migrate).
@@ -56,7 +58,7 @@ class Machine:
     python: str
     cpu_model: str | None = None
     cpu_cores: int | None = None
-    load_avg: Annotated[float | None, BeforeValidator(_one_minute_load)] = None  # 1-minute load average at start
+    load_avg: Annotated[float | None, Before(_one_minute_load)] = None  # 1-minute load average at start
     gpu_memory_bytes: int | None = None
     gpu_clocks_mhz: dict[str, float] | None = None  # {"sm": ..., "mem": ...} at start, read only
     gpu_other_processes: bool | None = None  # other processes had a CUDA context on our GPU
@@ -95,6 +97,8 @@ class Hazard:
     fingerprint: str = ""
 
     def __post_init__(self) -> None:
+        # The rules pass a kind's severity as they declare it; renderers compare by identity.
+        object.__setattr__(self, "severity", Severity(self.severity))
         object.__setattr__(self, "fingerprint", fingerprint_of(self))
 
 
@@ -306,8 +310,12 @@ class Report:
     compile: CompileResult | None = None  # --compare compile: torch.compile(mode="reduce-overhead")
     compile_no_cudagraphs: CompileResult | None = None  # the same, mode="default" (fusion, no graphs)
 
+    def __post_init__(self) -> None:
+        # A verdict may be given as its id; readers compare it with the enum's members.
+        object.__setattr__(self, "verdict", Verdict(self.verdict))
+
     def to_dict(self) -> dict[str, Any]:
-        return REPORT_ADAPTER.dump_python(self, mode="json")
+        return plain(self)
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=False, ensure_ascii=False)
@@ -320,15 +328,14 @@ class Report:
         return validate_report(migrate_report(data))
 
 
-REPORT_ADAPTER: TypeAdapter[Report] = TypeAdapter(Report)
-
-
 def validate_report(data: dict[str, Any]) -> Report:
     """A report from plain data; a malformed one is a UsageError naming the first bad field."""
+    from pydantic import ValidationError
+
     from launchprof.errors import UsageError
 
     try:
-        return REPORT_ADAPTER.validate_python(data)
+        return adapter(Report).validate_python(data)
     except ValidationError as exc:
         raise UsageError(f"not a valid launchprof report: {first_error(exc)}") from None
 
@@ -345,7 +352,7 @@ def first_error(exc: ValidationError) -> str:
 
 def report_json_schema() -> dict[str, Any]:
     """The published JSON Schema of the report (docs/report.schema.json)."""
-    schema = REPORT_ADAPTER.json_schema(mode="serialization")
+    schema = adapter(Report).json_schema(mode="serialization")
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "launchprof report"
     return schema
@@ -387,9 +394,6 @@ class RunHeader:
     repeat: int = 50
     sources: list[str] = dataclasses.field(default_factory=list)  # relative names under sources/
     traces: dict[str, str] = dataclasses.field(default_factory=dict)  # what -> member name
-
-
-HEADER_ADAPTER: TypeAdapter[RunHeader] = TypeAdapter(RunHeader)
 
 
 from launchprof.compile_report import CompileResult  # noqa: E402  (it builds on Stats above)

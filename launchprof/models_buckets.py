@@ -2,7 +2,7 @@
 for a step whose shapes vary, as measured on the GPU.
 
 Kept apart from :mod:`launchprof.models` (which imports it) so that the report models stay
-short; the same frozen, validated, tolerant dataclasses.
+short; the same frozen dataclasses (:mod:`launchprof.model_base`), validated where read.
 """
 
 from __future__ import annotations

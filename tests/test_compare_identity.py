@@ -198,7 +198,6 @@ def test_run_files_go_through_load_any(tmp_path: Path, monkeypatch: pytest.Monke
 def test_the_model_lint_compare_and_sarif_share_one_identity() -> None:
     from launchprof.compare import hazard_key
     from launchprof.hazards.identity import fingerprint_of, identity_from, located_fingerprint, match_key
-    from launchprof.lint.report import LintHazard
 
     report = reports.graphs_help()
     root = Path(report.script).parent
@@ -206,7 +205,7 @@ def test_the_model_lint_compare_and_sarif_share_one_identity() -> None:
     coded = Hazard(**fields, details={"code": "x.item()  # why"})
     fp = hazard_fingerprint("hidden-sync", "decode.py", "x.item()")
     assert identity_from(coded, "decode.py") == fp and hazard_key(coded, report).identity == match_key("hidden-sync", "decode.py", 3, fp) == ("code", fp)
-    assert coded.fingerprint == fingerprint_of(coded) == LintHazard(**fields, details={"code": "x.item()"}).fingerprint
+    assert coded.fingerprint == fingerprint_of(coded) == Hazard(**fields, details={"code": "x.item()"}).fingerprint  # lint builds this model too
     bare = Hazard(**fields)  # no code: compare matches the place, SARIF fingerprints kind and file
     assert identity_from(bare, "decode.py") is None and hazard_key(bare, report).identity == ("line", "hidden-sync", "decode.py", 3)
     assert located_fingerprint(bare, "decode.py") == hazard_fingerprint("hidden-sync", "decode.py", None)

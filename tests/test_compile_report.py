@@ -190,7 +190,10 @@ def test_report_with_compile_round_trips_through_json() -> None:
 
 def test_compile_models_import_in_either_order() -> None:
     """models.py and compile_report.py import each other; both orders must work."""
-    code = "import launchprof.compile_report as c; from launchprof.models import Report; print(c.CompileResult(mode='m', step_us={'median': 1, 'p10': 1, 'p90': 1, 'n': 1}).step_us.n)"
+    code = (
+        "import launchprof.compile_report as c; from launchprof.models import Report; from launchprof.model_base import adapter; "
+        "print(adapter(c.CompileResult).validate_python({'mode': 'm', 'step_us': {'median': 1, 'p10': 1, 'p90': 1, 'n': 1}}).step_us.n)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT)})
     assert out.returncode == 0 and out.stdout.strip() == "1", out.stderr
 

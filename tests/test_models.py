@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,3 +107,93 @@ def test_published_schema_is_current():
 @pytest.mark.parametrize("name", ["decode_loop", "frozen_scalar", "hidden_sync"])
 def test_analysed_reports_validate_against_the_schema(name):
     jsonschema.validate(report_of(name).to_dict(), report_json_schema())
+
+
+# --- plain dataclasses, validated where a report is read ---------------------------------
+
+
+def _every_report() -> dict[str, Report]:
+    """Built, recorded and re-analysed reports, a multi-GPU one, and lint's."""
+    from launchprof.ranks.combine import combine
+    from ranks_data import rank_input
+
+    from tests.recorded import run_names
+
+    found = dict(reports.all_reports())
+    found |= {f"run:{name}": report_of(name) for name in run_names()}
+    found["ranks"] = combine([rank_input(0, "decode_loop"), rank_input(1, "long_kernels")])
+    return found
+
+
+def test_to_dict_writes_what_pydantic_writes_for_every_report():
+    """Reports are written without pydantic; the JSON is what pydantic's dump gave."""
+    from launchprof.model_base import adapter
+
+    found = _every_report()
+    assert {"ranks", "run:bucketed_decode", "lint"} <= set(found)
+    for name, report in found.items():
+        assert report.to_dict() == adapter(Report).dump_python(report, mode="json"), name
+        assert Report.from_dict(json.loads(report.to_json())).to_json() == report.to_json(), name
+
+
+def test_to_dict_writes_odd_values_in_details_as_pydantic_does():
+    """In a field typed Any pydantic writes infinity and NaN as null, tuples and sets as
+    lists, paths as strings, enums as their values; a float field keeps infinity."""
+    import dataclasses
+    import math
+
+    from launchprof.model_base import adapter
+
+    hazard = reports.hazard("hidden-sync", "m", "a.py", 3, details={"t": (1, 2), "s": {3}, "p": Path("/x"), "e": Severity.INFO, "inf": math.inf, "nan": [math.nan], "k": {1: 2}})
+    report = dataclasses.replace(reports.graphs_help(), hazards=[hazard], breakeven_replays=math.inf)
+    written = report.to_dict()
+    assert written == adapter(Report).dump_python(report, mode="json")
+    assert written["hazards"][0]["details"] == {"t": [1, 2], "s": [3], "p": "/x", "e": "info", "inf": None, "nan": [None], "k": {"1": 2}}
+    assert written["breakeven_replays"] == math.inf
+
+
+def test_severity_and_verdict_given_as_ids_are_the_enums():
+    """The hazard rules pass a kind's severity as a string; renderers compare with ``is``."""
+    import dataclasses
+
+    hazard = reports.hazard("hidden-sync", "m", "a.py", 3, severity="warning")
+    assert hazard.severity is Severity.WARNING
+    report = dataclasses.replace(reports.graphs_help(), verdict="marginal")
+    assert report.verdict is Verdict.MARGINAL
+
+
+def test_unknown_keys_are_ignored_at_every_level():
+    """A report from a newer launchprof (fields added) loads; fingerprints are derived on load."""
+    data = json.loads(reports.graphs_help().to_json())
+    bucketed = json.loads(report_of("bucketed_decode").to_json())
+    data["buckets"] = bucketed["buckets"]
+    for part in (data, data["machine"], data["hazards"][0], data["eager"], data["eager"]["step_us"], data["buckets"], data["buckets"]["measured"][0]):
+        part["added_later"] = {"x": 1}
+    del data["hazards"][0]["fingerprint"]
+    report = Report.from_dict(data)
+    assert report.buckets is not None and report.buckets.measured[0].size == bucketed["buckets"]["measured"][0]["size"]
+    assert len(report.hazards[0].fingerprint) == 16
+    assert "added_later" not in report.to_json()
+
+
+def test_the_models_import_without_pydantic():
+    code = "import sys, launchprof.session, launchprof.models; print(sorted(m for m in sys.modules if m.startswith('pydantic')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(SCHEMA_DOC.parent.parent)})
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_models_behave_as_frozen_dataclasses():
+    """The shared methods of launchprof.model_base stand in for the generated ones."""
+    import dataclasses
+
+    from launchprof.models import Stats
+
+    stats = Stats(median=1.0, p10=0.5, p90=2.0, n=3)
+    assert repr(stats) == "Stats(median=1.0, p10=0.5, p90=2.0, n=3)"
+    assert stats == Stats(1.0, 0.5, 2.0, 3) and hash(stats) == hash(Stats(1.0, 0.5, 2.0, 3))
+    assert stats != dataclasses.replace(stats, n=4) and stats != (1.0, 0.5, 2.0, 3)
+    for change in (lambda: setattr(stats, "n", 4), lambda: setattr(stats, "other", 1), lambda: delattr(stats, "n")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            change()
+    report = reports.graphs_help()
+    assert repr(report).startswith("Report(schema_version=3, ") and report == Report.from_dict(report.to_dict())

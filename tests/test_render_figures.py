@@ -17,7 +17,7 @@ import pytest
 import reports
 from launchprof.render import RenderOptions, figures, renderer_for
 from launchprof.render.junit import JUnitRenderer, lint_kinds
-from launchprof.session import Report, Speedup, Stats, Validation
+from launchprof.session import Prediction, Report, Speedup, Stats, Validation
 
 OPTIONS = RenderOptions(project_root=reports.ROOT, width=200)  # sentences stay on one line
 TEXT_FORMATS = ("text", "md", "html", "junit")
@@ -100,7 +100,7 @@ def test_replay_mismatch_states_the_validation_rows_max_diff() -> None:
 
 def test_structured_prediction_with_interval_basis_and_explanation() -> None:
     prediction = {"median": 3.1, "low": 2.6, "high": 3.5, "basis": "device profile H200/580/2.11 (cached); eager step and 22 kernels measured", "replay_step_us": 205.0, "explanation": "a replay of 22 nodes should take about 205 µs"}
-    report = newer(reports.not_capturable(), prediction=prediction, predicted_speedup=3.1)
+    report = newer(reports.not_capturable(), prediction=Prediction(**prediction), predicted_speedup=3.1)
     md = renderer_for("md", OPTIONS).render(report)
     assert "fix the hazards and expect about 3.10× (2.60–3.50×)" in md
     assert "| Predicted speedup | 3.10× (95% interval 2.60–3.50×) |" in md

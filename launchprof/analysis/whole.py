@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from launchprof.enums import Severity
+from launchprof.model_base import adapter
 from launchprof.models import Candidate, Hazard, Report
 from launchprof.project import relative_to_root
 
@@ -34,8 +35,8 @@ def candidates_of(events: list[dict[str, Any]], root: str | None) -> list[Candid
             file = row.get("file")
             if file and root:
                 file = relative_to_root(file, Path(root))
-            out.append(Candidate(**{**row, "file": file}))
-        except (TypeError, ValueError):
+            out.append(adapter(Candidate).validate_python({**row, "file": file}))
+        except (TypeError, ValueError):  # pydantic's ValidationError is a ValueError
             continue  # a malformed row is dropped, never the report
     return out
 

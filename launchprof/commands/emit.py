@@ -26,7 +26,7 @@ from launchprof.render.console import AsciiStream
 from launchprof.render.github import annotations, github_enabled
 from launchprof.render.paths import report_root, sorted_hazards
 
-if TYPE_CHECKING:  # annotations only: the models load pydantic, which lint's text and JSON reports skip
+if TYPE_CHECKING:  # annotations only
     from launchprof.session import Report
 
 # With the report also in a file, the terminal lists this many findings and points there.

@@ -25,8 +25,7 @@ from launchprof.lint.config import configured_excludes
 from launchprof.project import find_project_root
 
 if TYPE_CHECKING:
-    from launchprof.lint.report import LintReport
-    from launchprof.session import Report
+    from launchprof.models import Report
 
 LINT_FAIL_ON = ("never", "error", "warning")
 NO_TARGET = (
@@ -37,8 +36,6 @@ NO_TARGET = (
 MAX_UNRESOLVED_NAMED = 10
 # Beyond this many targets the report's ``target`` field names the first ones and a count.
 MAX_TARGETS_NAMED = 10
-# The formats whose renderers read lint's plain report; any other gets the report model.
-PLAIN_FORMATS = frozenset({"text", "json"})
 
 
 @dataclass(frozen=True)
@@ -60,8 +57,7 @@ def run(options: LintOptions) -> int:
 
     The renderers (rich) are imported while worker processes lint, or before a one-process
     lint, never before workers start: forked workers then start small and early. The
-    report is lint's plain one (:mod:`launchprof.lint.report`): pydantic and the report
-    models load only for formats other than text and JSON.
+    report models are plain dataclasses, so no format loads pydantic.
     """
     fail_on = options.fail_on
     if fail_on not in LINT_FAIL_ON:  # checked before any work
@@ -89,7 +85,7 @@ def run(options: LintOptions) -> int:
         raise UsageError(NO_TARGET)
     for warning in result.unknown_ignores:
         print(f"launchprof: warning: {warning}", file=sys.stderr)
-    report = model_if_needed(build_report(result, options, result.seconds), outputs)
+    report = build_report(result, options, result.seconds)
     from launchprof.commands.emit import emit
     from launchprof.failon import fail_reason
     from launchprof.render import RenderOptions
@@ -103,35 +99,27 @@ def run(options: LintOptions) -> int:
 
 
 def _import_report_modules(outputs: list[Output]) -> None:
-    """Import what building and rendering the report will need: lint's report, the hazard
-    kinds, ``emit``, ``--fail-on`` and the renderers of the chosen formats (which load the
-    report models when a format needs them)."""
+    """Import what building and rendering the report will need: the report models, the
+    hazard kinds, ``emit``, ``--fail-on`` and the renderers of the chosen formats."""
     import launchprof.commands.emit  # noqa: F401
     import launchprof.failon  # noqa: F401
     import launchprof.hazards.kinds  # noqa: F401
-    import launchprof.lint.report  # noqa: F401
+    import launchprof.models  # noqa: F401
     from launchprof.render import renderer_for
 
     for fmt in sorted({"text", *(o.format for o in outputs)}):
         renderer_for(fmt)  # imports its module
 
 
-def model_if_needed(report: LintReport, outputs: list[Output]) -> LintReport | Report:
-    """The report as it is for text and JSON; as the validated model for any other format."""
-    if all(o.format in PLAIN_FORMATS for o in outputs):
-        return report
-    return report.to_model()
-
-
-def build_report(result: LintResult, options: LintOptions, seconds: float) -> LintReport:
+def build_report(result: LintResult, options: LintOptions, seconds: float) -> Report:
     """The lint result as a report: nothing measured, hazards marked ``source="static"``."""
-    from launchprof.lint.report import SCHEMA_VERSION, LintMachine, LintReport
+    from launchprof.models import SCHEMA_VERSION, Machine, Report
 
-    return LintReport(
+    return Report(
         schema_version=SCHEMA_VERSION,
         launchprof_version=__version__,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        machine=LintMachine(python=platform.python_version()),
+        machine=Machine(gpu=None, driver=None, cuda=None, torch=None, python=platform.python_version()),
         script=" ".join(str(p) for p in options.paths),
         target=None if options.all_functions else _target_names(result),
         verdict=Verdict.STATIC_ONLY,

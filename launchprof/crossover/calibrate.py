@@ -68,13 +68,14 @@ class _FractionProgress:
 
 def machine_from_dict(machine: dict[str, Any]) -> Any:
     """The profile's Machine from the worker's machine event (extra keys such as cpu_model dropped)."""
+    from launchprof.model_base import adapter
     from launchprof.session import Machine
 
-    names = getattr(Machine, "model_fields", None) or {f.name for f in dataclasses.fields(Machine)}
+    names = {f.name for f in dataclasses.fields(Machine)}
     fields = {name: machine.get(name) for name in names}
     # A sparse event still names this interpreter: calibration runs in the worker's own Python.
     fields["python"] = fields.get("python") or platform.python_version()
-    return Machine(**fields)
+    return adapter(Machine).validate_python(fields)  # the worker's event, checked as a report's machine is
 
 
 def _result(status: str, path: Any, started: float, message: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 
 class Identified(Protocol):
-    """What identity reads of a hazard (``models.Hazard``, ``lint.report.LintHazard``)."""
+    """What identity reads of a hazard (``models.Hazard``, which lint builds too)."""
 
     kind: str
     file: str | None

@@ -32,7 +32,7 @@ UNRESOLVED_KIND = "unresolved-call"
 class Found:
     """A finding as lint records it: plain data, cheap to pass back from a worker process.
 
-    It becomes a report hazard (:class:`~launchprof.lint.report.LintHazard`: severity and
+    It becomes a report hazard (:class:`~launchprof.models.Hazard`: severity and
     fix hint from the kind) in the parent process (:func:`launchprof.lint.engine.as_hazard`),
     so checking files needs neither the renderers nor the hazard package: worker processes
     start working while the parent is still importing them.

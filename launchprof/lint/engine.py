@@ -32,7 +32,7 @@ from launchprof.lint.suppress import suppression_kinds
 from launchprof.project import find_project_root, relative_to_root
 
 if TYPE_CHECKING:
-    from launchprof.lint.report import LintHazard
+    from launchprof.models import Hazard
 
 # Under --all, free the trees of the files already checked this often (files).
 COLLECT_EVERY = 256
@@ -53,7 +53,7 @@ class Target:
 
 @dataclass(frozen=True)
 class LintResult:
-    hazards: tuple[LintHazard, ...]
+    hazards: tuple[Hazard, ...]
     suppressed: int
     targets: tuple[Target, ...]  # the checked roots (every function under --all)
     functions: int  # functions walked: targets and the functions they call
@@ -216,13 +216,13 @@ def _lint_targets(files: list[str], target: str | None, scan: _Scan, collector: 
     return [_target(r) for r in roots]
 
 
-def as_hazard(found: Found) -> LintHazard:
+def as_hazard(found: Found) -> Hazard:
     """A finding as a report hazard: severity and fix hint from its kind."""
     from launchprof.hazards.kinds import KINDS
-    from launchprof.lint.report import LintHazard
+    from launchprof.models import Hazard
 
     kind = KINDS[found.kind]
-    return LintHazard(
+    return Hazard(
         kind=kind.id,
         severity=found.severity or kind.severity,
         message=found.message,

@@ -1,4 +1,4 @@
-"""The combined report's multi-GPU fields (README "The report": ``ranks``, ``rank_skew``), as validated models.
+"""The combined report's multi-GPU fields (README "The report": ``ranks``, ``rank_skew``), as report models.
 
 Kept apart from :mod:`launchprof.models` (which imports these) so that they need nothing
 from it: a rank's summary carries plain medians; the full figures of a rank are in its own

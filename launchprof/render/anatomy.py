@@ -13,7 +13,7 @@ from markupsafe import Markup, escape
 
 from launchprof.render import format as fmt
 
-if TYPE_CHECKING:  # annotations only: the models load pydantic, which lint's text and JSON reports skip
+if TYPE_CHECKING:  # annotations only
     from launchprof.models import Anatomy
     from launchprof.session import Report
 

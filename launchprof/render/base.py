@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # annotations only: the models load pydantic, which lint's text and JSON reports skip
+if TYPE_CHECKING:  # annotations only
     from launchprof.session import Report
 
 

@@ -12,7 +12,7 @@ from markupsafe import Markup, escape
 from launchprof.render import format as fmt
 from launchprof.render.paths import relative
 
-if TYPE_CHECKING:  # annotations only: the models load pydantic, which lint's text and JSON reports skip
+if TYPE_CHECKING:  # annotations only
     from launchprof.models_buckets import BucketPlan
 
 HEADER = ("Size", "Calls", "Capture + instantiate", "Replay", "Own pool", "Added to shared pool", "Padding")

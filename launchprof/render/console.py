@@ -34,7 +34,7 @@ from launchprof.render.paths import location, relative, report_root, sorted_haza
 from launchprof.render.ranks import console_ranks
 from launchprof.render.whole import Whole, code_text, whole_parts
 
-if TYPE_CHECKING:  # annotations only: the models load pydantic, which lint's text and JSON reports skip
+if TYPE_CHECKING:  # annotations only
     from launchprof.session import Report
 
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from launchprof.render.base import Renderer
 
-if TYPE_CHECKING:  # annotations only: the models load pydantic, which lint's text and JSON reports skip
+if TYPE_CHECKING:  # annotations only
     from launchprof.session import Report
 
 

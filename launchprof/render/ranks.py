@@ -15,7 +15,7 @@ from markupsafe import Markup, escape
 
 from launchprof.render import format as fmt
 
-if TYPE_CHECKING:  # annotations only: the models load pydantic, which lint's text and JSON reports skip
+if TYPE_CHECKING:  # annotations only
     from launchprof.session import Report
 
 HEADER = ("rank", "status", "verdict", "eager step", "replay step", "speedup", "kernels / nodes", "collectives eager / graph", "graph memory", "workspace", "hazards")

@@ -26,7 +26,8 @@ from pydantic import ValidationError
 
 from launchprof.errors import UsageError
 from launchprof.input_files import check_input_file, starts_like_json
-from launchprof.models import HEADER_ADAPTER, RunHeader, first_error
+from launchprof.model_base import adapter
+from launchprof.models import RunHeader, first_error
 from launchprof.run.events import validate_events
 from launchprof.run.migrate import migrate_header
 
@@ -121,8 +122,9 @@ def write_run(
             traces[what] = member
         for rel, path in sorted(sources.items()):
             zf.writestr(f"sources/{rel}", path.read_bytes())
-        header = HEADER_ADAPTER.validate_python({**HEADER_ADAPTER.dump_python(header), "traces": traces, "sources": sorted(sources)})
-        zf.writestr("header.json", HEADER_ADAPTER.dump_json(header, indent=2))
+        headers = adapter(RunHeader)
+        header = headers.validate_python({**headers.dump_python(header), "traces": traces, "sources": sorted(sources)})
+        zf.writestr("header.json", headers.dump_json(header, indent=2))
         zf.writestr("events.jsonl", "".join(json.dumps(e) + "\n" for e in events))
         zf.writestr("samples.json", json.dumps(raw_samples(events)))
         if profile is not None:
@@ -160,7 +162,7 @@ def load_run(path: str | Path) -> Run:
             "interrupted copy reads like this"
         ) from None
     try:
-        header = HEADER_ADAPTER.validate_python(migrate_header(header_data))
+        header = adapter(RunHeader).validate_python(migrate_header(header_data))
     except ValidationError as exc:
         raise UsageError(f"{p}: malformed run header: {first_error(exc)}") from None
     except UsageError as exc:

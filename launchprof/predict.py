@@ -38,6 +38,10 @@ if TYPE_CHECKING:
     from launchprof.crossover.profile import DeviceProfile
     from launchprof.crossover.uncertainty import ReplayModel, Uncertain
 
+# PyTorch's RNG prologue: before a replay of a graph that draws random numbers, torch fills
+# each registered generator's seed and offset tensors, two small ops launched eagerly.
+RNG_PROLOGUE_FILLS = 2
+
 
 # What the replay estimate reads from a profile, in words; the basis names any of them the
 # sweep left undetermined (crossover/determined.py: a 95% interval beyond 2x its median).
@@ -155,8 +159,8 @@ def predict_speedup(
 
     ``extra_launches`` are launches a replay step makes besides the graph itself: the
     copies of new inputs into static buffers, each one eager op. ``rng_fills`` are the
-    ops of PyTorch's RNG prologue (two fills before each replay of a graph that draws
-    random numbers, analysis/prediction.py), each counted as one eager op too. (The
+    ops of PyTorch's RNG prologue (:data:`RNG_PROLOGUE_FILLS` before each replay of a graph
+    that draws random numbers, analysis/prediction.py), each counted as one eager op too. (The
     synchronisation is inside the profile's LaunchGraph, since LaunchGraph and the step
     are both timed submit-and-wait.)
 

@@ -227,3 +227,22 @@ def test_the_explanation_states_the_interval(recorded):
 def test_finite_median_is_none_for_an_interval_not_measured():
     assert finite_median(SimpleNamespace(median=3)) == 3.0 and isinstance(finite_median(SimpleNamespace(median=3)), float)
     assert [finite_median(x) for x in (None, SimpleNamespace(median=None), SimpleNamespace(median=float("nan")))] == [None, None, None]
+
+
+def test_the_rng_prologue_fill_count_is_stated_once():
+    """The prediction's added fills and the report's node count read one constant: no module
+    but launchprof.predict assigns a number of RNG fills of its own."""
+    import ast
+    from pathlib import Path
+
+    import launchprof
+    from launchprof import predict
+    from launchprof.render import figures
+
+    owners = []
+    for path in Path(launchprof.__file__).parent.rglob("*.py"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, int):
+                owners += [(path.name, t.id) for t in node.targets if isinstance(t, ast.Name) and "FILLS" in t.id]
+    assert owners == [("predict.py", "RNG_PROLOGUE_FILLS")]
+    assert figures.RNG_PROLOGUE_FILLS is predict.RNG_PROLOGUE_FILLS == 2

@@ -12,6 +12,7 @@ from typing import Any
 from launchprof.crossover.profile import Interval
 from launchprof.evidence import Evidence
 from launchprof.hazards.inputs import reallocated_arguments
+from launchprof.predict import RNG_PROLOGUE_FILLS
 from launchprof.session import EagerProfile, Prediction
 from launchprof.trace import CallProfile
 
@@ -23,14 +24,13 @@ from launchprof.trace import CallProfile
 # a latency-mode LaunchGraph it counted the wait twice (H200 runs: +9 to +22 µs a step).
 
 
-# PyTorch's RNG prologue: before each ``CUDAGraph.replay()`` of a graph that draws random
-# numbers, torch fills the generator's seed and offset tensors (two small ops launched
-# eagerly). Since torch 2.7 (pytorch#143777) a graph that draws none skips them, so the
-# crossover's LaunchGraph (timed on graphs without RNG) does not hold them: on the H200
-# (torch 2.11) dropout_train's replay trace shows the two fill kernels ahead of the graph's,
-# and its replay read 41.1 µs against 29.6 µs predicted without them. Before 2.7 every
-# replay paid them, the crossover's too, so nothing is added there.
-RNG_FILLS = 2
+# PyTorch's RNG prologue (launchprof.predict.RNG_PROLOGUE_FILLS ops before each
+# ``CUDAGraph.replay()`` of a graph that draws random numbers). Since torch 2.7
+# (pytorch#143777) a graph that draws none skips them, so the crossover's LaunchGraph
+# (timed on graphs without RNG) does not hold them: on the H200 (torch 2.11)
+# dropout_train's replay trace shows the two fill kernels ahead of the graph's, and its
+# replay read 41.1 µs against 29.6 µs predicted without them. Before 2.7 every replay
+# paid them, the crossover's too, so nothing is added there.
 FILLS_ONLY_WITH_RNG_FROM = (2, 7)
 
 
@@ -49,7 +49,7 @@ def rng_prologue_fills(ev: Evidence) -> int:
     if not ev.cuda_rng:
         return 0
     version = torch_version((ev.machine or {}).get("torch"))
-    return RNG_FILLS if version is not None and version >= FILLS_ONLY_WITH_RNG_FROM else 0
+    return RNG_PROLOGUE_FILLS if version is not None and version >= FILLS_ONLY_WITH_RNG_FROM else 0
 
 
 HOST_DRIFT = 0.15  # the profile's NOISY bound: a host this much faster or slower is said in a note

@@ -8,7 +8,6 @@ The report always comes from the saved run file (``load_run -> analyse``), the s
 
 from __future__ import annotations
 
-import datetime as _dt
 import importlib
 import os
 import threading
@@ -20,7 +19,6 @@ from typing import Any
 
 from rich.console import Console
 
-from launchprof import __version__
 from launchprof.commands.analyze_ranks import check_rank_gpus, check_ranks, run_ranks_analysis
 from launchprof.commands.checks import check_compare, check_output_creatable, check_project_root, check_script, check_target_defined
 from launchprof.commands.emit import emit
@@ -28,7 +26,8 @@ from launchprof.commands.worker_config import worker_config
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
 from launchprof.evidence import Evidence, parse_events
 from launchprof.failon import check_choice, fail_reason
-from launchprof.models import RUN_FORMAT_VERSION, RunHeader, WorkerOutcome
+from launchprof.header import run_header
+from launchprof.models import WorkerOutcome
 from launchprof.outputs import Output, plan_outputs, refuse_overwriting, terminal_width
 from launchprof.progress import AnalyzeProgress
 from launchprof.project import find_project_root, relative_to_root
@@ -143,19 +142,10 @@ def save_run(
 ) -> Path:
     """Pack the worker's folder into the run file (see launchprof.run), with the device profile
     the prediction uses, and keep the last runs."""
-    from launchprof.analysis.report import machine_of
-
-    header = RunHeader(
-        format_version=RUN_FORMAT_VERSION,
-        launchprof_version=__version__,
-        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        script=relative_to_root(options.script, root),
-        target=options.target,
-        argv=list(options.script_args),
-        project_root=str(root),
-        machine=machine if machine is not None else (machine_of(evidence.machine) if evidence.machine else None),
-        worker=WorkerOutcome(result.returncode, result.timed_out, result.interrupted, round(result.wall_s, 3), options.timeout),
-        repeat=options.repeat,
+    worker = WorkerOutcome(result.returncode, result.timed_out, result.interrupted, round(result.wall_s, 3), options.timeout)
+    header = run_header(
+        options.script, options.target, root, worker, options.repeat,
+        argv=options.script_args, machine=machine, machine_event=evidence.machine,
     )
     # Trace paths in events are relative to the worker's run folder (docs/worker-events.md).
     traces = {what: rundir / p for what, p in evidence.traces.items() if p and (rundir / p).is_file()}

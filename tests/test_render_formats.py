@@ -321,6 +321,19 @@ def test_html_reads_snippet_from_file_when_not_recorded(tmp_path: Path) -> None:
     assert "line_39 = 39" in html and "line_45 = 45" in html and "line_38 = 38" not in html
 
 
+def test_html_reads_snippet_through_the_source_owner(tmp_path: Path) -> None:
+    """No file on disk: the lines come from launchprof.source, which serves a run's stored copy."""
+    from launchprof.source import use_sources
+
+    report = reports.graphs_help(tmp_path)
+    report = dataclasses.replace(report, hazards=[dataclasses.replace(report.hazards[0], details={})])
+    stored = {str(tmp_path / report.hazards[0].file): "".join(f"kept_{n} = {n}\n" for n in range(1, 60))}
+    with use_sources(stored):
+        html = HtmlRenderer(RenderOptions(project_root=tmp_path)).render(report)
+    assert 'class="hit"><span class="ln">42</span>kept_42 = 42' in html
+    assert "kept_39 = 39" in html and "kept_45 = 45" in html and "kept_38 = 38" not in html
+
+
 @pytest.mark.parametrize("profile", [None, {}, {"crossover": "bad", "graph_node_us": "x"}, {"crossover": [{"kernel_us": None}]}])
 def test_html_skips_crossover_plot_without_usable_profile(profile: dict | None) -> None:
     html = HtmlRenderer(RenderOptions(device_profile=profile)).render(reports.graphs_help())

@@ -28,6 +28,7 @@ from launchprof.render.figures import key_numbers, machine_line
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
 from launchprof.render.ranks import html_ranks
 from launchprof.session import Hazard, KernelSpan, Report
+from launchprof.source import around
 
 fmt_us = fmt.duration
 fmt_fraction = fmt.percent
@@ -195,12 +196,7 @@ def snippet(hazard: Hazard, root: Path) -> list[tuple[int, str, bool]]:
     path = Path(hazard.file)
     if not path.is_absolute():
         path = root / path
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
-    first, last = max(1, hazard.line - SNIPPET_CONTEXT), min(len(lines), hazard.line + SNIPPET_CONTEXT)
-    return [(n, lines[n - 1], n == hazard.line) for n in range(first, last + 1)]
+    return [(n, text, n == hazard.line) for n, text in around(str(path), hazard.line, SNIPPET_CONTEXT)]
 
 
 class HtmlRenderer(Renderer):

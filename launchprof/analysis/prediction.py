@@ -14,6 +14,7 @@ from launchprof.evidence import Evidence
 from launchprof.hazards.inputs import reallocated_arguments
 from launchprof.predict import RNG_PROLOGUE_FILLS
 from launchprof.session import EagerProfile, Prediction
+from launchprof.stats import Estimate
 from launchprof.trace import CallProfile
 
 # What the profile's LaunchGraph already holds, and so is not added again here:
@@ -69,15 +70,6 @@ HOST_COEFFICIENTS = ("eager_op_us", "raw_launch_us", "graph_launch_fixed_us")
 SCALE_RANGE = (0.4, 2.5)
 
 
-@dataclasses.dataclass(frozen=True)
-class HostScale:
-    """This run's host speed over the profile's, and the range of its samples."""
-
-    median: float
-    low: float
-    high: float
-
-
 def _host_speeds(ev: Evidence, profile: Any) -> tuple[float, float] | None:
     """(µs per eager op in this run, in the profile), both known and positive; else None."""
     from launchprof import predict
@@ -87,10 +79,10 @@ def _host_speeds(ev: Evidence, profile: Any) -> tuple[float, float] | None:
     return (float(now), then) if now and then and now > 0 and then > 0 else None
 
 
-def host_scale(ev: Evidence, profile: Any) -> HostScale | None:
-    """This run's host speed over the profile's: the eager-op loop the worker sampled between
-    the bursts (worker/host_speed.py; older runs: after them) against the same loop in the
-    profile. Its range is that of the samples' own slopes, so the prediction's interval
+def host_scale(ev: Evidence, profile: Any) -> Estimate | None:
+    """This run's host speed over the profile's, and the range of its samples: the eager-op
+    loop the worker sampled between the bursts (worker/host_speed.py; older runs: after them)
+    against the same loop in the profile. Its range is that of the samples' own slopes, so the prediction's interval
     carries the host's drift during the bursts. None when either is unknown (runs recorded
     before the ``host-speed`` event, a profile without eager_op_us) or out of SCALE_RANGE."""
     speeds = _host_speeds(ev, profile)
@@ -101,10 +93,10 @@ def host_scale(ev: Evidence, profile: Any) -> HostScale | None:
     if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:
         return None
     slopes = [v / then for v in ev.host_op_slopes if v > 0]
-    return HostScale(scale, min([scale, *slopes]), max([scale, *slopes]))
+    return Estimate(scale, min([scale, *slopes]), max([scale, *slopes]))
 
 
-def at_host_speed(profile: Any, scale: HostScale | None) -> Any:
+def at_host_speed(profile: Any, scale: Estimate | None) -> Any:
     """The profile with its host-side coefficients scaled to this run's host speed.
 
     The replay is predicted for the host the eager step was timed on: a profile measured when
@@ -142,7 +134,7 @@ def host_speed_note(ev: Evidence, profile: Any) -> str | None:
     )
 
 
-def eager_interval(ev: Evidence, eager: EagerProfile) -> tuple[float, float] | None:
+def eager_interval(ev: Evidence, eager: EagerProfile) -> Estimate | None:
     """The eager step's 95% interval, widened to the range of its burst medians.
 
     The median's own interval (60 samples) is a few percent wide, while the step drifts
@@ -157,8 +149,8 @@ def eager_interval(ev: Evidence, eager: EagerProfile) -> tuple[float, float] | N
         return ci
     low, high = min(medians), max(medians)
     if ci is not None:
-        low, high = min(low, ci[0]), max(high, ci[1])
-    return low, high
+        low, high = min(low, ci.low), max(high, ci.high)
+    return Estimate(eager.step_us.median if eager.step_us else (low + high) / 2, low, high)
 
 
 GPU_BOUND_IDLE = 0.05  # an eager step whose GPU idles less than this is paced by its kernels

@@ -7,9 +7,8 @@ hazards and expect about X".
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
-from launchprof.crossover.profile import Interval
+from launchprof.crossover.profile import DeviceProfile, Interval
 from launchprof.evidence import Evidence
 from launchprof.hazards.inputs import reallocated_arguments
 from launchprof.predict import RNG_PROLOGUE_FILLS
@@ -70,7 +69,7 @@ HOST_COEFFICIENTS = ("eager_op_us", "raw_launch_us", "graph_launch_fixed_us")
 SCALE_RANGE = (0.4, 2.5)
 
 
-def _host_speeds(ev: Evidence, profile: Any) -> tuple[float, float] | None:
+def _host_speeds(ev: Evidence, profile: DeviceProfile | None) -> tuple[float, float] | None:
     """(µs per eager op in this run, in the profile), both known and positive; else None."""
     from launchprof import predict
 
@@ -79,7 +78,7 @@ def _host_speeds(ev: Evidence, profile: Any) -> tuple[float, float] | None:
     return (float(now), then) if now and then and now > 0 and then > 0 else None
 
 
-def host_scale(ev: Evidence, profile: Any) -> Estimate | None:
+def host_scale(ev: Evidence, profile: DeviceProfile | None) -> Estimate | None:
     """This run's host speed over the profile's, and the range of its samples: the eager-op
     loop the worker sampled between the bursts (worker/host_speed.py; older runs: after them)
     against the same loop in the profile. Its range is that of the samples' own slopes, so the prediction's interval
@@ -96,7 +95,7 @@ def host_scale(ev: Evidence, profile: Any) -> Estimate | None:
     return Estimate(scale, min([scale, *slopes]), max([scale, *slopes]))
 
 
-def at_host_speed(profile: Any, scale: Estimate | None) -> Any:
+def at_host_speed(profile: DeviceProfile | None, scale: Estimate | None) -> DeviceProfile | None:
     """The profile with its host-side coefficients scaled to this run's host speed.
 
     The replay is predicted for the host the eager step was timed on: a profile measured when
@@ -113,7 +112,7 @@ def at_host_speed(profile: Any, scale: Estimate | None) -> Any:
     return dataclasses.replace(profile, **scaled)
 
 
-def host_speed_note(ev: Evidence, profile: Any) -> str | None:
+def host_speed_note(ev: Evidence, profile: DeviceProfile | None) -> str | None:
     """A note when the host ran at another speed than when the profile was measured, and by
     how much the prediction's launch costs were scaled for it."""
     speeds = _host_speeds(ev, profile)
@@ -178,7 +177,7 @@ def gpu_clock_scale(eager: EagerProfile) -> float | None:
     return scale if CLOCK_RANGE[0] <= scale <= CLOCK_RANGE[1] else None
 
 
-def predicted(ev: Evidence, eager: EagerProfile | None, profile: Any, calls: list[CallProfile]) -> Prediction | None:
+def predicted(ev: Evidence, eager: EagerProfile | None, profile: DeviceProfile | None, calls: list[CallProfile]) -> Prediction | None:
     from launchprof import predict
 
     if profile is None or eager is None or eager.kernels_per_step is None or eager.step_us is None:
@@ -228,7 +227,7 @@ def predicted(ev: Evidence, eager: EagerProfile | None, profile: Any, calls: lis
     )
 
 
-def _launch_costs(profile: Any) -> dict[str, float] | None:
+def _launch_costs(profile: DeviceProfile | None) -> dict[str, float] | None:
     """The profile's launch costs as this prediction used them (already at the host's speed)."""
     names = {"eager_op": "eager_op_us", "graph_launch": "graph_launch_fixed_us", "graph_node": "graph_node_us"}
     costs = {key: float(iv.median) for key, field in names.items() if (iv := getattr(profile, field, None)) is not None and iv.median is not None}

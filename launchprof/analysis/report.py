@@ -23,6 +23,7 @@ from launchprof.analysis.failure import with_failure_advice
 from launchprof.analysis.whole import whole_script
 from launchprof.analysis.timing import breakeven, eager_samples, replay_samples, speedup, stopped_early_notes
 from launchprof.analysis.buckets import bucket_plan
+from launchprof.crossover.profile import DeviceProfile
 from launchprof.errors import UsageError
 from launchprof.evidence import Evidence, parse_events
 from launchprof.hazards.rules import find_hazards
@@ -63,7 +64,7 @@ def eager_calls(traces: TraceSource) -> tuple[list[CallProfile], list[dict[str, 
 
 def build_report(
     ev: Evidence, script: str, target: str | None, worker: dict[str, Any], repeat: int,
-    profile: Any = None, traces: TraceSource | None = None,
+    profile: DeviceProfile | None = None, traces: TraceSource | None = None,
 ) -> Report:
     traces = traces or (lambda what: None)
     calls, eager_tl = eager_calls(traces)
@@ -127,7 +128,7 @@ def build_report(
     )
 
 
-def analyse(run: Run, profile: Any = None) -> Report:
+def analyse(run: Run, profile: DeviceProfile | None = None) -> Report:
     """The one path from a measurement to a report: ``analyze``, ``report`` and ``compare``
     all come here, so a newer launchprof re-analyses an old run with its own rules."""
     h = run.header

@@ -21,13 +21,16 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from launchprof.errors import EnvironmentProblem, ScriptFailed
 from launchprof.header import run_header
 from launchprof.models import Report, WorkerOutcome
 from launchprof.project import find_project_root
 from launchprof.worker.config import WorkerConfig, plan_size
+
+if TYPE_CHECKING:
+    from launchprof.crossover.profile import DeviceProfile
 
 Call = tuple[tuple[Any, ...], dict[str, Any]]
 
@@ -184,7 +187,7 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
     return failure, wall
 
 
-def pack(rundir: Path, fn: Callable[..., Any], root: Path, settings: PlanSettings, wall_s: float, out: Path, profile: Any = None) -> Path:
+def pack(rundir: Path, fn: Callable[..., Any], root: Path, settings: PlanSettings, wall_s: float, out: Path, profile: DeviceProfile | None = None) -> Path:
     """The run folder -> a ``.lprun`` file, the same format the CLI saves. Without a given
     profile, the one cached for this machine is used and stored, as ``analyze`` does."""
     from launchprof.run import write_run
@@ -207,7 +210,7 @@ def pack(rundir: Path, fn: Callable[..., Any], root: Path, settings: PlanSetting
 
 
 def measure(
-    fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, run_out: str | Path | None = None, profile: Any = None
+    fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, run_out: str | Path | None = None, profile: DeviceProfile | None = None
 ) -> Report:
     """Measure, pack, analyse. The user's exception becomes ScriptFailed carrying the report."""
     from launchprof.analysis import analyse

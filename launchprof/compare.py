@@ -39,7 +39,6 @@ from launchprof.stats import speedup_of
 
 ALPHA = 0.05  # two-sided significance level of the Mann-Whitney U test
 MIN_SAMPLES = 5  # below this, neither test can tell anything from noise
-BOOTSTRAP_SEED = 0  # the same reports always give the same interval (CI logs must be reproducible)
 
 
 @dataclass(frozen=True)
@@ -112,7 +111,7 @@ def significance_of(base: Sequence[float] | None, new: Sequence[float] | None) -
         return Significance(None, n_base=len(b), n_new=len(n), reason=f"too few samples ({len(b)} and {len(n)})")
     p = float(stats.mannwhitneyu(n, b, alternative="two-sided").pvalue)
     # new/base: the ratio of medians and its percentile bootstrap, as the speedup's (launchprof.stats)
-    ratio = speedup_of(n, b, seed=BOOTSTRAP_SEED)
+    ratio = speedup_of(n, b)  # seeded (launchprof.stats.SEED): the same reports give the same interval
     if ratio is None:  # a base median of zero: no ratio to give
         return Significance(p < ALPHA, p, None, None, None, len(b), len(n))
     low, high = ratio.low, ratio.high

@@ -36,7 +36,12 @@ import numpy as np
 
 if TYPE_CHECKING:
     from launchprof.crossover.profile import DeviceProfile
-    from launchprof.crossover.uncertainty import ReplayModel, Uncertain
+    from launchprof.crossover.uncertainty import ReplayModel
+    from launchprof.stats import Estimate
+
+# PyTorch's RNG prologue: before a replay of a graph that draws random numbers, torch fills
+# each registered generator's seed and offset tensors, two small ops launched eagerly.
+RNG_PROLOGUE_FILLS = 2
 
 
 # What the replay estimate reads from a profile, in words; the basis names any of them the
@@ -148,15 +153,15 @@ def predict_speedup(
     extra_launches: int = 0,
     *,
     rng_fills: int = 0,
-    eager_step_ci: tuple[float, float] | None = None,
+    eager_step_ci: Estimate | None = None,
     profile_source: str | None = None,
 ) -> Prediction:
     """Predicted eager-step / replay-step ratio for a step of ``kernels_per_step`` kernels.
 
     ``extra_launches`` are launches a replay step makes besides the graph itself: the
     copies of new inputs into static buffers, each one eager op. ``rng_fills`` are the
-    ops of PyTorch's RNG prologue (two fills before each replay of a graph that draws
-    random numbers, analysis/prediction.py), each counted as one eager op too. (The
+    ops of PyTorch's RNG prologue (:data:`RNG_PROLOGUE_FILLS` before each replay of a graph
+    that draws random numbers, analysis/prediction.py), each counted as one eager op too. (The
     synchronisation is inside the profile's LaunchGraph, since LaunchGraph and the step
     are both timed submit-and-wait.)
 
@@ -181,9 +186,10 @@ def predict_speedup(
     replay = replay + launches
     speedup = float(eager_step_us) / replay  # type: ignore[arg-type]
     n = kernels_per_step
-    low, high = _interval(
+    interval = _interval(
         profile, n, kernel_us, gpu_busy_us, float(eager_step_us), eager_step_ci, extra_launches + rng_fills, speedup  # type: ignore[arg-type]
     )
+    low, high = (interval.low, interval.high) if interval is not None else (None, None)
     why = (
         f"a replay of {n} graph node{'s' if n != 1 else ''} should take about {replay:.0f} µs "
         f"({finite_median(profile.graph_launch_fixed_us):.1f} µs to launch the graph, then at least "
@@ -209,15 +215,16 @@ def predict_speedup(
     )
 
 
-def _uncertain(interval: object, fallback: float) -> Uncertain:
-    from launchprof.crossover.uncertainty import Uncertain
+def _uncertain(interval: object, fallback: float) -> Estimate:
+    from launchprof.stats import Estimate
 
-    return Uncertain.of(interval) or Uncertain(fallback, fallback, fallback)
+    return Estimate.of(interval) or Estimate(fallback, fallback, fallback)
 
 
 def replay_model(profile: DeviceProfile) -> ReplayModel | None:
     """The profile's replay coefficients with their intervals (as :func:`replay_estimate_us` uses them)."""
-    from launchprof.crossover.uncertainty import ReplayModel, Uncertain
+    from launchprof.crossover.uncertainty import ReplayModel
+    from launchprof.stats import Estimate
 
     fixed = finite_median(profile.graph_launch_fixed_us)
     node_iv = profile.graph_node_us if finite_median(profile.graph_node_us) is not None else profile.floor_node_us
@@ -229,11 +236,11 @@ def replay_model(profile: DeviceProfile) -> ReplayModel | None:
         gap_iv = profile.floor_node_us if finite_median(profile.floor_node_us) is not None else node_iv
     gap = _uncertain(gap_iv, node)
     if finite_median(profile.empty_kernel_us) is None:  # node_excess_us: 0, at most the whole gap
-        excess = Uncertain(NO_TRACE_EXCESS_US, NO_TRACE_EXCESS_US, max(gap.high, NO_TRACE_EXCESS_US))
+        excess = Estimate(NO_TRACE_EXCESS_US, NO_TRACE_EXCESS_US, max(gap.high, NO_TRACE_EXCESS_US))
     else:
         empty = _uncertain(profile.empty_kernel_us, 0.0)
         # excess = gap - empty: the difference's interval widens by both half-widths
-        excess = Uncertain(gap.median - empty.median, gap.low - empty.high, gap.high - empty.low)
+        excess = Estimate(gap.median - empty.median, gap.low - empty.high, gap.high - empty.low)
     return ReplayModel(
         fixed=_uncertain(profile.graph_launch_fixed_us, fixed),
         node=_uncertain(node_iv, node),
@@ -248,27 +255,29 @@ def _interval(
     kernel_us: Sequence[float] | float | None,
     gpu_busy_us: float | None,
     eager_step_us: float,
-    eager_step_ci: tuple[float, float] | None,
+    eager_step_ci: Estimate | None,
     extra_launches: int,
     speedup: float,
-) -> tuple[float | None, float | None]:
-    """The speedup's 95% interval, always containing the point estimate; (None, None) if no model."""
+) -> Estimate | None:
+    """The speedup's 95% interval, always containing the point estimate; None if no model."""
     import numpy as np
 
-    from launchprof.crossover.uncertainty import SEED, Uncertain, replay_draws, speedup_interval
+    from launchprof.crossover.uncertainty import replay_draws, speedup_interval
+    from launchprof.stats import DRAW_SEED, Estimate
 
     model = replay_model(profile)
     if model is None:
-        return None, None
-    eager = Uncertain(eager_step_us, eager_step_us, eager_step_us)
-    if eager_step_ci is not None and all(math.isfinite(v) for v in eager_step_ci):
-        eager = Uncertain(eager_step_us, min(eager_step_ci[0], eager_step_us), max(eager_step_ci[1], eager_step_us))
-    rng = np.random.default_rng(SEED)
+        return None
+    eager = Estimate(eager_step_us, eager_step_us, eager_step_us)
+    ci = eager_step_ci
+    if ci is not None and math.isfinite(ci.low) and math.isfinite(ci.high):
+        eager = Estimate(eager_step_us, min(ci.low, eager_step_us), max(ci.high, eager_step_us))
+    rng = np.random.default_rng(DRAW_SEED)
     draws = replay_draws(model, n, kernel_us, gpu_busy_us, extra_launches, rng)
-    low, high = speedup_interval(eager, draws, rng)
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return None, None
-    return min(low, speedup), max(high, speedup)
+    drawn = speedup_interval(eager, draws, rng, speedup)
+    if drawn is None or not (math.isfinite(drawn.low) and math.isfinite(drawn.high)):
+        return None
+    return Estimate(speedup, min(drawn.low, speedup), max(drawn.high, speedup))
 
 
 def describe_basis(
@@ -278,7 +287,7 @@ def describe_basis(
     kernel_us: Sequence[float] | float | None,
     gpu_busy_us: float | None,
     eager_step_us: float,
-    eager_step_ci: tuple[float, float] | None,
+    eager_step_ci: Estimate | None,
 ) -> str:
     """One line: which profile, and which measured inputs, the prediction rests on."""
     m = profile.machine
@@ -297,19 +306,19 @@ def describe_basis(
     else:
         kernels = "no node times"
     busy = f", GPU busy {gpu_busy_us:.1f} µs" if _positive(gpu_busy_us) else ""
-    ci = f" [{eager_step_ci[0]:.1f}, {eager_step_ci[1]:.1f}]" if eager_step_ci else ""
+    ci = f" [{eager_step_ci.low:.1f}, {eager_step_ci.high:.1f}]" if eager_step_ci else ""
     return f"{head}; inputs: {n} graph nodes per step (the eager step's kernels and copies), {kernels}{busy}, eager step median {eager_step_us:.1f} µs{ci}"
 
 
-def eager_step_interval(stats: object) -> tuple[float, float] | None:
-    """95% interval of an eager step median from its Stats (median, p10, p90, n), or None."""
+def eager_step_interval(stats: object) -> Estimate | None:
+    """An eager step median with its 95% interval, from its Stats (median, p10, p90, n), or None."""
     from launchprof.crossover.uncertainty import median_ci
 
     try:
         ci = median_ci(float(stats.median), float(stats.p10), float(stats.p90), int(stats.n))  # type: ignore[attr-defined]
     except (AttributeError, TypeError, ValueError):
         return None
-    return None if ci is None else (ci.low, ci.high)
+    return ci
 
 
 def breakeven_replays(instantiate_us: float | None, eager_step_us: float | None, replay_step_us: float | None) -> float | None:

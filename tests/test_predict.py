@@ -13,6 +13,7 @@ from launchprof.crossover.simulate import simulate_samples
 from launchprof.crossover.sweep import DEFAULT_PLAN
 from launchprof.predict import breakeven_replays, finite_median, node_excess_us, predict_speedup, replay_model
 from launchprof.session import Machine
+from launchprof.stats import Estimate
 
 H200 = Machine(gpu="NVIDIA H200", driver="580.95.05", cuda="13.0", torch="2.11.0+cu130", python="3.12.3")
 
@@ -180,7 +181,7 @@ def test_exact_coefficients_and_an_exact_eager_step_give_a_point(profile):
 
 def test_the_eager_steps_spread_widens_the_interval(profile):
     exact_profile = dataclasses.replace(profile, eager_op_us=exact(7.0))
-    pred = tiny_step(exact_profile, eager_step_ci=(1330.0, 1470.0))
+    pred = tiny_step(exact_profile, eager_step_ci=Estimate(1400.0, 1330.0, 1470.0))
     assert pred.low == pytest.approx(pred.speedup * 1330.0 / 1400.0, rel=0.02)
     assert pred.high == pytest.approx(pred.speedup * 1470.0 / 1400.0, rel=0.02)
 
@@ -197,7 +198,7 @@ def test_a_wide_coefficient_moves_the_interval_the_way_the_model_says(profile):
 
 def test_basis_names_the_profile_and_the_inputs(recorded):
     full, quick = recorded
-    pred = tiny_step(full, eager_step_ci=(1350.0, 1450.0), profile_source="cached at /x/p.json")
+    pred = tiny_step(full, eager_step_ci=Estimate(1400.0, 1350.0, 1450.0), profile_source="cached at /x/p.json")
     for part in ("NVIDIA H200", "driver 580.159.04", "torch 2.11.0+cu130", "full", "created 2026-11-29", "cached at /x/p.json",
                  "200 graph nodes per step", "200 node times", "GPU busy 260.0 µs", "eager step median 1400.0 µs [1350.0, 1450.0]"):
         assert part in pred.basis, (part, pred.basis)
@@ -211,9 +212,10 @@ def test_the_prediction_carries_the_eager_steps_interval_and_its_source(profile)
     from launchprof.session import Stats
 
     step = Stats(1400.0, 1300.0, 1500.0, 50)
-    low, high = eager_step_interval(step)
+    ci = eager_step_interval(step)
+    low, high = ci.low, ci.high
     assert low < 1400.0 < high and high - low < 200.0 / 2  # the median is pinned tighter than p10..p90
-    pred = predict_speedup(200, 1.3, 260.0, 800.0, 1400.0, profile, eager_step_ci=(low, high), profile_source="--profile p.json")
+    pred = predict_speedup(200, 1.3, 260.0, 800.0, 1400.0, profile, eager_step_ci=ci, profile_source="--profile p.json")
     assert pred.low < pred.speedup < pred.high and "--profile p.json" in pred.basis
     assert pred.speedup == pytest.approx(1400.0 / (9.0 + 0.95 * 200))
     assert eager_step_interval(Stats(1.0, 1.0, 1.0, 1)) is None
@@ -227,3 +229,22 @@ def test_the_explanation_states_the_interval(recorded):
 def test_finite_median_is_none_for_an_interval_not_measured():
     assert finite_median(SimpleNamespace(median=3)) == 3.0 and isinstance(finite_median(SimpleNamespace(median=3)), float)
     assert [finite_median(x) for x in (None, SimpleNamespace(median=None), SimpleNamespace(median=float("nan")))] == [None, None, None]
+
+
+def test_the_rng_prologue_fill_count_is_stated_once():
+    """The prediction's added fills and the report's node count read one constant: no module
+    but launchprof.predict assigns a number of RNG fills of its own."""
+    import ast
+    from pathlib import Path
+
+    import launchprof
+    from launchprof import predict
+    from launchprof.render import figures
+
+    owners = []
+    for path in Path(launchprof.__file__).parent.rglob("*.py"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, int):
+                owners += [(path.name, t.id) for t in node.targets if isinstance(t, ast.Name) and "FILLS" in t.id]
+    assert owners == [("predict.py", "RNG_PROLOGUE_FILLS")]
+    assert figures.RNG_PROLOGUE_FILLS is predict.RNG_PROLOGUE_FILLS == 2

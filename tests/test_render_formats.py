@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import reports
+from launchprof.crossover.profile import CrossoverPoint, DeviceProfile, Interval
 from launchprof.hazards.kinds import KINDS
 from launchprof.render import RenderOptions, renderer_for
 from launchprof.render.html import HtmlRenderer
@@ -30,16 +31,24 @@ GOLDEN = Path(__file__).resolve().parent / "data" / "golden" / "report.md"
 SARIF_SCHEMA = Path(__file__).resolve().parent / "schemas" / "sarif-schema-2.1.0.json"
 XSS = "<script>alert(1)</script>"
 OPTIONS = RenderOptions(project_root=reports.ROOT)
-PROFILE = {
-    "crossover": [
-        {"kernel_us": 2.0, "nodes_crossover": 3, "gain_at_64_nodes": 4.1},
-        {"kernel_us": 8.0, "nodes_crossover": 12, "gain_at_64_nodes": 1.9},
-        {"kernel_us": 32.0, "nodes_crossover": 90, "gain_at_64_nodes": 1.1},
-    ],
-    "graph_node_us": {"median": 1.05, "low": 1.0, "high": 1.1},
-    "eager_op_us": {"median": 7.0, "low": 6.8, "high": 7.3},
-    "graph_launch_fixed_us": {"median": 4.2, "low": 4.0, "high": 4.5},
-}
+
+
+def _profile(crossover: list[CrossoverPoint] | None = None, **coefficients: Interval) -> DeviceProfile:
+    """A device profile holding only what the HTML crossover panel reads."""
+    return DeviceProfile(
+        schema_version=2, launchprof_version="test", created="2026-11-29", machine=reports.H200, partial=False, quick=False,
+        eager_op_us=coefficients.get("eager_op_us"), raw_launch_us=None, graph_launch_fixed_us=coefficients.get("graph_launch_fixed_us"),
+        graph_node_us=coefficients.get("graph_node_us"), floor_node_us=None, instantiate_node_us=None, update_node_us=None,
+        crossover=crossover or [], gain_below_5pct_kernel_us=None, samples=[], notes=[],
+    )
+
+
+PROFILE = _profile(
+    [CrossoverPoint(2.0, 3, 4.1), CrossoverPoint(8.0, 12, 1.9), CrossoverPoint(32.0, 90, 1.1)],
+    graph_node_us=Interval(1.05, 1.0, 1.1),
+    eager_op_us=Interval(7.0, 6.8, 7.3),
+    graph_launch_fixed_us=Interval(4.2, 4.0, 4.5),
+)
 ALL = reports.all_reports()
 
 
@@ -321,8 +330,32 @@ def test_html_reads_snippet_from_file_when_not_recorded(tmp_path: Path) -> None:
     assert "line_39 = 39" in html and "line_45 = 45" in html and "line_38 = 38" not in html
 
 
-@pytest.mark.parametrize("profile", [None, {}, {"crossover": "bad", "graph_node_us": "x"}, {"crossover": [{"kernel_us": None}]}])
-def test_html_skips_crossover_plot_without_usable_profile(profile: dict | None) -> None:
+def test_html_reads_snippet_through_the_source_owner(tmp_path: Path) -> None:
+    """No file on disk: the lines come from launchprof.source, which serves a run's stored copy."""
+    from launchprof.source import use_sources
+
+    report = reports.graphs_help(tmp_path)
+    report = dataclasses.replace(report, hazards=[dataclasses.replace(report.hazards[0], details={})])
+    stored = {str(tmp_path / report.hazards[0].file): "".join(f"kept_{n} = {n}\n" for n in range(1, 60))}
+    with use_sources(stored):
+        html = HtmlRenderer(RenderOptions(project_root=tmp_path)).render(report)
+    assert 'class="hit"><span class="ln">42</span>kept_42 = 42' in html
+    assert "kept_39 = 39" in html and "kept_45 = 45" in html and "kept_38 = 38" not in html
+
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize(
+    "profile",
+    [
+        None,
+        _profile(),  # nothing measured
+        _profile([CrossoverPoint(2.0, None, None)], graph_node_us=Interval(NAN, NAN, NAN)),  # no crossover, no usable median
+        _profile([CrossoverPoint(NAN, 3, None)], eager_op_us=Interval(7.0, 6.8, 7.3)),  # a point without a duration, one coefficient
+    ],
+)
+def test_html_skips_crossover_plot_without_usable_profile(profile: DeviceProfile | None) -> None:
     html = HtmlRenderer(RenderOptions(device_profile=profile)).render(reports.graphs_help())
     assert "Crossover on this device" not in html
     assert html.count("<svg") == 1

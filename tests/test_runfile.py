@@ -209,6 +209,20 @@ def test_analyze_saves_the_worker_folder_as_a_run(tmp_path, monkeypatch):
     assert run.header.machine is not None and run.header.machine.cpu_cores == 16
 
 
+def test_analyze_stores_the_loaded_device_profile_in_its_file_format(tmp_path, monkeypatch):
+    """save_run takes the profile as loaded (typed) and writes the JSON a profile file holds."""
+    from launchprof.analysis.load import stored_profile
+    from launchprof.crossover.profile import load_profile
+
+    root, events, trace = _project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = WorkerResult(events=events, returncode=0, timed_out=False, interrupted=False, wall_s=1.5, log_path=None)
+    options = AnalyzeOptions(script=root / "pkg" / "train.py", target="step", outputs=(tmp_path / "rep.json",))
+    profile = load_profile(PROFILE).profile
+    run = load_run(save_run(options, root, result, trace.parent, parse_events(events), profile))
+    assert run.profile == profile.to_dict() and stored_profile(run.profile) == profile
+
+
 @pytest.mark.parametrize("name", recorded(["decode_loop", "hidden_sync"]))
 def test_recorded_runs_load_with_their_sources(name):
     run = load(name)

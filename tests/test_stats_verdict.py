@@ -3,9 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from launchprof.session import Speedup, Validation
 from launchprof.stats import speedup_of, stats_of
-from launchprof.verdict import decide
 
 
 def test_stats_of():
@@ -21,20 +19,6 @@ def test_speedup_interval_brackets_the_ratio():
     s = speedup_of(eager, replay)
     assert s.low < s.median < s.high
     assert 3.5 < s.median < 4.5 and s.high - s.low < 0.5
-
-
-@pytest.mark.parametrize(
-    "speedup, verdict",
-    [((3.0, 2.8, 3.2), "graphs-help"), ((1.15, 1.05, 1.2), "marginal"), ((1.05, 1.01, 1.08), "marginal"), ((0.9, 0.88, 0.93), "graphs-dont-help")],
-)
-def test_verdict_from_speedup(speedup, verdict):
-    assert decide(True, True, Validation(3, 3, 0.0), Speedup(*speedup)) == verdict
-
-
-def test_verdict_special_cases():
-    assert decide(False, None, None, None) == "eager-only"
-    assert decide(True, False, None, None) == "not-capturable"
-    assert decide(True, True, Validation(4, 3, 0.5), Speedup(3, 2.9, 3.1)) == "not-capturable"
 
 
 # --- formulas of the analysis, on recorded H200 runs and on burst-timed events -------------

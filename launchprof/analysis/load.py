@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from launchprof.errors import UsageError
 from launchprof.input_files import WANTED_SAVED, check_input_file, has_zip_signature, is_python_script, starts_like_json
 from launchprof.models import Report
 from launchprof.run import SUFFIX
+
+if TYPE_CHECKING:  # the profile module loads only when a profile is read
+    from launchprof.crossover.profile import DeviceProfile
+    from launchprof.session import Machine
 
 
 def is_run_file(path: Path) -> bool:
@@ -27,12 +31,12 @@ def is_run_file(path: Path) -> bool:
 class ChosenProfile:
     """The device profile a prediction uses, where it came from, and why it may not fit."""
 
-    profile: Any
+    profile: DeviceProfile
     source: str
     warnings: tuple[str, ...] = ()
 
 
-def choose_profile(machine: Any, given: Path | None = None, stored: dict[str, Any] | None = None) -> ChosenProfile | None:
+def choose_profile(machine: Machine | None, given: Path | None = None, stored: dict[str, Any] | None = None) -> ChosenProfile | None:
     """The one rule for which device profile predicts, for analyze, report, compare and the API:
 
     1. the file given with ``--profile`` (a bad one is a UsageError, exit 2);
@@ -89,7 +93,7 @@ def report_from(path: Path) -> Report:
     return open_saved(path)[0]
 
 
-def stored_profile(data: dict[str, Any] | None) -> Any:
+def stored_profile(data: dict[str, Any] | None) -> DeviceProfile | None:
     """The device profile a run file carries (the one analyze predicted with), or None."""
     if not data:
         return None

@@ -7,12 +7,13 @@ hazards and expect about X".
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
-from launchprof.crossover.profile import Interval
+from launchprof.crossover.profile import DeviceProfile, Interval
 from launchprof.evidence import Evidence
 from launchprof.hazards.inputs import reallocated_arguments
+from launchprof.predict import RNG_PROLOGUE_FILLS
 from launchprof.session import EagerProfile, Prediction
+from launchprof.stats import Estimate
 from launchprof.trace import CallProfile
 
 # What the profile's LaunchGraph already holds, and so is not added again here:
@@ -23,14 +24,13 @@ from launchprof.trace import CallProfile
 # a latency-mode LaunchGraph it counted the wait twice (H200 runs: +9 to +22 µs a step).
 
 
-# PyTorch's RNG prologue: before each ``CUDAGraph.replay()`` of a graph that draws random
-# numbers, torch fills the generator's seed and offset tensors (two small ops launched
-# eagerly). Since torch 2.7 (pytorch#143777) a graph that draws none skips them, so the
-# crossover's LaunchGraph (timed on graphs without RNG) does not hold them: on the H200
-# (torch 2.11) dropout_train's replay trace shows the two fill kernels ahead of the graph's,
-# and its replay read 41.1 µs against 29.6 µs predicted without them. Before 2.7 every
-# replay paid them, the crossover's too, so nothing is added there.
-RNG_FILLS = 2
+# PyTorch's RNG prologue (launchprof.predict.RNG_PROLOGUE_FILLS ops before each
+# ``CUDAGraph.replay()`` of a graph that draws random numbers). Since torch 2.7
+# (pytorch#143777) a graph that draws none skips them, so the crossover's LaunchGraph
+# (timed on graphs without RNG) does not hold them: on the H200 (torch 2.11)
+# dropout_train's replay trace shows the two fill kernels ahead of the graph's, and its
+# replay read 41.1 µs against 29.6 µs predicted without them. Before 2.7 every replay
+# paid them, the crossover's too, so nothing is added there.
 FILLS_ONLY_WITH_RNG_FROM = (2, 7)
 
 
@@ -49,7 +49,7 @@ def rng_prologue_fills(ev: Evidence) -> int:
     if not ev.cuda_rng:
         return 0
     version = torch_version((ev.machine or {}).get("torch"))
-    return RNG_FILLS if version is not None and version >= FILLS_ONLY_WITH_RNG_FROM else 0
+    return RNG_PROLOGUE_FILLS if version is not None and version >= FILLS_ONLY_WITH_RNG_FROM else 0
 
 
 HOST_DRIFT = 0.15  # the profile's NOISY bound: a host this much faster or slower is said in a note
@@ -69,16 +69,7 @@ HOST_COEFFICIENTS = ("eager_op_us", "raw_launch_us", "graph_launch_fixed_us")
 SCALE_RANGE = (0.4, 2.5)
 
 
-@dataclasses.dataclass(frozen=True)
-class HostScale:
-    """This run's host speed over the profile's, and the range of its samples."""
-
-    median: float
-    low: float
-    high: float
-
-
-def _host_speeds(ev: Evidence, profile: Any) -> tuple[float, float] | None:
+def _host_speeds(ev: Evidence, profile: DeviceProfile | None) -> tuple[float, float] | None:
     """(µs per eager op in this run, in the profile), both known and positive; else None."""
     from launchprof import predict
 
@@ -87,10 +78,10 @@ def _host_speeds(ev: Evidence, profile: Any) -> tuple[float, float] | None:
     return (float(now), then) if now and then and now > 0 and then > 0 else None
 
 
-def host_scale(ev: Evidence, profile: Any) -> HostScale | None:
-    """This run's host speed over the profile's: the eager-op loop the worker sampled between
-    the bursts (worker/host_speed.py; older runs: after them) against the same loop in the
-    profile. Its range is that of the samples' own slopes, so the prediction's interval
+def host_scale(ev: Evidence, profile: DeviceProfile | None) -> Estimate | None:
+    """This run's host speed over the profile's, and the range of its samples: the eager-op
+    loop the worker sampled between the bursts (worker/host_speed.py; older runs: after them)
+    against the same loop in the profile. Its range is that of the samples' own slopes, so the prediction's interval
     carries the host's drift during the bursts. None when either is unknown (runs recorded
     before the ``host-speed`` event, a profile without eager_op_us) or out of SCALE_RANGE."""
     speeds = _host_speeds(ev, profile)
@@ -101,10 +92,10 @@ def host_scale(ev: Evidence, profile: Any) -> HostScale | None:
     if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:
         return None
     slopes = [v / then for v in ev.host_op_slopes if v > 0]
-    return HostScale(scale, min([scale, *slopes]), max([scale, *slopes]))
+    return Estimate(scale, min([scale, *slopes]), max([scale, *slopes]))
 
 
-def at_host_speed(profile: Any, scale: HostScale | None) -> Any:
+def at_host_speed(profile: DeviceProfile | None, scale: Estimate | None) -> DeviceProfile | None:
     """The profile with its host-side coefficients scaled to this run's host speed.
 
     The replay is predicted for the host the eager step was timed on: a profile measured when
@@ -121,7 +112,7 @@ def at_host_speed(profile: Any, scale: HostScale | None) -> Any:
     return dataclasses.replace(profile, **scaled)
 
 
-def host_speed_note(ev: Evidence, profile: Any) -> str | None:
+def host_speed_note(ev: Evidence, profile: DeviceProfile | None) -> str | None:
     """A note when the host ran at another speed than when the profile was measured, and by
     how much the prediction's launch costs were scaled for it."""
     speeds = _host_speeds(ev, profile)
@@ -142,7 +133,7 @@ def host_speed_note(ev: Evidence, profile: Any) -> str | None:
     )
 
 
-def eager_interval(ev: Evidence, eager: EagerProfile) -> tuple[float, float] | None:
+def eager_interval(ev: Evidence, eager: EagerProfile) -> Estimate | None:
     """The eager step's 95% interval, widened to the range of its burst medians.
 
     The median's own interval (60 samples) is a few percent wide, while the step drifts
@@ -157,8 +148,8 @@ def eager_interval(ev: Evidence, eager: EagerProfile) -> tuple[float, float] | N
         return ci
     low, high = min(medians), max(medians)
     if ci is not None:
-        low, high = min(low, ci[0]), max(high, ci[1])
-    return low, high
+        low, high = min(low, ci.low), max(high, ci.high)
+    return Estimate(eager.step_us.median if eager.step_us else (low + high) / 2, low, high)
 
 
 GPU_BOUND_IDLE = 0.05  # an eager step whose GPU idles less than this is paced by its kernels
@@ -186,7 +177,7 @@ def gpu_clock_scale(eager: EagerProfile) -> float | None:
     return scale if CLOCK_RANGE[0] <= scale <= CLOCK_RANGE[1] else None
 
 
-def predicted(ev: Evidence, eager: EagerProfile | None, profile: Any, calls: list[CallProfile]) -> Prediction | None:
+def predicted(ev: Evidence, eager: EagerProfile | None, profile: DeviceProfile | None, calls: list[CallProfile]) -> Prediction | None:
     from launchprof import predict
 
     if profile is None or eager is None or eager.kernels_per_step is None or eager.step_us is None:
@@ -236,7 +227,7 @@ def predicted(ev: Evidence, eager: EagerProfile | None, profile: Any, calls: lis
     )
 
 
-def _launch_costs(profile: Any) -> dict[str, float] | None:
+def _launch_costs(profile: DeviceProfile | None) -> dict[str, float] | None:
     """The profile's launch costs as this prediction used them (already at the host's speed)."""
     names = {"eager_op": "eager_op_us", "graph_launch": "graph_launch_fixed_us", "graph_node": "graph_node_us"}
     costs = {key: float(iv.median) for key, field in names.items() if (iv := getattr(profile, field, None)) is not None and iv.median is not None}

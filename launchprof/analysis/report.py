@@ -23,7 +23,7 @@ from launchprof.analysis.failure import with_failure_advice
 from launchprof.analysis.whole import whole_script
 from launchprof.analysis.timing import breakeven, eager_samples, replay_samples, speedup, stopped_early_notes
 from launchprof.analysis.buckets import bucket_plan
-from launchprof.enums import Verdict
+from launchprof.crossover.profile import DeviceProfile
 from launchprof.errors import UsageError
 from launchprof.evidence import Evidence, parse_events
 from launchprof.hazards.rules import find_hazards
@@ -33,7 +33,7 @@ from launchprof.session import SCHEMA_VERSION, KernelSpan, Machine, Report, Time
 from launchprof.snippet import capture_snippet
 from launchprof.source import use_sources
 from launchprof.trace import CallProfile, gpu_table, launch_api_table, per_call, timeline_of
-from launchprof.verdict import decide
+from launchprof.verdict import RunFacts, decide
 from launchprof.worker.config import WorkerConfig, plan_size
 
 TraceSource = Callable[[str], "dict[str, Any] | None"]
@@ -64,7 +64,7 @@ def eager_calls(traces: TraceSource) -> tuple[list[CallProfile], list[dict[str, 
 
 def build_report(
     ev: Evidence, script: str, target: str | None, worker: dict[str, Any], repeat: int,
-    profile: Any = None, traces: TraceSource | None = None,
+    profile: DeviceProfile | None = None, traces: TraceSource | None = None,
 ) -> Report:
     traces = traces or (lambda what: None)
     calls, eager_tl = eager_calls(traces)
@@ -73,19 +73,18 @@ def build_report(
     replay = with_anatomy(replay, ev.anatomy, traces("replay"))
     ratio = speedup(eager_samples(ev), replay_samples(ev)) if replay else None
     captured = None if ev.capture is None else bool(ev.capture.get("ok"))
-    verdict = Verdict(decide(ev.target is not None, captured, validation, ratio))
+    cpu_only_step = False
     notes = list(ev.notes) + stopped_early_notes(ev) + argument_notes(ev)
     if ev.target is not None and eager is not None and eager.kernels_per_step == 0:
         said_lost = "eager" in ev.lost_traces
         notes.append(no_eager_kernels_note(eager, replay, said_lost))
         if eager_trace_lost(eager, replay, said_lost):  # counts from a lost trace are unknown, not zero
             eager = dataclasses.replace(eager, kernels_per_step=None, memcpys_per_step=None)
-        elif not (replay and replay.graph_nodes):
-            # Capture records GPU work only: a replay would skip all of this step's CPU work.
-            verdict = Verdict.GRAPHS_DONT_HELP
+        else:
+            cpu_only_step = not (replay and replay.graph_nodes)
     info = run_info(ev, worker, plan_size(WorkerConfig(script, [], target, "", "", repeat=repeat)))
-    if verdict is Verdict.EAGER_ONLY and info.cause is not None and script_failed(ev, worker):
-        verdict = Verdict.SCRIPT_FAILED  # the script stopped before a verdict could be reached
+    failed = info.cause is not None and script_failed(ev, worker)
+    verdict = decide(RunFacts(ev.target is not None, captured, validation, ratio, cpu_only_step, failed))
     pay = None
     if replay and eager and eager.step_us and replay.step_us and eager.timing == replay.timing:
         pay = breakeven(replay.setup_us, eager.step_us.median, replay.step_us.median)
@@ -129,7 +128,7 @@ def build_report(
     )
 
 
-def analyse(run: Run, profile: Any = None) -> Report:
+def analyse(run: Run, profile: DeviceProfile | None = None) -> Report:
     """The one path from a measurement to a report: ``analyze``, ``report`` and ``compare``
     all come here, so a newer launchprof re-analyses an old run with its own rules."""
     h = run.header

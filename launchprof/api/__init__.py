@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from launchprof.api.inprocess import Call, PlanSettings, measure, observed_calls
 from launchprof.api.safety import CaptureHazardError, blocking_hazards, format_hazards, is_capture_safe
 from launchprof.models import Report
+
+if TYPE_CHECKING:
+    from launchprof.crossover.profile import DeviceProfile
 
 # check() needs the hazard evidence, not tight timings: fewer timed calls and bursts, no
 # device-profile calibration; warm-up, profiled calls and validations stay as in analyze,
@@ -30,7 +33,7 @@ def analyze(
     calibrate: bool = True,
     repeat: int = 50,
     run_out: str | Path | None = None,
-    profile: Any = None,
+    profile: DeviceProfile | None = None,
     stream_check: bool = False,
     **kwargs: Any,
 ) -> Report:

@@ -12,7 +12,6 @@ ends the caller's process too, where the CLI would only lose its worker.
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import inspect
 import json
 import os
@@ -22,13 +21,16 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from launchprof import __version__
 from launchprof.errors import EnvironmentProblem, ScriptFailed
-from launchprof.models import RUN_FORMAT_VERSION, Report, RunHeader, WorkerOutcome
-from launchprof.project import find_project_root, relative_to_root
+from launchprof.header import run_header
+from launchprof.models import Report, WorkerOutcome
+from launchprof.project import find_project_root
 from launchprof.worker.config import WorkerConfig, plan_size
+
+if TYPE_CHECKING:
+    from launchprof.crossover.profile import DeviceProfile
 
 Call = tuple[tuple[Any, ...], dict[str, Any]]
 
@@ -185,10 +187,9 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
     return failure, wall
 
 
-def pack(rundir: Path, fn: Callable[..., Any], root: Path, settings: PlanSettings, wall_s: float, out: Path, profile: Any = None) -> Path:
+def pack(rundir: Path, fn: Callable[..., Any], root: Path, settings: PlanSettings, wall_s: float, out: Path, profile: DeviceProfile | None = None) -> Path:
     """The run folder -> a ``.lprun`` file, the same format the CLI saves. Without a given
     profile, the one cached for this machine is used and stored, as ``analyze`` does."""
-    from launchprof.analysis.report import machine_of
     from launchprof.run import write_run
 
     events = [json.loads(line) for line in (rundir / "events.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -198,17 +199,8 @@ def pack(rundir: Path, fn: Callable[..., Any], root: Path, settings: PlanSetting
         for e in events
         if e.get("type") == "trace" and (rundir / str(e.get("path", ""))).is_file()
     }
-    header = RunHeader(
-        format_version=RUN_FORMAT_VERSION,
-        launchprof_version=__version__,
-        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        script=relative_to_root(source_of(fn)[0], root),
-        target=getattr(fn, "__qualname__", None),
-        project_root=str(root),
-        machine=machine_of(machine) if machine else None,
-        worker=WorkerOutcome(returncode=0, wall_s=round(wall_s, 3)),
-        repeat=settings.repeat,
-    )
+    worker = WorkerOutcome(returncode=0, wall_s=round(wall_s, 3))
+    header = run_header(source_of(fn)[0], getattr(fn, "__qualname__", None), root, worker, settings.repeat, machine_event=machine)
     if profile is None:  # found as analyze finds it (analysis.load.choose_profile)
         from launchprof.analysis.load import choose_profile
 
@@ -218,7 +210,7 @@ def pack(rundir: Path, fn: Callable[..., Any], root: Path, settings: PlanSetting
 
 
 def measure(
-    fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, run_out: str | Path | None = None, profile: Any = None
+    fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, run_out: str | Path | None = None, profile: DeviceProfile | None = None
 ) -> Report:
     """Measure, pack, analyse. The user's exception becomes ScriptFailed carrying the report."""
     from launchprof.analysis import analyse

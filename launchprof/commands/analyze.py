@@ -8,7 +8,6 @@ The report always comes from the saved run file (``load_run -> analyse``), the s
 
 from __future__ import annotations
 
-import datetime as _dt
 import importlib
 import os
 import threading
@@ -16,11 +15,10 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from launchprof import __version__
 from launchprof.commands.analyze_ranks import check_rank_gpus, check_ranks, run_ranks_analysis
 from launchprof.commands.checks import check_compare, check_output_creatable, check_project_root, check_script, check_target_defined
 from launchprof.commands.emit import emit
@@ -28,7 +26,8 @@ from launchprof.commands.worker_config import worker_config
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
 from launchprof.evidence import Evidence, parse_events
 from launchprof.failon import check_choice, fail_reason
-from launchprof.models import RUN_FORMAT_VERSION, RunHeader, WorkerOutcome
+from launchprof.header import run_header
+from launchprof.models import Machine, WorkerOutcome
 from launchprof.outputs import Output, plan_outputs, refuse_overwriting, terminal_width
 from launchprof.progress import AnalyzeProgress
 from launchprof.project import find_project_root, relative_to_root
@@ -38,6 +37,9 @@ from launchprof.runner import WorkerResult, run_worker
 from launchprof.targets import check_target_statically, parse_target
 from launchprof.trace_export import check_destination, export_traces
 from launchprof.worker.config import WORKER_ENV_EXIT, WorkerConfig
+
+if TYPE_CHECKING:  # the profile module loads with the analysis, while the worker runs
+    from launchprof.crossover.profile import DeviceProfile
 
 NO_GPU_HELP = "lint, report and compare work without a GPU"
 
@@ -113,7 +115,7 @@ def bucket_options(options: AnalyzeOptions) -> dict[str, Any]:
         raise UsageError(str(exc)) from None
 
 
-def load_device_profile(path: Path | None, machine: Any, console: Console) -> Any:
+def load_device_profile(path: Path | None, machine: Machine | None, console: Console) -> DeviceProfile | None:
     """The device profile for predictions, by the one rule (analysis.load.choose_profile);
     its warnings (another GPU's profile, say) go to the terminal."""
     from launchprof.analysis.load import choose_profile
@@ -138,35 +140,27 @@ def save_run(
     result: WorkerResult,
     rundir: Path,
     evidence: Evidence,
-    profile: dict[str, Any] | None = None,
-    machine: Any = None,
+    profile: DeviceProfile | None = None,
+    machine: Machine | None = None,
 ) -> Path:
     """Pack the worker's folder into the run file (see launchprof.run), with the device profile
     the prediction uses, and keep the last runs."""
-    from launchprof.analysis.report import machine_of
-
-    header = RunHeader(
-        format_version=RUN_FORMAT_VERSION,
-        launchprof_version=__version__,
-        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        script=relative_to_root(options.script, root),
-        target=options.target,
-        argv=list(options.script_args),
-        project_root=str(root),
-        machine=machine if machine is not None else (machine_of(evidence.machine) if evidence.machine else None),
-        worker=WorkerOutcome(result.returncode, result.timed_out, result.interrupted, round(result.wall_s, 3), options.timeout),
-        repeat=options.repeat,
+    worker = WorkerOutcome(result.returncode, result.timed_out, result.interrupted, round(result.wall_s, 3), options.timeout)
+    header = run_header(
+        options.script, options.target, root, worker, options.repeat,
+        argv=options.script_args, machine=machine, machine_event=evidence.machine,
     )
     # Trace paths in events are relative to the worker's run folder (docs/worker-events.md).
     traces = {what: rundir / p for what, p in evidence.traces.items() if p and (rundir / p).is_file()}
     path = default_run_path(options.script, list(options.outputs), options.run_out)
+    stored = profile.to_dict() if profile is not None else None
     try:
-        write_run(header, result.events, traces, path, profile=profile)
+        write_run(header, result.events, traces, path, profile=stored)
     except OSError as exc:
         # The GPU run is done: never lose it to an unwritable folder (or `-o /dev/stderr`,
         # whose neighbour `/dev/stderr.lprun` cannot exist). Keep it in the temp folder.
         fallback = Path(tempfile.mkdtemp(prefix="launchprof-run-")) / path.name
-        write_run(header, result.events, traces, fallback, profile=profile)
+        write_run(header, result.events, traces, fallback, profile=stored)
         Console(stderr=True, width=terminal_width()).print(
             f"[yellow]launchprof: warning: cannot write the run file {path} ({exc.strerror or exc}); kept it at {fallback}[/]", soft_wrap=True
         )
@@ -279,7 +273,7 @@ def run(options: AnalyzeOptions) -> int:
             locate_async(options, root, result, evidence, console)
         machine = machine_of(evidence.machine) if evidence.machine else None
         profile = load_device_profile(options.profile, machine, console)
-        run_path = save_run(options, root, result, rundir, evidence, profile.to_dict() if profile else None, machine)
+        run_path = save_run(options, root, result, rundir, evidence, profile, machine)
     finally:
         # The script's hidden output is kept (and named below) only when the script failed.
         if not (failed and result.log_path is not None and result.log_path.exists()):
@@ -289,7 +283,7 @@ def run(options: AnalyzeOptions) -> int:
         for saved in export_traces(loaded, options.save_trace):
             console.print(f"[dim]trace saved: {saved}[/]", soft_wrap=True)
     report = analyse(loaded, profile)
-    render = RenderOptions(project_root=root, device_profile=profile.to_dict() if profile else None, explain=options.explain, snippet=options.snippet)
+    render = RenderOptions(project_root=root, device_profile=profile, explain=options.explain, snippet=options.snippet)
     emit(report, outputs, render, github=options.github)
     console.print(f"[dim]run saved: {run_path}[/]", soft_wrap=True)
     return exit_code(report, evidence, result, options, console)

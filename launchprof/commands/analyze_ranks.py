@@ -40,6 +40,7 @@ from launchprof.session import Report
 from launchprof.commands.worker_config import worker_config
 
 if TYPE_CHECKING:
+    from launchprof.crossover.profile import DeviceProfile
     from launchprof.ranks.combine import RankInput
 
 NO_GPU_HELP = "lint, report and compare work without a GPU"
@@ -68,7 +69,7 @@ def _evidence(rank: RankRun) -> Evidence:
         raise InternalError(f"rank {rank.rank}'s worker wrote a malformed event: {exc}") from None
 
 
-def save_rank(options: Any, root: Path, rank: RankRun, rundir: Path, console: Console, profiles: dict[str, Any]) -> RankInput:
+def save_rank(options: Any, root: Path, rank: RankRun, rundir: Path, console: Console, profiles: dict[str, DeviceProfile | None]) -> RankInput:
     """Save one rank's run file and analyse it, as one GPU would. ``profiles`` keeps the device
     profile found for each machine, so that every rank on the same GPU model shares one (and
     its warnings are printed once)."""
@@ -84,7 +85,7 @@ def save_rank(options: Any, root: Path, rank: RankRun, rundir: Path, console: Co
     profile = profiles[key]
     base = default_run_path(options.script, list(options.outputs), options.run_out)
     per_rank = dataclasses.replace(options, run_out=rank_path(base, rank.rank))
-    path = save_run(per_rank, root, rank.result, rundir / f"rank{rank.rank}", evidence, profile.to_dict() if profile else None)
+    path = save_run(per_rank, root, rank.result, rundir / f"rank{rank.rank}", evidence, profile)
     run = load_run(path)
     report = dataclasses.replace(analyse(run, profile), run_file=str(path))
     signal = (rank.exit or {}).get("signal")
@@ -122,7 +123,7 @@ def run_ranks_analysis(options: Any, outputs: list[Output], module: str = WORKER
     result, rundir = measure_ranks(options, console, any(o.path is None and o.format != "text" for o in outputs), module)
     check_launched(result, rundir)
     try:
-        profiles: dict[str, Any] = {}
+        profiles: dict[str, DeviceProfile | None] = {}
         inputs = [save_rank(options, root, rank, rundir, console, profiles) for rank in result.ranks]
     finally:
         if result.log_path is None or all(r.result.returncode == 0 for r in result.ranks):

@@ -50,7 +50,7 @@ def run(options: ReportOptions) -> int:
     for warning in warnings:
         stream_console(sys.stderr).print(f"[yellow]launchprof: warning:[/] {warning}", highlight=False)
     root = options.project_root or (Path(report.project_root) if report.project_root else None)
-    render = RenderOptions(project_root=root, device_profile=profile.to_dict() if profile is not None else None, explain=options.explain, snippet=options.snippet)
+    render = RenderOptions(project_root=root, device_profile=profile, explain=options.explain, snippet=options.snippet)
     emit(report, outputs, render, github=options.github)
     return 0
 

@@ -24,9 +24,15 @@ import gc
 import platform
 from collections.abc import Callable
 from time import perf_counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from launchprof.errors import UsageError
+
+if TYPE_CHECKING:  # the worker imports this module: the models load when a profile is read
+    from pathlib import Path
+
+    from launchprof.crossover.profile import DeviceProfile
+    from launchprof.session import Machine
 
 CALIBRATION = "calibration"  # CALIBRATION_PLAN's name, as profiles record it
 BUDGET_S = 8.0  # the sweep stops between phases past this; start-up and the fit fit in the rest of 10 s
@@ -66,7 +72,7 @@ class _FractionProgress:
             self._report(name)
 
 
-def machine_from_dict(machine: dict[str, Any]) -> Any:
+def machine_from_dict(machine: dict[str, Any]) -> Machine:
     """The profile's Machine from the worker's machine event (extra keys such as cpu_model dropped)."""
     from launchprof.model_base import adapter
     from launchprof.session import Machine
@@ -82,7 +88,7 @@ def _result(status: str, path: Any, started: float, message: str) -> dict[str, A
     return {"status": status, "path": None if path is None else str(path), "seconds": round(perf_counter() - started, 3), "message": message}
 
 
-def cached_profile_path(machine: Any) -> Any:
+def cached_profile_path(machine: Machine) -> Path | None:
     """The cache file for exactly this GPU/driver/torch when it holds a loadable profile, else None."""
     from launchprof.crossover.profile import cache_path, load_profile
 
@@ -96,7 +102,7 @@ def cached_profile_path(machine: Any) -> Any:
     return path
 
 
-def needs_recheck(path: Any) -> Any:
+def needs_recheck(path: Path) -> DeviceProfile | None:
     """The cached profile when it is a calibration that flagged itself noisy and was not
     measured a second time yet, else None. On the H200 (2026-12-01) the calibration of a
     freshly started machine's first analyze read 9.07 µs per eager op, flagged NOISY,
@@ -111,12 +117,12 @@ def needs_recheck(path: Any) -> Any:
     return cached if cached.plan == CALIBRATION and cached.noisy and not cached.rechecked else None
 
 
-def _eager_op(profile: Any) -> float:
+def _eager_op(profile: DeviceProfile) -> float:
     value = getattr(profile.eager_op_us, "median", None)
     return float(value) if value is not None else float("inf")
 
 
-def recheck(earlier: Any, machine: Any, progress: Progress | None) -> tuple[Any, Any, str]:
+def recheck(earlier: DeviceProfile, machine: Machine, progress: Progress | None) -> tuple[DeviceProfile, Path, str]:
     """Measure once more, keep the faster of the two (noise only ever adds time, as timeit
     keeps the fastest run), mark it rechecked so that it is not measured a third time."""
     from launchprof.crossover.profile import save_to_cache
@@ -136,7 +142,7 @@ def recheck(earlier: Any, machine: Any, progress: Progress | None) -> tuple[Any,
     return kept, save_to_cache(kept), why
 
 
-def measure_and_cache(machine: Any, progress: Progress | None) -> tuple[Any, Any]:
+def measure_and_cache(machine: Machine, progress: Progress | None) -> tuple[DeviceProfile, Path]:
     """Run the calibration sweep, fit it and cache it: (profile, path)."""
     from launchprof.crossover.fit import derive_profile
     from launchprof.crossover.plans import CALIBRATION_PLAN

@@ -43,6 +43,7 @@ from launchprof.crossover.setup_cost import Line, fit_lines, replays_interval, s
 from launchprof.crossover.spread import host_coefficients, summarise_rounds
 from launchprof.predict import breakeven_replays
 from launchprof.session import Machine
+from launchprof.stats import SEED, bootstrap, interval_of, median_of, resampled
 
 GAIN_THRESHOLD = 0.05
 GAIN_NODES = 64
@@ -76,7 +77,7 @@ def fit_line(
     *,
     relative: bool = True,
     resamples: int = 400,
-    seed: int = 0,
+    seed: int = SEED,
 ) -> LineFit | None:
     """Fit time = fixed + per_node * count to groups of samples (one group per count).
 
@@ -92,11 +93,11 @@ def fit_line(
     a, b = (float(v[0]) for v in _wls(x, y[None, :], w))
     lows, highs = [a, b], [a, b]
     if resamples > 0 and any(g.size > 1 for _, g in pairs):
-        rng = np.random.default_rng(seed)
-        boot = np.column_stack([np.median(g[rng.integers(0, g.size, size=(resamples, g.size))], axis=1) for _, g in pairs])
+        draws = resampled([g for _, g in pairs], resamples, np.random.default_rng(seed))
+        boot = np.column_stack([median_of(d) for d in draws])
         for i, (point, est) in enumerate(zip((a, b), _wls(x, boot, w))):
-            lo, hi = np.percentile(est, [2.5, 97.5])
-            lows[i], highs[i] = min(point, float(lo)), max(point, float(hi))
+            drawn = interval_of(est, point)
+            lows[i], highs[i] = min(point, drawn.low), max(point, drawn.high)
     elif len(pairs) >= 3:
         from scipy import stats
 
@@ -269,7 +270,8 @@ def replays_to_amortise(
     saved = eager.at(nodes) - graph.at(nodes)
     low = high = replays_low = replays_high = None
     if lines:
-        low, high = setup_interval_us(lines, nodes, setup)
+        setup_range = setup_interval_us(lines, nodes, setup)
+        low, high = setup_range.low, setup_range.high
         replays_low, replays_high = replays_interval(low, high, saved)
     return Amortisation(
         nodes=nodes,
@@ -297,7 +299,7 @@ def amortisation_table(
     return [item for item in items if item is not None]
 
 
-def median_interval(values: Sequence[float], resamples: int = 400, seed: int = 0) -> Interval | None:
+def median_interval(values: Sequence[float], resamples: int = 400, seed: int = SEED) -> Interval | None:
     """Median of ``values`` with a 95% bootstrap interval."""
     data = np.asarray([v for v in values if math.isfinite(v)], dtype=float)
     if data.size == 0:
@@ -305,10 +307,8 @@ def median_interval(values: Sequence[float], resamples: int = 400, seed: int = 0
     median = float(np.median(data))
     if data.size < 3:
         return Interval(median, float(data.min()), float(data.max()))
-    rng = np.random.default_rng(seed)
-    boot = np.median(data[rng.integers(0, data.size, size=(resamples, data.size))], axis=1)
-    low, high = np.percentile(boot, [2.5, 97.5])
-    return Interval(median, float(low), float(high))
+    drawn = bootstrap(median_of, data, resamples=resamples, seed=seed)
+    return Interval(median, drawn.low, drawn.high)
 
 
 def calibrated_cycles_per_us(samples: Sequence[Series]) -> float | None:

@@ -23,25 +23,27 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from launchprof.crossover.uncertainty import DRAWS, SEED, Uncertain
+from launchprof.crossover.uncertainty import DRAWS
+from launchprof.stats import DRAW_SEED, Estimate, interval_of
 
 if TYPE_CHECKING:
     from launchprof.crossover.profile import LineFit
 
-Line = tuple[Uncertain | None, Uncertain]  # (fixed part, per node); a missing fixed part counts as zero
+Line = tuple[Estimate | None, Estimate]  # (fixed part, per node); a missing fixed part counts as zero
 
 
-def setup_interval_us(lines: Sequence[Line], nodes: int, point: float) -> tuple[float, float]:
-    """95% interval of Σ max(fixed + per_node · nodes, 0) over ``lines``, always containing ``point``."""
-    rng = np.random.default_rng(SEED)
+def setup_interval_us(lines: Sequence[Line], nodes: int, point: float) -> Estimate:
+    """``point`` with the 95% interval of Σ max(fixed + per_node · nodes, 0) over ``lines``,
+    stretched to contain it."""
+    rng = np.random.default_rng(DRAW_SEED)
     total = np.zeros(DRAWS)
     for fixed, per_node in lines:
         part = per_node.draw(rng, DRAWS) * nodes
         if fixed is not None:
             part = part + fixed.draw(rng, DRAWS)
         total += np.maximum(part, 0.0)
-    low, high = np.percentile(total, [2.5, 97.5])
-    return min(float(low), point), max(float(high), point)
+    drawn = interval_of(total, point)
+    return Estimate(point, min(drawn.low, point), max(drawn.high, point))
 
 
 def fit_lines(*fits: LineFit | None) -> list[Line]:
@@ -50,7 +52,7 @@ def fit_lines(*fits: LineFit | None) -> list[Line]:
     for fit in fits:
         if fit is None:
             continue
-        fixed, slope = Uncertain.of(fit.fixed_us), Uncertain.of(fit.per_node_us)
+        fixed, slope = Estimate.of(fit.fixed_us), Estimate.of(fit.per_node_us)
         if slope is not None:
             out.append((fixed, slope))
     return out

@@ -5,8 +5,8 @@ coefficients each come with a 95% interval. The intervals are asymmetric and the
 ``max()`` in it, so a closed-form error formula would mislead; a seeded Monte Carlo does not:
 each draw takes every coefficient from a split normal matching its median and interval
 (independently, since they are fitted to different measurements), evaluates the same model,
-and the 2.5th/97.5th percentiles of the ratios are the interval. The seed is fixed, so one
-input always gives one answer.
+and the 2.5th/97.5th percentiles of the ratios are the interval. The seed is fixed
+(launchprof.stats.DRAW_SEED), so one input always gives one answer.
 """
 
 from __future__ import annotations
@@ -17,36 +17,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from launchprof.stats import Z95, Estimate, interval_of
+
 DRAWS = 2000
-SEED = 12
-Z95 = 1.959964
 
 
-@dataclass(frozen=True)
-class Uncertain:
-    """A median and its 95% interval; an exact value has low == median == high."""
-
-    median: float
-    low: float
-    high: float
-
-    @staticmethod
-    def of(interval: object) -> Uncertain | None:
-        """From anything with finite median/low/high (a profile Interval), else None."""
-        values = [getattr(interval, k, None) for k in ("median", "low", "high")]
-        if any(v is None or not math.isfinite(float(v)) for v in values):
-            return None
-        median, low, high = (float(v) for v in values)  # type: ignore[arg-type]
-        return Uncertain(median, min(low, median), max(high, median))
-
-    def draw(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        """Split-normal draws: the interval's upper half-width above the median, lower below."""
-        z = rng.standard_normal(size)
-        up, down = (self.high - self.median) / Z95, (self.median - self.low) / Z95
-        return self.median + np.where(z > 0, z * up, z * down)
-
-
-def median_ci(median: float, p10: float, p90: float, n: int) -> Uncertain | None:
+def median_ci(median: float, p10: float, p90: float, n: int) -> Estimate | None:
     """95% interval of a median from a sample's p10/p90 and size (normal approximation).
 
     sd ≈ (p90 - p10) / 2.563; the median's standard error ≈ 1.2533 · sd / √n.
@@ -54,17 +30,17 @@ def median_ci(median: float, p10: float, p90: float, n: int) -> Uncertain | None
     if n < 2 or not all(math.isfinite(v) for v in (median, p10, p90)):
         return None
     half = Z95 * 1.2533 * max(p90 - p10, 0.0) / 2.563 / math.sqrt(n)
-    return Uncertain(median, median - half, median + half)
+    return Estimate(median, median - half, median + half)
 
 
 @dataclass(frozen=True)
 class ReplayModel:
     """The replay model's coefficients (µs), each with its interval."""
 
-    fixed: Uncertain
-    node: Uncertain
-    excess: Uncertain  # per-node time beyond a kernel's traced duration
-    per_launch: Uncertain  # one extra small launch (input copy, RNG prologue fill)
+    fixed: Estimate
+    node: Estimate
+    excess: Estimate  # per-node time beyond a kernel's traced duration
+    per_launch: Estimate  # one extra small launch (input copy, RNG prologue fill)
 
 
 def replay_draws(
@@ -95,12 +71,11 @@ def replay_draws(
     return fixed + gpu + extra_launches * launch
 
 
-def speedup_interval(eager: Uncertain, replay: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
-    """2.5th and 97.5th percentiles of eager / replay over the draws (replays <= 0 are dropped)."""
+def speedup_interval(eager: Estimate, replay: np.ndarray, rng: np.random.Generator, point: float) -> Estimate | None:
+    """``point`` with the 95% interval of eager / replay over the draws (replays <= 0 are
+    dropped); None when no draw is left."""
     eager_draws = eager.draw(rng, replay.size)
     ok = replay > 0
     if not ok.any():
-        return math.nan, math.nan
-    ratios = eager_draws[ok] / replay[ok]
-    low, high = np.percentile(ratios, [2.5, 97.5])
-    return float(low), float(high)
+        return None
+    return interval_of(eager_draws[ok] / replay[ok], point)

@@ -25,15 +25,13 @@ from launchprof.ranks.models import RankSkew, RankSummary
 from launchprof.run.file import Run
 from launchprof.stats import speedup_of
 from launchprof.trace import gpu_table
-from launchprof.verdict import decide
+from launchprof.verdict import RanksFacts, decide_ranks
 
 # A rank whose median step is this much above the median rank's is a straggler.
 STRAGGLER_SPREAD = 0.10
 # Events shown for a rank that did not finish.
 LAST_EVENTS = 3
 COLLECTIVE_KINDS = ("uncaptured-collective", "collective-divergence")
-# From the worst: a rank's own verdict, when the ranks disagree, decides the combined one.
-VERDICT_ORDER = (Verdict.SCRIPT_FAILED, Verdict.NOT_CAPTURABLE, Verdict.GRAPHS_DONT_HELP, Verdict.MARGINAL, Verdict.EAGER_ONLY, Verdict.GRAPHS_HELP)
 
 
 @dataclass(frozen=True)
@@ -214,15 +212,14 @@ def combined_validation(reports: list[Report]) -> Validation | None:
 
 
 def combined_verdict(reports: list[Report], summaries: list[RankSummary], hazards: list[Hazard], ratio: Speedup | None, validation: Validation | None) -> Verdict:
-    if any(s.status in ("died", "stopped", "script-failed", "timed-out", "interrupted") for s in summaries):
-        return Verdict.SCRIPT_FAILED
-    if any(h.kind in COLLECTIVE_KINDS and h.severity == Severity.ERROR for h in hazards):
-        return Verdict.NOT_CAPTURABLE
-    verdicts = {Verdict(r.verdict) for r in reports}
-    worst = min(verdicts, key=VERDICT_ORDER.index) if verdicts else Verdict.EAGER_ONLY
-    if worst in (Verdict.NOT_CAPTURABLE, Verdict.EAGER_ONLY) or len(reports) < len(summaries):
-        return worst
-    return Verdict(decide(True, True, validation, ratio))
+    return decide_ranks(RanksFacts(
+        rank_verdicts=tuple(Verdict(r.verdict) for r in reports),
+        rank_failed=any(s.status in ("died", "stopped", "script-failed", "timed-out", "interrupted") for s in summaries),
+        collective_error=any(h.kind in COLLECTIVE_KINDS and h.severity == Severity.ERROR for h in hazards),
+        all_reported=len(reports) >= len(summaries),
+        validation=validation,
+        speedup=ratio,
+    ))
 
 
 def combined_run(summaries: list[RankSummary], reports: list[Report]) -> RunInfo:

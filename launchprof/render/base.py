@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only
+    from launchprof.crossover.profile import DeviceProfile
     from launchprof.session import Report
 
 
@@ -23,7 +24,7 @@ class RenderOptions:
     project_root: Path | None = None  # hazard paths in every format are relative to it
     color: bool = False  # text: keep ANSI colour codes
     width: int = 100  # text: console width when not writing to a terminal
-    device_profile: dict | None = None  # html: crossover curve to place the workload on
+    device_profile: DeviceProfile | None = None  # html: crossover curve to place the workload on
     ascii: bool = False  # text: the stream cannot encode Unicode; use ASCII symbols and boxes
     snippet: bool = False  # text: show the capture snippet (--snippet); md and html always do
     explain: bool = False  # text, md: add the legend of terms (render/legend.py); html always has it

@@ -14,13 +14,11 @@ import re
 from typing import Any
 
 from launchprof.enums import Severity, Verdict
+from launchprof.predict import RNG_PROLOGUE_FILLS
 from launchprof.render import format as fmt
 from launchprof.render.paths import location, report_root, sorted_hazards
 
 __all__ = ["get", "key_numbers", "location", "report_root", "sorted_hazards", "verdict_sentence"]
-
-# PyTorch's replay launches two small fills per registered generator (the RNG offset prologue).
-RNG_PROLOGUE_FILLS = 2
 
 
 def get(obj: Any, name: str) -> Any:

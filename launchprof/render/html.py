@@ -12,11 +12,12 @@ import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
+from launchprof.crossover.profile import DeviceProfile
+from launchprof.predict import finite_median
 from launchprof.render import figures
 from launchprof.render.anatomy import anatomy_line, anatomy_svg
 from launchprof.render.buckets import html_buckets
@@ -28,6 +29,7 @@ from launchprof.render.figures import key_numbers, machine_line
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
 from launchprof.render.ranks import html_ranks
 from launchprof.session import Hazard, KernelSpan, Report
+from launchprof.source import around
 
 fmt_us = fmt.duration
 fmt_fraction = fmt.percent
@@ -100,22 +102,14 @@ def timeline_view(report: Report) -> TimelineView | None:
     return TimelineView(lanes, ticks)
 
 
-def _profile_number(profile: dict[str, Any], key: str) -> float | None:
-    """A ``{median: x}`` (or bare number) entry of the device profile, or None when unusable."""
-    value = profile.get(key)
-    if isinstance(value, dict):
-        value = value.get("median")
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return None
+def _finite(value: float | None) -> float | None:
+    return float(value) if value is not None and math.isfinite(value) else None
 
 
-def _crossover_points(profile: dict[str, Any]) -> list[tuple[float, float]]:
+def _crossover_points(profile: DeviceProfile) -> list[tuple[float, float]]:
     points = []
-    for entry in profile.get("crossover") or []:
-        if not isinstance(entry, dict):
-            continue
-        x, y = _profile_number(entry, "kernel_us"), _profile_number(entry, "nodes_crossover")
+    for entry in profile.crossover:
+        x, y = _finite(entry.kernel_us), _finite(entry.nodes_crossover)
         if x and y and x > 0 and y > 0:
             points.append((x, y))
     return sorted(points)
@@ -131,13 +125,13 @@ def _workload(report: Report) -> tuple[float | None, float | None]:
     return kernel, nodes
 
 
-def crossover_svg(report: Report, profile: dict[str, Any] | None) -> Markup | None:
+def crossover_svg(report: Report, profile: DeviceProfile | None) -> Markup | None:
     """The device's crossover curve and launch-cost model with this workload on them."""
-    if not isinstance(profile, dict):
+    if profile is None:
         return None
     points = _crossover_points(profile)
-    eager_op, node = _profile_number(profile, "eager_op_us"), _profile_number(profile, "graph_node_us")
-    fixed = _profile_number(profile, "graph_launch_fixed_us") or 0.0
+    eager_op, node = finite_median(profile.eager_op_us), finite_median(profile.graph_node_us)
+    fixed = finite_median(profile.graph_launch_fixed_us) or 0.0
     # The panel draws the launch costs the prediction used (at this run's host speed), not
     # those of whichever profile came with `report --profile`; older reports lack them.
     used = (report.prediction.launch_costs_us if report.prediction is not None else None) or {}
@@ -195,12 +189,7 @@ def snippet(hazard: Hazard, root: Path) -> list[tuple[int, str, bool]]:
     path = Path(hazard.file)
     if not path.is_absolute():
         path = root / path
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
-    first, last = max(1, hazard.line - SNIPPET_CONTEXT), min(len(lines), hazard.line + SNIPPET_CONTEXT)
-    return [(n, lines[n - 1], n == hazard.line) for n in range(first, last + 1)]
+    return [(n, text, n == hazard.line) for n, text in around(str(path), hazard.line, SNIPPET_CONTEXT)]
 
 
 class HtmlRenderer(Renderer):

@@ -1,0 +1,46 @@
+"""The run file's header, built in one place for ``analyze`` and the in-process API.
+
+Both write the same ``.lprun`` format, so the versions, the creation time, the script's
+name relative to the project root and the machine are filled in the same way for both.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from launchprof import __version__
+from launchprof.models import RUN_FORMAT_VERSION, Machine, RunHeader, WorkerOutcome
+from launchprof.project import relative_to_root
+
+
+def run_header(
+    script: str | Path,
+    target: str | None,
+    root: Path,
+    worker: WorkerOutcome,
+    repeat: int,
+    *,
+    argv: Sequence[str] = (),
+    machine: Machine | None = None,
+    machine_event: Mapping[str, Any] | None = None,
+) -> RunHeader:
+    """``machine`` when the caller already has it, else the worker's ``machine`` event, else None."""
+    from launchprof.analysis.report import machine_of  # the analysis modules load late: analyze imports them while the worker runs
+
+    if machine is None and machine_event:
+        machine = machine_of(dict(machine_event))
+    return RunHeader(
+        format_version=RUN_FORMAT_VERSION,
+        launchprof_version=__version__,
+        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        script=relative_to_root(script, root),
+        target=target,
+        argv=list(argv),
+        project_root=str(root),
+        machine=machine,
+        worker=worker,
+        repeat=repeat,
+    )

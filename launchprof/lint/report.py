@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from launchprof.enums import Severity, Verdict
+from launchprof.findings import Note
 from launchprof.hazards.identity import fingerprint_of
 
 if TYPE_CHECKING:
@@ -86,6 +87,7 @@ class LintReport:
     buckets: None = None
     run: None = None
     notes: list[str] = field(default_factory=list)
+    findings: list[Note] = field(default_factory=list)
     mode: str = "analyze"
     timeline: None = None
     prediction: None = None

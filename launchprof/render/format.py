@@ -110,6 +110,22 @@ def count(value: float | None) -> str:
     return f"{value:,.1f}"
 
 
+def number(value: float | None, digits: int = 0) -> str:
+    """A plain figure with fixed decimals and no separator, for a figure inside a sentence
+    whose unit the sentence names: "1019", "2.6"."""
+    return f"{value:.{digits}f}" if _finite(value) else NA
+
+
+def significant(value: float | None, digits: int = 1) -> str:
+    """A figure to ``digits`` significant digits, such as a p-value: "1e-08", "0.4"."""
+    return f"{value:.{digits}g}" if _finite(value) else NA
+
+
+def seconds(value: float | None, digits: int = 1) -> str:
+    """A wall time given in seconds, in seconds: "1.8 s"."""
+    return f"{number(value, digits)} s" if _finite(value) else NA
+
+
 def replays(value: float | None) -> str:
     """A number of replays (a payback count): "1.9", "about 12"."""
     if not _finite(value):

@@ -23,6 +23,7 @@ from launchprof.render.buckets import html_buckets
 from launchprof.render.compile import compile_html
 from launchprof.render import format as fmt
 from launchprof.render.legend import TERMS
+from launchprof.render.notes_text import report_notes
 from launchprof.render.base import Renderer
 from launchprof.render.figures import key_numbers, machine_line
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
@@ -237,6 +238,7 @@ class HtmlRenderer(Renderer):
             hazards=hazards,
             hints=figures.shared_hints(ordered, root),
             machine=machine_line(report),
+            notes=report_notes(report),
             fmt_fraction=fmt_fraction,
             terms=TERMS,
             buckets=html_buckets(report, root),

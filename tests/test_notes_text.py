@@ -88,3 +88,17 @@ def test_lint_writes_its_notes_as_records(tmp_path) -> None:
     assert first["code"] == "lint-checked-all" and first["params"]["files"] == 1 and first["params"]["lines"] > 0
     assert len(data["findings"]) == len(data["notes"])
     assert data["notes"][0].startswith(f"lint checked every function ({first['params']['functions']}) in 1 file(s)")
+
+
+def test_the_bucket_plan_writes_its_notes_as_records_and_renders_them() -> None:
+    from test_buckets import MiB, measured_events
+
+    from launchprof.analysis.buckets import bucket_plan
+    from launchprof.evidence import parse_events
+
+    plan = bucket_plan(parse_events(measured_events([3, 8, 1], [1, 2, 4, 8], limit=MiB // 2)))
+    over = next(f for f in plan.findings if f.code == "bucket-pool-over-limit")
+    assert over.params == {"shared_pool_bytes": MiB, "limit_bytes": MiB // 2}
+    assert plan.notes == [note_text(f) for f in plan.findings]
+    report = dataclasses.replace(report_of("decode_loop"), buckets=dataclasses.replace(plan, notes=["stale words"] * len(plan.notes)))
+    assert "the measured shared pool (1 MiB) passes --bucket-memory (0.5 MiB)" in _rendered(report, "md")

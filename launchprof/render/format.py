@@ -101,6 +101,11 @@ def size(n: int | float | None) -> str:
     return f"{value:.1f} GiB"  # pragma: no cover - the loop always returns
 
 
+def memory_text(n: int) -> str:
+    """Bytes as the bucket plan's lines say them, in the units --bucket-memory takes: 2 GiB, 512 MiB."""
+    return f"{n / 2**30:.3g} GiB" if n >= 2**30 else f"{n / 2**20:.3g} MiB"
+
+
 def count(value: float | None) -> str:
     """A count: "1,234", or "1.5" for a non-integral mean."""
     if not _finite(value):

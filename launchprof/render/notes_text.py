@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from launchprof.findings import Note, NoteCode
-from launchprof.render.format import duration, number, percent, seconds, significant, size
+from launchprof.render.format import duration, memory_text, number, percent, seconds, significant, size
 
 Params = dict[str, Any]
 SENTENCES: dict[str, Callable[[Params], str]] = {}
@@ -44,8 +44,8 @@ def note_texts(records: Iterable[Note]) -> list[str]:
 
 
 def report_notes(report: Any) -> list[str]:
-    """A report's notes as sentences. A report without records aligned with its strings (one
-    written before notes had codes) shows its strings as written."""
+    """The notes of a report (or of its bucket plan) as sentences. One without a record for
+    each of its strings (written before notes had codes) shows its strings as written."""
     stored = list(report.notes)
     records = list(getattr(report, "findings", None) or [])
     if len(records) != len(stored):
@@ -259,6 +259,28 @@ def _slowest_rank(p: Params) -> str:
     ranks, finished = p["ranks"], p["finished"]
     among = f"{ranks} ranks" if finished == ranks else f"the {finished} of {ranks} ranks that finished"
     return f"the slowest rank sets the step time: {' and '.join(sides)} ({among}, each timed in step with the others)"
+
+
+# --- the bucket plan -------------------------------------------------------------------------
+
+
+@sentence(NoteCode.BUCKETS_NOT_MEASURED)
+def _buckets_not_measured(p: Params) -> str:
+    return "not measured on the GPU: capture time, replay time, memory and padding safety are unknown"
+
+
+@sentence(NoteCode.BUCKET_POOL_OVER_LIMIT)
+def _bucket_pool_over_limit(p: Params) -> str:
+    return (
+        f"the measured shared pool ({memory_text(p['shared_pool_bytes'])}) passes --bucket-memory ({memory_text(p['limit_bytes'])}): "
+        "capture fewer sizes (--buckets) or allow more memory"
+    )
+
+
+@sentence(NoteCode.BUCKETS_OTHERS_VARY)
+def _buckets_others_vary(p: Params) -> str:
+    names = ", ".join(f"{a} dim {d}" for a, d in zip(p["arguments"], p["dims"]))
+    return f"also varying, not bucketed by this plan: {names} (one graph per distinct shape there)"
 
 
 # --- lint ------------------------------------------------------------------------------------

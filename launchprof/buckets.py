@@ -16,6 +16,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from launchprof.render.format import memory_text
+
 DEFAULT_MEMORY_BYTES = 2 * 2**30  # --bucket-memory
 MAX_BUCKETS = 64  # more capture sizes than this is a user error, not a plan
 _UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 10**3, "kib": 2**10, "m": 2**20, "mb": 10**6, "mib": 2**20,
@@ -124,11 +126,6 @@ def fit_memory(sizes: Sequence[int], pool_of: dict[int, int], limit: int) -> tup
     while len(kept) > 1 and pool_of.get(kept[-1], 0) > limit:
         dropped.insert(0, kept.pop())
     return kept, dropped
-
-
-def memory_text(n: int) -> str:
-    """Bytes as the plan's own lines say them (the --bucket-memory units): 2 GiB, 512 MiB."""
-    return f"{n / 2**30:.3g} GiB" if n >= 2**30 else f"{n / 2**20:.3g} MiB"
 
 
 def explain(source: str, seen: Sequence[int], kept: Sequence[int], dropped: Sequence[int], limit: int) -> str:

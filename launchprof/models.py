@@ -18,6 +18,7 @@ import json
 from typing import TYPE_CHECKING, Annotated, Any
 
 from launchprof.enums import Severity, Verdict
+from launchprof.findings import Note
 from launchprof.hazards.identity import fingerprint_of
 from launchprof.model_base import Before, adapter, model, plain  # unknown keys ignored: reports from a newer launchprof load
 from launchprof.models_buckets import BucketPlan
@@ -296,7 +297,8 @@ class Report:
     hazards: list[Hazard]
     buckets: BucketPlan | None
     run: RunInfo | None = None
-    notes: list[str] = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)  # the sentences of findings, for readers
+    findings: list[Note] = dataclasses.field(default_factory=list)  # one per note, in order: its code and params
     mode: str = "analyze"  # "analyze" or "lint"
     timeline: Timeline | None = None
     prediction: Prediction | None = None

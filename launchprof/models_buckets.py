@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from launchprof.findings import Note
 from launchprof.model_base import model as _model
 
 
@@ -81,4 +82,5 @@ class BucketPlan:
     fix: str | None = None  # how to make padding safe, when it is not
     snippet: str = ""  # paste-ready: capture sizes list and capture loop
     others: list[BucketArgument] = dataclasses.field(default_factory=list)  # varying, not bucketed
-    notes: list[str] = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)  # the sentences of findings, for readers
+    findings: list[Note] = dataclasses.field(default_factory=list)  # one per note, in order: its code and params

@@ -14,6 +14,7 @@ from launchprof.analysis.anatomy import anatomy_of, critical_path, graph_rows, l
 from launchprof.analysis.concurrency import concurrency_notes, op_chains
 from launchprof.render.anatomy import anatomy_line, anatomy_svg
 from launchprof.render.html import HtmlRenderer
+from launchprof.render.notes_text import note_texts
 from launchprof.trace import gpu_table
 from recorded import load, recorded, report_of
 
@@ -59,7 +60,7 @@ def test_recorded_replay_did_not_overlap_the_branches():
     rows = _replay_rows("two_streams_ok").sort_values("start_us")
     starts, ends = rows["start_us"].tolist(), rows["end_us"].tolist()
     assert all(s >= max(ends[:i]) - 0.01 for i, s in enumerate(starts) if i)  # the raw fact
-    notes = concurrency_notes(a, None, None)
+    notes = note_texts(concurrency_notes(a, None, None))
     assert len(notes) == 1 and "did not overlap" in notes[0] and "up to 2 nodes" in notes[0]
 
 
@@ -70,7 +71,7 @@ def test_overlap_is_reported_when_branches_ran_at_once():
     rows.loc[side, ["start_us", "end_us"]] -= shift  # the side branch starts with the main one
     a = anatomy_of(FORK_JOIN, rows)
     assert a.overlap_us > 1.0
-    assert "replay overlapped them" in concurrency_notes(a, None, None)[0]
+    assert "replay overlapped them" in note_texts(concurrency_notes(a, None, None))[0]
 
 
 def test_race_graph_has_two_unordered_roots():
@@ -108,18 +109,18 @@ def test_one_stream_chains_bound_a_second_stream():
     ops = [{"stream": 7, "deps": []}, {"stream": 7, "deps": [0]}, {"stream": 7, "deps": []}, {"stream": 7, "deps": [2]}, {"stream": 7, "deps": [1, 3]}]
     crit, total, n = op_chains(ops, [4.0, 4.0, 1.0, 1.0, 2.0])
     assert (crit, total, n) == (10.0, 12.0, 3)
-    notes = concurrency_notes(None, {"status": "ok", "ops": ops, "ops_total": 5}, [4.0, 4.0, 1.0, 1.0, 2.0])
+    notes = note_texts(concurrency_notes(None, {"status": "ok", "ops": ops, "ops_total": 5}, [4.0, 4.0, 1.0, 1.0, 2.0]))
     assert "independent chains" in notes[0] and "17%" in notes[0]
     chain = [{"stream": 7, "deps": [i - 1] if i else []} for i in range(4)]
-    assert "would not shorten" in concurrency_notes(None, {"status": "ok", "ops": chain, "ops_total": 4}, None)[0]
+    assert "would not shorten" in note_texts(concurrency_notes(None, {"status": "ok", "ops": chain, "ops_total": 4}, None))[0]
 
 
 def test_unavailable_sanitizer_is_a_note():
-    notes = concurrency_notes(None, {"status": "unavailable", "reason": "this torch has no CUDA sanitizer"}, None)
+    notes = note_texts(concurrency_notes(None, {"status": "unavailable", "reason": "this torch has no CUDA sanitizer"}, None))
     assert notes == ["stream races were not checked: this torch has no CUDA sanitizer"]
 
 
 def test_a_skipped_race_check_is_named_with_its_reason() -> None:
-    notes = concurrency_notes(None, {"status": "skipped", "reason": "pass stream_check=True"}, None)
+    notes = note_texts(concurrency_notes(None, {"status": "skipped", "reason": "pass stream_check=True"}, None))
     assert notes == ["stream races were not checked: pass stream_check=True"]
-    assert not any("not checked" in n for n in concurrency_notes(None, {"status": "ok", "ops": [], "ops_total": 0}, None))
+    assert not any("not checked" in n for n in note_texts(concurrency_notes(None, {"status": "ok", "ops": [], "ops_total": 0}, None)))

@@ -354,6 +354,7 @@ def test_every_table_shows_the_fresh_compiles_range_only_with_rounds() -> None:
 
 def test_a_capped_compile_round_is_named_in_words() -> None:
     from launchprof.analysis.timing import stopped_early_notes
+    from launchprof.render.notes_text import note_texts
 
     ev = parse_events([{"type": "timing-end", "kind": "compile-no-cudagraphs@3", "samples": 12, "seconds": 5.0, "stopped_early": True, "why": ""}])
-    assert stopped_early_notes(ev) == ["torch.compile (no graphs), compile 3, timing stopped early after 12 samples in 5.0 s; its interval is wider"]
+    assert note_texts(stopped_early_notes(ev)) == ["torch.compile (no graphs), compile 3, timing stopped early after 12 samples in 5.0 s; its interval is wider"]

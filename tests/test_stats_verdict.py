@@ -184,14 +184,15 @@ def test_report_profile_recomputes_the_prediction(tmp_path):
 
 def test_notes_name_extra_nodes_and_memory_held_for_no_gain():
     from launchprof.analysis.notes import extra_nodes, memory_for_no_gain
+    from launchprof.render.notes_text import note_text
     from launchprof.session import EagerProfile, ReplayProfile, Speedup
 
     eager = EagerProfile(None, 4, None, None, None)
     replay = ReplayProfile(None, 7, None, 3 << 20, node_types={"kernel": 5, "memset": 2})
-    assert extra_nodes(eager, replay) == (
+    assert note_text(extra_nodes(eager, replay)) == (
         "the graph has 7 nodes for 4 eager kernels; the others: 1 kernel (not in the eager trace), 2 memset"
     )
-    assert memory_for_no_gain(replay, Speedup(1.02, 0.97, 1.08)) == (
+    assert note_text(memory_for_no_gain(replay, Speedup(1.02, 0.97, 1.08))) == (
         "replay is not measurably faster, yet the graph holds 3.0 MiB of GPU memory in its pool"
     )
     assert memory_for_no_gain(replay, Speedup(2.0, 1.9, 2.1)) is None

@@ -17,6 +17,7 @@ import statistics
 from dataclasses import dataclass
 
 from launchprof.evidence import Evidence
+from launchprof.findings import Note, NoteCode, note
 
 # Sets must differ by this factor (slowest set median over fastest) to be reported.
 MIN_RATIO = 1.3
@@ -67,17 +68,10 @@ def argument_spread(ev: Evidence, kind: str = "eager") -> ArgumentSpread | None:
     return ArgumentSpread(kind, medians, p) if p < MAX_P else None
 
 
-def argument_notes(ev: Evidence) -> list[str]:
+def argument_notes(ev: Evidence) -> list[Note]:
     """One report note for an eager step whose time depends on its arguments."""
     spread = argument_spread(ev)
     if spread is None:
         return []
-    each = ", ".join(f"{m:.1f}" for m in spread.set_medians_us)
-    mixed = statistics.median(ev.burst_wall_us["eager"])
-    return [
-        f"the eager step's time differs between the {len(spread.set_medians_us)} recorded calls it was timed on: "
-        f"{each} µs (median of each, {spread.ratio:.1f}x apart; Kruskal-Wallis p={spread.p_value:.1g}). "
-        f"The eager median, {mixed:.1f} µs, mixes them: a loop on one call's arguments times one path only. "
-        "The step takes different paths on different calls: a branch on an argument's value, or on a count "
-        "of calls (the sets are timed in turn, so the two look alike)"
-    ]
+    mixed = float(statistics.median(ev.burst_wall_us["eager"]))
+    return [note(NoteCode.ARGUMENT_SPREAD, set_medians_us=spread.set_medians_us, ratio=spread.ratio, p_value=spread.p_value, mixed_us=mixed)]

@@ -20,12 +20,13 @@ from launchprof.buckets import (
     eager_calls,
     explain,
     fit_memory,
-    memory_text,
     padding_waste,
     paste_snippet,
 )
 from launchprof.evidence import Evidence
+from launchprof.findings import Note, NoteCode, note, text_note
 from launchprof.hazards.shapes import varying_shapes
+from launchprof.render.notes_text import note_texts
 from launchprof.models_buckets import BucketArgument, BucketMeasure, BucketPlan, BucketSpeedup, PaddingLeak
 from launchprof.stats import speedup_of
 
@@ -121,16 +122,14 @@ def _safety(ev: Evidence, leaks: list[PaddingLeak]) -> bool | None:
     return all(bool(c.get("match")) for c in checks) and not leaks
 
 
-def _notes(ev: Evidence, axis: BatchAxis, shared: int | None, limit: int, measured: bool) -> list[str]:
-    notes = [str(e.get("text")) for e in _events(ev, "bucket-end") if e.get("text")]
+def _notes(ev: Evidence, axis: BatchAxis, shared: int | None, limit: int, measured: bool) -> list[Note]:
+    notes = [text_note(str(e.get("text"))) for e in _events(ev, "bucket-end") if e.get("text")]
     if not measured:
-        notes.append("not measured on the GPU: capture time, replay time, memory and padding safety are unknown")
+        notes.append(note(NoteCode.BUCKETS_NOT_MEASURED))
     if shared is not None and shared > limit:
-        notes.append(f"the measured shared pool ({memory_text(shared)}) passes --bucket-memory ({memory_text(limit)}): "
-                     "capture fewer sizes (--buckets) or allow more memory")
+        notes.append(note(NoteCode.BUCKET_POOL_OVER_LIMIT, shared_pool_bytes=shared, limit_bytes=limit))
     if axis.others:
-        names = ", ".join(f"{p} dim {d}" for p, d in axis.others)
-        notes.append(f"also varying, not bucketed by this plan: {names} (one graph per distinct shape there)")
+        notes.append(note(NoteCode.BUCKETS_OTHERS_VARY, arguments=[p for p, _ in axis.others], dims=[d for _, d in axis.others]))
     return notes
 
 
@@ -147,6 +146,7 @@ def bucket_plan(ev: Evidence) -> BucketPlan | None:
     safe = _safety(ev, leaks)
     shared = _int(end.get("shared_pool_bytes"))
     step = str((ev.target or {}).get("name") or "step").split(".")[-1].split(":")[-1]
+    findings = _notes(ev, axis, shared, limit, bool(measured))
     return BucketPlan(
         arguments=[BucketArgument(argument=p, dim=d) for p, d in axis.arguments],
         recommended=kept,
@@ -168,5 +168,6 @@ def bucket_plan(ev: Evidence) -> BucketPlan | None:
         fix=FIX if safe is False else None,
         snippet=paste_snippet(axis.arguments, kept, step),
         others=[BucketArgument(argument=p, dim=d) for p, d in axis.others],
-        notes=_notes(ev, axis, shared, limit, bool(measured)),
+        notes=note_texts(findings),
+        findings=findings,
     )

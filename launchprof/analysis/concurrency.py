@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from launchprof.analysis.anatomy import critical_path
+from launchprof.findings import Note, NoteCode, note
 from launchprof.models import Anatomy
 
 OVERLAP_FLOOR_US = 0.5  # less than this of overlapped GPU time is timestamp noise
@@ -27,36 +28,32 @@ def op_chains(ops: list[dict[str, Any]], durations: list[float] | None) -> tuple
     return sum(weight[i] for i in path), sum(weight), len(path)
 
 
-def _branches(anatomy: Anatomy) -> str:
-    width = f"the graph has parallel branches (up to {anatomy.max_width} nodes could run at once)"
-    if anatomy.overlap_us is None:
-        return width + "; there is no replay profile to show whether replay overlapped them"
-    if anatomy.overlap_us >= OVERLAP_FLOOR_US:
-        return f"{width}; replay overlapped them: {anatomy.overlap_us:.1f} µs of GPU time ran alongside other work on {anatomy.replay_streams} streams"
-    return f"{width}; replay did not overlap them: no GPU work ran at the same time ({anatomy.replay_streams} stream(s) in the profiled replay)"
+def _branches(anatomy: Anatomy) -> Note:
+    overlap = anatomy.overlap_us
+    overlapped = None if overlap is None else overlap >= OVERLAP_FLOOR_US
+    return note(NoteCode.PARALLEL_BRANCHES, max_width=anatomy.max_width, overlapped=overlapped, overlap_us=overlap, streams=anatomy.replay_streams)
 
 
-def _one_stream(ops: list[dict[str, Any]], durations: list[float] | None) -> str | None:
+def _one_stream(ops: list[dict[str, Any]], durations: list[float] | None) -> Note | None:
     crit, total, n_crit = op_chains(ops, durations)
     timed = durations is not None and len(durations) == len(ops)
     if total <= 0 or crit >= 0.95 * total:
-        return f"each of the step's {len(ops)} ops depends on an earlier one (longest chain {n_crit} ops): a second stream would not shorten it"
-    unit = f"{crit:.1f} µs of {total:.1f} µs GPU time" if timed else f"{n_crit} of {len(ops)} ops (op counts: the eager kernels do not join the ops one to one)"
-    return (
-        f"the step's ops on one stream form independent chains: the longest holds {unit}; a fork/join of the other chains "
-        f"onto a second stream could shorten the GPU time by at most {1 - crit / total:.0%} (x{total / crit:.2f}), less what the kernels already overlap on the device"
+        return note(NoteCode.DEPENDENT_OPS, ops=len(ops), chain_ops=n_crit)
+    return note(
+        NoteCode.INDEPENDENT_CHAINS, timed=timed, chain_us=crit if timed else None, total_us=total if timed else None,
+        chain_ops=n_crit, ops=len(ops), at_most=1 - crit / total, factor=total / crit,
     )
 
 
-def concurrency_notes(anatomy: Anatomy | None, race_check: dict[str, Any] | None, eager_gpu_us: list[float] | None) -> list[str]:
-    """Sentences for the report's notes; ``eager_gpu_us`` are one eager call's GPU
+def concurrency_notes(anatomy: Anatomy | None, race_check: dict[str, Any] | None, eager_gpu_us: list[float] | None) -> list[Note]:
+    """Notes for the report; ``eager_gpu_us`` are one eager call's GPU
     activities in order (kernels, copies, fills)."""
-    notes: list[str] = []
+    notes: list[Note] = []
     rc = race_check or {}
     if rc.get("status") in ("unavailable", "skipped"):
-        notes.append(f"stream races were not checked: {rc.get('reason')}")
+        notes.append(note(NoteCode.RACES_NOT_CHECKED, reason=str(rc.get("reason"))))
     elif rc.get("status") == "failed":
-        notes.append(f"the stream race check stopped ({rc.get('reason')}): races were not checked")
+        notes.append(note(NoteCode.RACE_CHECK_STOPPED, reason=str(rc.get("reason"))))
     if anatomy is not None and (anatomy.max_width or 0) > 1:
         notes.append(_branches(anatomy))
         return notes
@@ -67,5 +64,5 @@ def concurrency_notes(anatomy: Anatomy | None, race_check: dict[str, Any] | None
         if line:
             notes.append(line)
     elif anatomy is not None and anatomy.max_width == 1:
-        notes.append("the graph, captured from one stream, is a chain: whether its kernels are independent needs their data dependencies, which the race check did not give")
+        notes.append(note(NoteCode.ONE_STREAM_CHAIN))
     return notes

@@ -9,10 +9,11 @@ script with blocking launches (the error then surfaces at the launching line), a
 
 from __future__ import annotations
 
-import dataclasses
 import shlex
 from typing import Any
 
+from launchprof.analysis.notes import with_notes
+from launchprof.findings import Note, NoteCode, note
 from launchprof.models import Report
 
 # Lower-case fragments of CUDA's messages for errors that are reported asynchronously.
@@ -37,13 +38,10 @@ def blocking_command(script: str, argv: list[str]) -> str:
     return "CUDA_LAUNCH_BLOCKING=1 " + shlex.join(["python", script, *argv])
 
 
-def async_advice(exception: dict[str, Any], script: str, argv: list[str]) -> str:
-    where = f"{exception['file']}:{exception['line']}" if exception.get("file") and exception.get("line") else "an unknown line"
-    return (
-        f"asynchronous CUDA error ({exception.get('message')}): it surfaced at {where}, where the host waited for the GPU; "
-        f"the kernel that faulted was launched earlier. Find its launching line with `{blocking_command(script, argv)}` "
-        f"(from the project root), or `launchprof analyze {shlex.quote(script)} --locate-async`, which does that re-run "
-        "(the script's side effects then run twice)"
+def async_advice(exception: dict[str, Any], script: str, argv: list[str]) -> Note:
+    return note(
+        NoteCode.ASYNC_CUDA_ERROR, message=str(exception.get("message")), file=exception.get("file") or None,
+        line=exception.get("line") or None, command=blocking_command(script, argv), script=script,
     )
 
 
@@ -55,7 +53,7 @@ def with_failure_advice(report: Report, events: list[dict[str, Any]], script: st
         return report
     if any(note.startswith(LOCATED) for note in report.notes):
         return report
-    return dataclasses.replace(report, notes=[*report.notes, async_advice(exception, script, argv)])
+    return with_notes(report, [async_advice(exception, script, argv)])
 
 
 def located_note(exception: dict[str, Any] | None) -> str:

@@ -1,19 +1,34 @@
-"""Sentences the analysis adds to a report where a figure alone would mislead."""
+"""Notes the analysis adds to a report where a figure alone would mislead (records: their
+sentences are in launchprof.render.notes_text)."""
 
 from __future__ import annotations
 
-from launchprof.session import EagerProfile, ReplayProfile, Speedup
+import dataclasses
+from collections.abc import Sequence
+
+from launchprof.findings import Note, NoteCode, note
+from launchprof.session import EagerProfile, ReplayProfile, Report, Speedup
 
 
-def memory_for_no_gain(replay: ReplayProfile | None, speedup: Speedup | None) -> str | None:
+def with_notes(report: Report, added: Sequence[Note], first: bool = False) -> Report:
+    """The report with ``added`` notes after its own (before them with ``first``), records
+    and sentences alike, so the two lists stay aligned."""
+    from launchprof.render.notes_text import note_texts
+
+    records, texts = list(added), note_texts(added)
+    if first:
+        return dataclasses.replace(report, findings=[*records, *report.findings], notes=[*texts, *report.notes])
+    return dataclasses.replace(report, findings=[*report.findings, *records], notes=[*report.notes, *texts])
+
+
+def memory_for_no_gain(replay: ReplayProfile | None, speedup: Speedup | None) -> Note | None:
     """When replay is not measurably faster, the memory the graph holds buys nothing."""
     if replay is None or speedup is None or not replay.pool_bytes or speedup.low > 1.0:
         return None
-    mib = replay.pool_bytes / 2**20
-    return f"replay is not measurably faster, yet the graph holds {mib:.1f} MiB of GPU memory in its pool"
+    return note(NoteCode.MEMORY_FOR_NO_GAIN, pool_bytes=replay.pool_bytes)
 
 
-def extra_nodes(eager: EagerProfile | None, replay: ReplayProfile | None) -> str | None:
+def extra_nodes(eager: EagerProfile | None, replay: ReplayProfile | None) -> Note | None:
     """Graph nodes that are not the eager step's kernels (memsets, memcpys, the RNG
     prologue's fills), named by type, so "kernels" and "graph nodes" can be compared."""
     if eager is None or replay is None or eager.kernels_per_step is None or not replay.node_types:
@@ -24,8 +39,11 @@ def extra_nodes(eager: EagerProfile | None, replay: ReplayProfile | None) -> str
         others["kernel (not in the eager trace)"] = extra_kernels
     if not others:
         return None
-    named = ", ".join(f"{n} {t}" for t, n in sorted(others.items()))
-    return f"the graph has {replay.graph_nodes} nodes for {eager.kernels_per_step} eager kernels; the others: {named}"
+    named = sorted(others.items())
+    return note(
+        NoteCode.EXTRA_GRAPH_NODES, graph_nodes=replay.graph_nodes, eager_kernels=eager.kernels_per_step,
+        node_types=[t for t, _ in named], node_counts=[n for _, n in named],
+    )
 
 
 def eager_trace_lost(eager: EagerProfile, replay: ReplayProfile | None, said_lost: bool = False) -> bool:
@@ -48,21 +66,13 @@ def eager_trace_lost(eager: EagerProfile, replay: ReplayProfile | None, said_los
     return bool(kernels)
 
 
-def no_eager_kernels_note(eager: EagerProfile, replay: ReplayProfile | None, said_lost: bool = False) -> str:
+def no_eager_kernels_note(eager: EagerProfile, replay: ReplayProfile | None, said_lost: bool = False) -> Note:
     """Why a target's eager profile holds no kernel: a lost trace, or a step with no GPU
     kernel (CPU tensors only, or copies only)."""
     if eager_trace_lost(eager, replay, said_lost):
         if replay is not None and replay.graph_nodes:
-            return (
-                f"the eager profile recorded no kernels, yet the captured graph holds {replay.graph_nodes} nodes: the profiler lost "
-                "the eager trace (an earlier torch.profiler session in this process can do this), so the kernel counts and the "
-                "prediction are missing; the timings stand"
-            )
-        return (
-            "the eager profile recorded no GPU activity, and the script stopped calling the target before it could be "
-            "profiled again: either the step runs no CUDA work or the profiler lost the trace (an earlier torch.profiler "
-            "session in this process can do this), so the kernel counts and the prediction are missing; the timings stand"
-        )
+            return note(NoteCode.EAGER_TRACE_LOST, graph_nodes=replay.graph_nodes)
+        return note(NoteCode.NO_GPU_ACTIVITY)
     if eager.memcpys_per_step or (replay is not None and replay.graph_nodes):
-        return "the target launches no CUDA kernel, only copies: a CUDA graph replays the copies alone"
-    return "the target launches no CUDA work (CPU tensors only): a CUDA graph has nothing to replay"
+        return note(NoteCode.COPIES_ONLY)
+    return note(NoteCode.NO_CUDA_WORK)

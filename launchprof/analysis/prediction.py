@@ -10,6 +10,7 @@ import dataclasses
 
 from launchprof.crossover.profile import DeviceProfile, Interval
 from launchprof.evidence import Evidence
+from launchprof.findings import Note, NoteCode, note
 from launchprof.hazards.inputs import reallocated_arguments
 from launchprof.predict import RNG_PROLOGUE_FILLS
 from launchprof.session import EagerProfile, Prediction
@@ -112,7 +113,7 @@ def at_host_speed(profile: DeviceProfile | None, scale: Estimate | None) -> Devi
     return dataclasses.replace(profile, **scaled)
 
 
-def host_speed_note(ev: Evidence, profile: DeviceProfile | None) -> str | None:
+def host_speed_note(ev: Evidence, profile: DeviceProfile | None) -> Note | None:
     """A note when the host ran at another speed than when the profile was measured, and by
     how much the prediction's launch costs were scaled for it."""
     speeds = _host_speeds(ev, profile)
@@ -120,17 +121,8 @@ def host_speed_note(ev: Evidence, profile: DeviceProfile | None) -> str | None:
         return None
     now, then = speeds
     if host_scale(ev, profile) is None:
-        return (
-            f"the host-speed loop read {now:.2f} µs per eager op in this run against {then:.2f} µs in the device profile, "
-            f"outside {SCALE_RANGE[0]}-{SCALE_RANGE[1]}x: taken as a failed measurement, the prediction uses the profile as measured"
-        )
-    scale = now / then
-    faster = scale < 1
-    return (
-        f"this host ran {'faster' if faster else 'slower'} than when the device profile was measured (an eager op "
-        f"took {now:.1f} µs in this run, {then:.1f} µs in the profile): the prediction scales the profile's "
-        f"launch costs by {scale:.2f} to this run's host speed; `launchprof crossover` measures a new profile"
-    )
+        return note(NoteCode.HOST_SPEED_FAILED, run_op_us=now, profile_op_us=then, low=SCALE_RANGE[0], high=SCALE_RANGE[1])
+    return note(NoteCode.HOST_SPEED_SCALED, run_op_us=now, profile_op_us=then, scale=now / then)
 
 
 def eager_interval(ev: Evidence, eager: EagerProfile) -> Estimate | None:

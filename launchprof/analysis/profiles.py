@@ -7,6 +7,7 @@ from typing import Any
 
 from launchprof.analysis.timing import eager_samples, loop_stats, replay_samples, setup_us
 from launchprof.evidence import Evidence
+from launchprof.findings import Note, NoteCode, note
 from launchprof.session import EagerProfile, ReplayProfile, Validation
 from launchprof.stats import stats_of
 from launchprof.trace import CallProfile
@@ -83,19 +84,17 @@ def validation_of(ev: Evidence) -> Validation | None:
     )
 
 
-def calibration_note(ev: Evidence) -> str | None:
+def calibration_note(ev: Evidence) -> Note | None:
     """Say whether a quick device profile was measured for the prediction, and where it is."""
     cal = ev.calibration
     if not cal:
         return None
     status, where = cal.get("status"), cal.get("path")
     if status == "measured":
-        secs = f" in {cal['seconds']:.1f} s" if isinstance(cal.get("seconds"), (int, float)) else ""
-        return f"no device profile was cached for this GPU, driver and torch: a quick one was measured{secs}" + (
-            f" and cached at {where}" if where else ""
-        )
+        secs = cal.get("seconds")
+        return note(NoteCode.CALIBRATION_MEASURED, seconds=secs if isinstance(secs, (int, float)) else None, path=where or None)
     if status == "skipped":
-        return "no device profile for this GPU: the quick calibration was skipped (--no-calibrate), so there is no prediction"
+        return note(NoteCode.CALIBRATION_SKIPPED)
     if status == "failed":
-        return f"the quick device profile could not be measured: {cal.get('message') or 'unknown reason'}"
+        return note(NoteCode.CALIBRATION_FAILED, message=cal.get("message") or None)
     return None

@@ -24,10 +24,12 @@ from launchprof.analysis.whole import whole_script
 from launchprof.analysis.timing import breakeven, eager_samples, replay_samples, speedup, stopped_early_notes
 from launchprof.analysis.buckets import bucket_plan
 from launchprof.crossover.profile import DeviceProfile
+from launchprof.findings import NoteCode, note, text_note
 from launchprof.errors import UsageError
 from launchprof.evidence import Evidence, parse_events
 from launchprof.hazards.rules import find_hazards
 from launchprof.hazards.outputs import output_costs
+from launchprof.render.notes_text import note_texts
 from launchprof.run.file import Run
 from launchprof.session import SCHEMA_VERSION, KernelSpan, Machine, Report, Timeline
 from launchprof.snippet import capture_snippet
@@ -74,7 +76,7 @@ def build_report(
     ratio = speedup(eager_samples(ev), replay_samples(ev)) if replay else None
     captured = None if ev.capture is None else bool(ev.capture.get("ok"))
     cpu_only_step = False
-    notes = list(ev.notes) + stopped_early_notes(ev) + argument_notes(ev)
+    notes = [text_note(n) for n in ev.notes] + stopped_early_notes(ev) + argument_notes(ev)
     if ev.target is not None and eager is not None and eager.kernels_per_step == 0:
         said_lost = "eager" in ev.lost_traces
         notes.append(no_eager_kernels_note(eager, replay, said_lost))
@@ -90,13 +92,10 @@ def build_report(
         pay = breakeven(replay.setup_us, eager.step_us.median, replay.step_us.median)
     prediction = predicted(ev, eager, profile, calls)  # structured: renderers show its explanation
     if profile is None and eager is not None and eager.step_us is not None:
-        notes.append(
-            "no prediction: no device profile for this GPU, driver and torch here "
-            "(give --profile PROFILE.json from `launchprof crossover` on that GPU)"
-        )
-    for note in (in_loop_short_note(ev), calibration_note(ev), host_speed_note(ev, profile), memory_for_no_gain(replay, ratio), extra_nodes(eager, replay)):
-        if note:
-            notes.append(note)
+        notes.append(note(NoteCode.NO_DEVICE_PROFILE))
+    for found in (in_loop_short_note(ev), calibration_note(ev), host_speed_note(ev, profile), memory_for_no_gain(replay, ratio), extra_nodes(eager, replay)):
+        if found:
+            notes.append(found)
     notes += concurrency_notes(replay.anatomy if replay else None, ev.race_check, [k["dur_us"] for k in eager_tl])
     timeline = None
     if eager_tl:
@@ -120,7 +119,8 @@ def build_report(
         hazards=find_hazards(ev),
         buckets=bucket_plan(ev),
         run=info,
-        notes=notes,
+        notes=note_texts(notes),
+        findings=notes,
         timeline=timeline,
         prediction=prediction,
         outputs=output_costs(ev),

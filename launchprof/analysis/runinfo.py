@@ -7,6 +7,7 @@ from typing import Any
 
 from launchprof.analysis.timing import uses_bursts
 from launchprof.evidence import Evidence
+from launchprof.findings import Note, NoteCode, note
 from launchprof.session import RunInfo
 
 
@@ -61,16 +62,13 @@ def bursts_complete(ev: Evidence) -> bool:
     return uses_bursts(ev) and ended.get("eager", 0) > 0 and ended.get("replay", 0) > 0
 
 
-def in_loop_short_note(ev: Evidence) -> str | None:
+def in_loop_short_note(ev: Evidence) -> Note | None:
     """Said where the in-loop phase fell short but the bursts measured both steps: the
     numbers are whole; what stopped was the replays inside the user's loop."""
     end = ev.plan_end or {}
     if end.get("reason") != IN_LOOP_SHORT or not bursts_complete(ev):
         return None
-    return (
-        f"the replays inside the script's loop matched too few calls to be timed there ({end.get('replays_timed')} timed "
-        f"in {end.get('calls')} calls); the timing bursts after them measured eager and replay"
-    )
+    return note(NoteCode.IN_LOOP_SHORT, replays_timed=end.get("replays_timed"), calls=end.get("calls"))
 
 
 def run_info(ev: Evidence, worker: dict[str, Any], needed: int) -> RunInfo:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from launchprof.evidence import Evidence
+from launchprof.findings import Note, NoteCode, note
 from launchprof.session import Speedup, Stats
 from launchprof.stats import speedup_of, stats_of
 
@@ -102,22 +103,10 @@ def breakeven(setup: float | None, eager_us: float | None, replay_us: float | No
     return breakeven_replays(setup, eager_us, replay_us)
 
 
-def _kind_words(kind: str) -> str:
-    """A burst kind as a note says it: ``compile-no-cudagraphs@3`` is the third compile of
-    torch.compile without graphs (worker/compile_compare.py names the rounds)."""
-    name, _, round_no = kind.partition("@")
-    words = {"compile": "torch.compile", "compile-no-cudagraphs": "torch.compile (no graphs)"}.get(name, name)
-    return f"{words}, compile {round_no}," if round_no else words
-
-
-def stopped_early_notes(ev: Evidence) -> list[str]:
+def stopped_early_notes(ev: Evidence) -> list[Note]:
     """One note per kind of burst timing that hit its time cap before its sample count."""
-    out = []
-    for end in ev.timing_ends:
-        if end.get("stopped_early"):
-            why = f": {end['why']}" if end.get("why") else ""
-            out.append(
-                f"{_kind_words(str(end.get('kind')))} timing stopped early after {end.get('samples')} samples in "
-                f"{end.get('seconds') or 0:.1f} s{why}; its interval is wider"
-            )
-    return out
+    return [
+        note(NoteCode.STOPPED_EARLY, kind=str(end.get("kind")), samples=end.get("samples"), seconds=float(end.get("seconds") or 0), why=end.get("why") or None)
+        for end in ev.timing_ends
+        if end.get("stopped_early")
+    ]

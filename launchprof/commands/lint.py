@@ -19,6 +19,7 @@ from launchprof import __version__
 from launchprof.commands.checks import check_project_root
 from launchprof.enums import Verdict
 from launchprof.errors import ExitCode, UsageError
+from launchprof.findings import Note, NoteCode, note
 from launchprof.lint import LintResult, lint
 from launchprof.outputs import Output, plan_outputs
 from launchprof.lint.config import configured_excludes
@@ -114,6 +115,9 @@ def _import_report_modules(outputs: list[Output]) -> None:
 def build_report(result: LintResult, options: LintOptions, seconds: float) -> Report:
     """The lint result as a report: nothing measured, hazards marked ``source="static"``."""
     from launchprof.models import SCHEMA_VERSION, Machine, Report
+    from launchprof.render.notes_text import note_texts
+
+    records = _notes(result, options, seconds)
 
     return Report(
         schema_version=SCHEMA_VERSION,
@@ -131,7 +135,8 @@ def build_report(result: LintResult, options: LintOptions, seconds: float) -> Re
         validation=None,
         hazards=list(result.hazards),
         buckets=None,
-        notes=_notes(result, options, seconds),
+        notes=note_texts(records),
+        findings=records,
         mode="lint",
     )
 
@@ -146,25 +151,24 @@ def _target_names(result: LintResult) -> str | None:
     return ", ".join(names)
 
 
-def _notes(result: LintResult, options: LintOptions, seconds: float) -> list[str]:
-    scanned = f"{result.files} file(s), {result.lines} lines, in {seconds:.2f} s"
+def _notes(result: LintResult, options: LintOptions, seconds: float) -> list[Note]:
+    scanned = {"files": result.files, "lines": result.lines, "seconds": seconds}
     if options.all_functions:
-        notes = [f"lint checked every function ({result.functions}) in {scanned}"]
+        notes = [note(NoteCode.LINT_CHECKED_ALL, functions=result.functions, **scanned)]
     elif result.targets:
         followed = result.functions - len({t.display for t in result.targets})
-        notes = [f"lint checked {len(result.targets)} target(s) and {max(followed, 0)} function(s) they call, in {scanned}"]
+        notes = [note(NoteCode.LINT_CHECKED_TARGETS, targets=len(result.targets), followed=max(followed, 0), **scanned)]
     else:
-        notes = [f"no target found in {scanned}: nothing was checked"]
+        notes = [note(NoteCode.LINT_NO_TARGET, **scanned)]
     if result.unreadable:
-        notes.append(f"{len(result.unreadable)} file(s) not read: {'; '.join(result.unreadable[:5])}")
+        notes.append(note(NoteCode.LINT_FILES_NOT_READ, count=len(result.unreadable), names=list(result.unreadable[:5])))
     if result.unlisted:
-        notes.append(f"{len(result.unlisted)} folder(s) not read (the files in them were not checked): {'; '.join(result.unlisted[:5])}")
+        notes.append(note(NoteCode.LINT_FOLDERS_NOT_READ, count=len(result.unlisted), names=list(result.unlisted[:5])))
     if result.unresolved:
-        named = "; ".join(result.unresolved[:MAX_UNRESOLVED_NAMED])
-        more = f" and {len(result.unresolved) - MAX_UNRESOLVED_NAMED} more" if len(result.unresolved) > MAX_UNRESOLVED_NAMED else ""
-        notes.append(f"{len(result.unresolved)} call(s) not followed (a hazard behind them would be missed): {named}{more}")
+        more = max(len(result.unresolved) - MAX_UNRESOLVED_NAMED, 0)
+        notes.append(note(NoteCode.LINT_CALLS_NOT_FOLLOWED, count=len(result.unresolved), names=list(result.unresolved[:MAX_UNRESOLVED_NAMED]), more=more))
     if result.suppressed:
-        notes.append(f"{result.suppressed} finding(s) suppressed by `# launchprof: ignore` comments")
+        notes.append(note(NoteCode.LINT_SUPPRESSED, count=result.suppressed))
     if result.skipped:
-        notes.append(f"{len(result.skipped)} function(s) not checked: {'; '.join(result.skipped[:5])}")
+        notes.append(note(NoteCode.LINT_FUNCTIONS_SKIPPED, count=len(result.skipped), names=list(result.skipped[:5])))
     return notes

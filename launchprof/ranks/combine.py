@@ -16,8 +16,10 @@ from typing import Any
 
 import pandas as pd
 
+from launchprof.analysis.notes import with_notes
 from launchprof.enums import Severity, Verdict, hazard_order, severity_rank
 from launchprof.evidence import parse_events
+from launchprof.findings import NoteCode, note
 from launchprof.hazards.collectives import collective_divergence, collectives_per_call, first_call, uncaptured_collectives
 from launchprof.hazards.common import target_site
 from launchprof.models import Hazard, Report, RunInfo, Speedup, Validation
@@ -249,11 +251,10 @@ def combine(inputs: list[RankInput]) -> Report:
     ratio = combined_speedup(slow_eager, slow_replay)
     validation = combined_validation(reports)
     skew = [s for s in (rank_skew({x.rank: x.eager_step_us for x in summaries}, "eager"), rank_skew({x.rank: x.replay_step_us for x in summaries}, "replay")) if s]
-    notes = list(base.notes)
     if slow_eager is not None or slow_replay is not None:
-        sides = [f"{side} from rank {_rank_of(inputs, rep)}" for side, rep in (("eager", slow_eager), ("replay", slow_replay)) if rep is not None]
-        among = f"{len(inputs)} ranks" if len(measured) == len(inputs) else f"the {len(measured)} of {len(inputs)} ranks that finished"
-        notes.insert(0, f"the slowest rank sets the step time: {' and '.join(sides)} ({among}, each timed in step with the others)")
+        eager_rank, replay_rank = (_rank_of(inputs, rep) if rep is not None else None for rep in (slow_eager, slow_replay))
+        slowest = note(NoteCode.SLOWEST_RANK, eager_rank=eager_rank, replay_rank=replay_rank, finished=len(measured), ranks=len(inputs))
+        base = with_notes(base, [slowest], first=True)
     return dataclasses.replace(
         base,
         verdict=combined_verdict(reports, summaries, hazards, ratio, validation),
@@ -264,7 +265,6 @@ def combine(inputs: list[RankInput]) -> Report:
         validation=validation,
         hazards=hazards,
         run=combined_run(summaries, reports),
-        notes=notes,
         run_file=None,
         capture_snippet=None,
         ranks=summaries,

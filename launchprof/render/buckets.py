@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup, escape
 
 from launchprof.render import format as fmt
+from launchprof.render.notes_text import report_notes
 from launchprof.render.paths import relative
 
 if TYPE_CHECKING:  # annotations only
@@ -62,7 +63,7 @@ def lines(plan: BucketPlan, root: Any = None) -> list[str]:
             out.append(f"  {leak.output} differs when a call of {leak.calls_size} is padded to {leak.size}{op}")
         if plan.fix:
             out.append(f"Fix: {plan.fix}")
-    return out + [f"note: {n}" for n in plan.notes]
+    return out + [f"note: {n}" for n in report_notes(plan)]
 
 
 def console_buckets(report: Any, root: Any = None) -> list[Any]:

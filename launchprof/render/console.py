@@ -30,6 +30,7 @@ from launchprof.render.base import Renderer
 from launchprof.render.compile import compile_console
 from launchprof.render.fitted import Col, FittedTable
 from launchprof.render.legend import TERMS
+from launchprof.render.notes_text import report_notes
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
 from launchprof.render.ranks import console_ranks
 from launchprof.render.whole import Whole, code_text, whole_parts
@@ -209,7 +210,7 @@ class ConsoleRenderer(Renderer):
         if self.options_snippet() and report.capture_snippet:
             parts.append(Text("Capture snippet (paste after the script's definitions)", style="bold"))
             parts.append(code_text(report.capture_snippet))
-        for note in report.notes:
+        for note in report_notes(report):
             parts.append(Text(f"note: {note}", style="dim"))
         if self.options.explain:
             parts.append(legend())

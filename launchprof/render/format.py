@@ -101,6 +101,11 @@ def size(n: int | float | None) -> str:
     return f"{value:.1f} GiB"  # pragma: no cover - the loop always returns
 
 
+def memory_text(n: int) -> str:
+    """Bytes as the bucket plan's lines say them, in the units --bucket-memory takes: 2 GiB, 512 MiB."""
+    return f"{n / 2**30:.3g} GiB" if n >= 2**30 else f"{n / 2**20:.3g} MiB"
+
+
 def count(value: float | None) -> str:
     """A count: "1,234", or "1.5" for a non-integral mean."""
     if not _finite(value):
@@ -108,6 +113,22 @@ def count(value: float | None) -> str:
     if isinstance(value, int) or float(value).is_integer():  # type: ignore[arg-type]
         return f"{int(value):,}"  # type: ignore[arg-type]
     return f"{value:,.1f}"
+
+
+def number(value: float | None, digits: int = 0) -> str:
+    """A plain figure with fixed decimals and no separator, for a figure inside a sentence
+    whose unit the sentence names: "1019", "2.6"."""
+    return f"{value:.{digits}f}" if _finite(value) else NA
+
+
+def significant(value: float | None, digits: int = 1) -> str:
+    """A figure to ``digits`` significant digits, such as a p-value: "1e-08", "0.4"."""
+    return f"{value:.{digits}g}" if _finite(value) else NA
+
+
+def seconds(value: float | None, digits: int = 1) -> str:
+    """A wall time given in seconds, in seconds: "1.8 s"."""
+    return f"{number(value, digits)} s" if _finite(value) else NA
 
 
 def replays(value: float | None) -> str:

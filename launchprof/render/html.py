@@ -12,11 +12,11 @@ import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
-from launchprof.crossover.profile import DeviceProfile
 from launchprof.predict import finite_median
 from launchprof.render import figures
 from launchprof.render.anatomy import anatomy_line, anatomy_svg
@@ -24,9 +24,13 @@ from launchprof.render.buckets import html_buckets
 from launchprof.render.compile import compile_html
 from launchprof.render import format as fmt
 from launchprof.render.legend import TERMS
+from launchprof.render.notes_text import report_notes
 from launchprof.render.base import Renderer
 from launchprof.render.figures import key_numbers, machine_line
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
+
+if TYPE_CHECKING:  # annotations only: the device profile's module loads pydantic, which lint's reports skip
+    from launchprof.crossover.profile import DeviceProfile
 from launchprof.render.ranks import html_ranks
 from launchprof.session import Hazard, KernelSpan, Report
 from launchprof.source import around
@@ -226,6 +230,7 @@ class HtmlRenderer(Renderer):
             hazards=hazards,
             hints=figures.shared_hints(ordered, root),
             machine=machine_line(report),
+            notes=report_notes(report),
             fmt_fraction=fmt_fraction,
             terms=TERMS,
             buckets=html_buckets(report, root),

@@ -17,6 +17,7 @@ from launchprof.render.anatomy import anatomy_line
 from launchprof.render.buckets import markdown_buckets
 from launchprof.render.compile import compile_markdown
 from launchprof.render.legend import TERMS
+from launchprof.render.notes_text import report_notes
 from launchprof.render.base import Renderer
 from launchprof.render.figures import key_numbers, location, machine_line, sorted_hazards, verdict_sentence
 from launchprof.render.paths import relative, report_root
@@ -101,7 +102,7 @@ class MarkdownRenderer(Renderer):
         parts += self._fixes(report, root)
         if report.capture_snippet:
             parts.append("### Capture snippet\n\nPaste after the script's definitions; `run(*args)` returns what the target returns.\n\n```python\n" + report.capture_snippet.rstrip() + "\n```")
-        parts += [f"- {md_text(note)}" for note in report.notes]
+        parts += [f"- {md_text(note)}" for note in report_notes(report)]
         if self.options.explain:
             parts.append("### Terms\n\n" + "\n".join(f"- **{md_text(term)}**: {md_text(meaning)}" for term, meaning in TERMS))
         parts.append(f"<sub>{md_text(machine_line(report))}</sub>")

@@ -9,21 +9,43 @@ dropped there.
 from __future__ import annotations
 
 import dataclasses
+import platform
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
+from launchprof.events.base import Event as Record
+from launchprof.events.lifecycle import (
+    CalibrationEvent,
+    CallSiteEvent,
+    CandidateRow,
+    CandidatesEvent,
+    EnvironmentEvent,
+    InternalErrorEvent,
+    MachineEvent,
+    NoteEvent,
+    PhaseEvent,
+    PlanEndEvent,
+    ScriptEndEvent,
+    TargetEvent,
+    TargetProblemEvent,
+    WorkerEndEvent,
+)
+from launchprof.errors import UsageError
+from launchprof.models import Machine
 from launchprof.run.events import validate_events
 
 
 @dataclass(frozen=True)
 class Evidence:
-    machine: dict[str, Any] | None = None
+    machine: Machine | None = None
     environment_problem: str | None = None
-    calibration: dict[str, Any] | None = None
-    target: dict[str, Any] | None = None
+    calibration: CalibrationEvent | None = None
+    target: TargetEvent | None = None
     target_problem: str | None = None
-    call_site: dict[str, Any] | None = None
+    call_site: CallSiteEvent | None = None
     calls: list[dict[str, Any]] = field(default_factory=list)
     mutations: dict[str, list[str]] = field(default_factory=dict)
     # Whether the step draws from the default CUDA generator (None: a worker that did not say).
@@ -61,28 +83,25 @@ class Evidence:
     loop_backs: list[dict[str, Any]] = field(default_factory=list)
     outputs: dict[str, Any] | None = None
     buckets: list[dict[str, Any]] = field(default_factory=list)  # bucket-* events (worker/buckets.py)
-    plan_end: dict[str, Any] | None = None
-    script_end: dict[str, Any] | None = None
-    worker_end: dict[str, Any] | None = None
-    phases: list[dict[str, Any]] = field(default_factory=list)
+    plan_end: PlanEndEvent | None = None
+    script_end: ScriptEndEvent | None = None
+    worker_end: WorkerEndEvent | None = None
+    phases: list[PhaseEvent] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     internal_error: str | None = None
     # Filled by the analysis from the eager trace: kernel names per profiled call.
     kernel_sequences: list[list[str]] = field(default_factory=list)
     compiles: list[dict[str, Any]] = field(default_factory=list)  # --compare compile, one per mode
+    candidates: list[CandidateRow] = field(default_factory=list)  # whole-script mode: targets worth analysing
 
     @property
     def target_calls(self) -> int:
-        if self.script_end and self.script_end.get("calls") is not None:
-            return int(self.script_end["calls"])
+        if self.script_end is not None and self.script_end.calls is not None:
+            return self.script_end.calls
         return len(self.calls)
 
     def with_sequences(self, sequences: list[list[str]]) -> Evidence:
         return dataclasses.replace(self, kernel_sequences=sequences)
-
-
-def _fields(e: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in e.items() if k not in ("type", "t")}
 
 
 # Events kept whole, last one wins: type -> Evidence field.
@@ -97,6 +116,8 @@ _SINGLE = {
     "script-end": "script_end",
     "worker-end": "worker_end",
     "outputs": "outputs",
+    "target": "target",
+    "call-site": "call_site",
 }
 # Events collected in order: type -> Evidence field.
 _LISTS = {
@@ -112,6 +133,18 @@ _LISTS = {
     **{kind: "buckets" for kind in ("bucket-plan", "bucket-measure", "bucket-check", "bucket-leak", "bucket-end")},
     "compile": "compiles",
 }
+
+
+def machine_of(data: dict[str, Any] | None) -> Machine:
+    """The machine from a ``machine`` event or header; unknown keys are ignored."""
+    m = dict(data or {})
+    m.setdefault("python", platform.python_version())
+    for key in ("gpu", "driver", "cuda", "torch"):
+        m.setdefault(key, None)
+    try:
+        return TypeAdapter(Machine).validate_python(m)
+    except ValidationError as exc:
+        raise UsageError(f"malformed machine metadata: {exc.errors()[0]['msg']}") from None
 
 
 def host_op_slopes(samples: Any, counts: Any) -> list[float]:
@@ -151,6 +184,9 @@ def parse_events(events: list[dict[str, Any]]) -> Evidence:
     data.update({k: [] for k in ("eager_wall_us", "eager_gpu_us", "interleaved_wall_us", "replay_wall_us", "replay_gpu_us", "notes", "lost_traces")})
     data.update({k: {} for k in ("burst_wall_us", "burst_gpu_us", "burst_medians_us", "traces")})
     for e in validate_events(events):
+        if isinstance(e, Record):
+            _record(data, e)
+            continue
         kind = e["type"]
         if kind in _SINGLE:
             data[_SINGLE[kind]] = e
@@ -158,14 +194,6 @@ def parse_events(events: list[dict[str, Any]]) -> Evidence:
             data[_LISTS[kind]].append(e)
         elif kind in ("timing", "eager-timing", "replay-timing"):
             _timing(data, e)
-        elif kind == "machine":
-            data["machine"] = e.get("machine")
-        elif kind == "environment":
-            data["environment_problem"] = e.get("problem")
-        elif kind in ("target", "call-site"):
-            data["target" if kind == "target" else "call_site"] = _fields(e)
-        elif kind == "target-problem":
-            data["target_problem"] = e.get("problem")
         elif kind == "host-speed":
             data["host_eager_op_us"] = e.get("eager_op_us")
             data["host_op_slopes"] = host_op_slopes(e.get("samples_us"), e.get("counts"))
@@ -176,9 +204,26 @@ def parse_events(events: list[dict[str, Any]]) -> Evidence:
             data["traces"][e.get("what", "eager")] = e["path"]
             if e.get("may_be_lost"):
                 data["lost_traces"].append(e.get("what", "eager"))
-        elif kind == "internal-error":
-            data["internal_error"] = e.get("error")
-            data["notes"].append(f"launchprof internal error (the measurement stopped there): {e.get('error')}")
-        elif kind == "note":
-            data["notes"].append(str(e.get("text")))
     return Evidence(**data)
+
+
+def _record(data: dict[str, Any], e: Record) -> None:
+    """One typed event into the Evidence being gathered."""
+    kind = e.TYPE
+    if kind in _SINGLE:
+        data[_SINGLE[kind]] = e
+    elif kind in _LISTS:
+        data[_LISTS[kind]].append(e)
+    elif isinstance(e, MachineEvent):
+        data["machine"] = machine_of(e.machine) if e.machine else None
+    elif isinstance(e, EnvironmentEvent):
+        data["environment_problem"] = e.problem
+    elif isinstance(e, TargetProblemEvent):
+        data["target_problem"] = e.problem
+    elif isinstance(e, InternalErrorEvent):
+        data["internal_error"] = e.error
+        data["notes"].append(f"launchprof internal error (the measurement stopped there): {e.error}")
+    elif isinstance(e, NoteEvent):
+        data["notes"].append(str(e.text))
+    elif isinstance(e, CandidatesEvent):
+        data["candidates"] = e.functions

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from launchprof.events.lifecycle import TargetEvent
+
 _SEGMENT = re.compile(r"\[('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|-?\d+)\]")
 _TEMPLATE = '''\
 # launchprof: CUDA graph of `{target}`; paste after the definitions.
@@ -136,9 +138,9 @@ def target_expression(name: str | None, qualname: str | None) -> str | None:
     return name
 
 
-def capture_snippet(target: dict[str, Any] | None, calls: list[dict[str, Any]]) -> str | None:
+def capture_snippet(target: TargetEvent | None, calls: list[dict[str, Any]]) -> str | None:
     """The snippet for the target of a run, or None when its arguments cannot be rebuilt."""
-    expr = target_expression((target or {}).get("name"), (target or {}).get("qualname"))
+    expr = target_expression(target.name, target.qualname) if target is not None else None
     if expr is None or not calls:
         return None
     leaves = list(calls[0].get("args") or [])

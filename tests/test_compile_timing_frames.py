@@ -18,6 +18,7 @@ torch = pytest.importorskip("torch")
 
 from launchprof.analysis.compile import compile_result  # noqa: E402
 from launchprof.evidence import parse_events  # noqa: E402
+from launchprof.worker.events import event_dict  # noqa: E402
 from launchprof.worker.compile_compare import _bursts, warm_up  # noqa: E402
 
 CALLS = [0]
@@ -28,8 +29,8 @@ class Events:
     def __init__(self) -> None:
         self.items: list[dict[str, Any]] = []
 
-    def write(self, type: str, **fields: Any) -> None:
-        self.items.append({"type": type, **fields})
+    def write(self, record: Any, **fields: Any) -> None:
+        self.items.append({"type": record, **fields} if isinstance(record, str) else event_dict(record))
 
 
 class HostEvent:

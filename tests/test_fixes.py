@@ -120,11 +120,11 @@ def test_decorated_target_recorded_at_the_wrapper_points_at_the_user_file() -> N
     from launchprof.hazards.common import user_target
 
     ev = load_evidence("decode_loop")
-    assert ev.target["file"] == "sample_models/decode_loop.py" and ev.target["line"] == 62
+    assert ev.target.file == "sample_models/decode_loop.py" and ev.target.line == 62
     assert user_target(ev.target, ev.probe["functions"]) == ev.target
-    wrapper = {**ev.target, "file": "/opt/torch/.venv/lib/python3.12/site-packages/torch/utils/_contextlib.py", "line": 120}
+    wrapper = dataclasses.replace(ev.target, file="/opt/torch/.venv/lib/python3.12/site-packages/torch/utils/_contextlib.py", line=120)
     fixed = user_target(wrapper, ev.probe["functions"])
-    assert fixed["file"] == "sample_models/decode_loop.py" and fixed["line"] == 62
+    assert fixed.file == "sample_models/decode_loop.py" and fixed.line == 62
 
 
 def _line_of(path, piece: str) -> int:

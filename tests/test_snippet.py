@@ -11,6 +11,7 @@ import types
 import torch
 from recorded import load_evidence, recorded, report_of
 
+from launchprof.events.lifecycle import TargetEvent
 from launchprof.snippet import capture_snippet, static_arguments
 
 
@@ -90,9 +91,9 @@ def test_run_copies_inputs_in_and_returns_clones(monkeypatch) -> None:
 
 
 def test_no_snippet_when_arguments_cannot_be_rebuilt() -> None:
-    target = {"name": "step", "qualname": "step"}
+    target = TargetEvent(name="step", qualname="step")
     assert capture_snippet(target, [{"args": [{"path": "cfg.lr", "kind": "scalar", "value": 0.1}]}]) is None
-    assert capture_snippet({"name": "@launchprof.target <lambda>", "qualname": "<lambda>"}, [{"args": []}]) is None
+    assert capture_snippet(TargetEvent(name="@launchprof.target <lambda>", qualname="<lambda>"), [{"args": []}]) is None
 
 
 def test_report_prints_the_snippet_only_with_the_flag() -> None:

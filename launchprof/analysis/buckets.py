@@ -146,7 +146,7 @@ def bucket_plan(ev: Evidence) -> BucketPlan | None:
     leaks = _leaks(ev)
     safe = _safety(ev, leaks)
     shared = _int(end.get("shared_pool_bytes"))
-    step = str((ev.target or {}).get("name") or "step").split(".")[-1].split(":")[-1]
+    step = str((ev.target.name if ev.target else None) or "step").split(".")[-1].split(":")[-1]
     return BucketPlan(
         arguments=[BucketArgument(argument=p, dim=d) for p, d in axis.arguments],
         recommended=kept,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
-from typing import Any
-
+from launchprof.events.lifecycle import ScriptException
+from launchprof.evidence import Evidence
 from launchprof.models import Report
 
 # Lower-case fragments of CUDA's messages for errors that are reported asynchronously.
@@ -27,8 +27,8 @@ ASYNC_MARKERS = (
 LOCATED = "the faulting kernel was launched at "
 
 
-def is_async_cuda_error(exception: dict[str, Any] | None) -> bool:
-    text = " ".join(str((exception or {}).get(k) or "") for k in ("message", "traceback")).lower()
+def is_async_cuda_error(exception: ScriptException | None) -> bool:
+    text = " ".join(str(v or "") for v in (exception.message, exception.traceback) if exception is not None).lower()
     return any(m in text for m in ASYNC_MARKERS)
 
 
@@ -37,32 +37,39 @@ def blocking_command(script: str, argv: list[str]) -> str:
     return "CUDA_LAUNCH_BLOCKING=1 " + shlex.join(["python", script, *argv])
 
 
-def async_advice(exception: dict[str, Any], script: str, argv: list[str]) -> str:
-    where = f"{exception['file']}:{exception['line']}" if exception.get("file") and exception.get("line") else "an unknown line"
+def async_advice(exception: ScriptException, script: str, argv: list[str]) -> str:
+    where = f"{exception.file}:{exception.line}" if exception.file and exception.line else "an unknown line"
     return (
-        f"asynchronous CUDA error ({exception.get('message')}): it surfaced at {where}, where the host waited for the GPU; "
+        f"asynchronous CUDA error ({exception.message}): it surfaced at {where}, where the host waited for the GPU; "
         f"the kernel that faulted was launched earlier. Find its launching line with `{blocking_command(script, argv)}` "
         f"(from the project root), or `launchprof analyze {shlex.quote(script)} --locate-async`, which does that re-run "
         "(the script's side effects then run twice)"
     )
 
 
-def with_failure_advice(report: Report, events: list[dict[str, Any]], script: str, argv: list[str]) -> Report:
+def async_exception(ev: Evidence) -> ScriptException | None:
+    """The exception the script died of when it is an asynchronous CUDA error, else None."""
+    end = ev.script_end
+    if end is None or end.status != "exception" or not is_async_cuda_error(end.exception):
+        return None
+    return end.exception
+
+
+def with_failure_advice(report: Report, ev: Evidence, script: str, argv: list[str]) -> Report:
     """Add the async-error advice to a report whose script died of one (unless already located)."""
-    end = next((e for e in reversed(events) if e.get("type") == "script-end"), None)
-    exception = (end or {}).get("exception") or {}
-    if (end or {}).get("status") != "exception" or not is_async_cuda_error(exception):
+    exception = async_exception(ev)
+    if exception is None:
         return report
     if any(note.startswith(LOCATED) for note in report.notes):
         return report
     return dataclasses.replace(report, notes=[*report.notes, async_advice(exception, script, argv)])
 
 
-def located_note(exception: dict[str, Any] | None) -> str:
+def located_note(exception: ScriptException | None) -> str:
     """The note a ``--locate-async`` re-run adds to the run: the launching line, or why not."""
-    if exception and exception.get("file") and exception.get("line"):
+    if exception and exception.file and exception.line:
         return (
-            f"{LOCATED}{exception['file']}:{exception['line']} (re-run with CUDA_LAUNCH_BLOCKING=1 by --locate-async; "
+            f"{LOCATED}{exception.file}:{exception.line} (re-run with CUDA_LAUNCH_BLOCKING=1 by --locate-async; "
             "the script's side effects ran twice)"
         )
     return "--locate-async: the re-run with CUDA_LAUNCH_BLOCKING=1 did not raise the error again, so the launching line is unknown"

@@ -86,16 +86,16 @@ def validation_of(ev: Evidence) -> Validation | None:
 def calibration_note(ev: Evidence) -> str | None:
     """Say whether a quick device profile was measured for the prediction, and where it is."""
     cal = ev.calibration
-    if not cal:
+    if cal is None:
         return None
-    status, where = cal.get("status"), cal.get("path")
+    status, where = cal.status, cal.path
     if status == "measured":
-        secs = f" in {cal['seconds']:.1f} s" if isinstance(cal.get("seconds"), (int, float)) else ""
+        secs = f" in {cal.seconds:.1f} s" if cal.seconds is not None else ""
         return f"no device profile was cached for this GPU, driver and torch: a quick one was measured{secs}" + (
             f" and cached at {where}" if where else ""
         )
     if status == "skipped":
         return "no device profile for this GPU: the quick calibration was skipped (--no-calibrate), so there is no prediction"
     if status == "failed":
-        return f"the quick device profile could not be measured: {cal.get('message') or 'unknown reason'}"
+        return f"the quick device profile could not be measured: {cal.message or 'unknown reason'}"
     return None

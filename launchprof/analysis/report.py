@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import platform
 from collections.abc import Callable
 from typing import Any
-
-from pydantic import TypeAdapter, ValidationError
 
 from launchprof import __version__
 from launchprof.analysis.anatomy import with_anatomy
@@ -25,11 +22,11 @@ from launchprof.analysis.timing import breakeven, eager_samples, replay_samples,
 from launchprof.analysis.buckets import bucket_plan
 from launchprof.enums import Verdict
 from launchprof.errors import UsageError
-from launchprof.evidence import Evidence, parse_events
+from launchprof.evidence import Evidence, machine_of, parse_events
 from launchprof.hazards.rules import find_hazards
 from launchprof.hazards.outputs import output_costs
 from launchprof.run.file import Run
-from launchprof.session import SCHEMA_VERSION, KernelSpan, Machine, Report, Timeline
+from launchprof.session import SCHEMA_VERSION, KernelSpan, Report, Timeline
 from launchprof.snippet import capture_snippet
 from launchprof.source import use_sources
 from launchprof.trace import CallProfile, gpu_table, launch_api_table, per_call, timeline_of
@@ -37,18 +34,6 @@ from launchprof.verdict import decide
 from launchprof.worker.config import WorkerConfig, plan_size
 
 TraceSource = Callable[[str], "dict[str, Any] | None"]
-
-
-def machine_of(data: dict[str, Any] | None) -> Machine:
-    """The machine from a ``machine`` event or header; unknown keys are ignored."""
-    m = dict(data or {})
-    m.setdefault("python", platform.python_version())
-    for key in ("gpu", "driver", "cuda", "torch"):
-        m.setdefault(key, None)
-    try:
-        return TypeAdapter(Machine).validate_python(m)
-    except ValidationError as exc:
-        raise UsageError(f"malformed machine metadata: {exc.errors()[0]['msg']}") from None
 
 
 def eager_calls(traces: TraceSource) -> tuple[list[CallProfile], list[dict[str, Any]]]:
@@ -108,9 +93,9 @@ def build_report(
         schema_version=SCHEMA_VERSION,
         launchprof_version=__version__,
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        machine=machine_of(ev.machine),
+        machine=ev.machine or machine_of(None),
         script=script,
-        target=target or ((ev.target or {}).get("name")),
+        target=target or (ev.target.name if ev.target else None),
         verdict=verdict,
         eager=eager,
         replay=replay,
@@ -138,12 +123,12 @@ def analyse(run: Run, profile: Any = None) -> Report:
     except ValueError as exc:
         raise UsageError(f"malformed run events: {exc}") from None
     if h.machine is not None and not ev.machine:
-        ev = dataclasses.replace(ev, machine=dataclasses.asdict(h.machine))
+        ev = dataclasses.replace(ev, machine=h.machine)
     with use_sources(run.sources):
         report = build_report(ev, h.script, h.target, dataclasses.asdict(h.worker), h.repeat, profile, run.trace)
     created = h.created or report.created
-    report = whole_script(report, run.events, h.project_root)
-    report = with_failure_advice(report, run.events, h.script, list(h.argv or []))
+    report = whole_script(report, ev, h.project_root)
+    report = with_failure_advice(report, ev, h.script, list(h.argv or []))
     report = with_compile(report, ev, h.project_root)
     return dataclasses.replace(
         report, created=created, project_root=h.project_root, run_file=str(run.path) if run.path else None

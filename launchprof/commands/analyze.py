@@ -8,6 +8,7 @@ The report always comes from the saved run file (``load_run -> analyse``), the s
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import importlib
 import os
@@ -143,8 +144,6 @@ def save_run(
 ) -> Path:
     """Pack the worker's folder into the run file (see launchprof.run), with the device profile
     the prediction uses, and keep the last runs."""
-    from launchprof.analysis.report import machine_of
-
     header = RunHeader(
         format_version=RUN_FORMAT_VERSION,
         launchprof_version=__version__,
@@ -153,7 +152,7 @@ def save_run(
         target=options.target,
         argv=list(options.script_args),
         project_root=str(root),
-        machine=machine if machine is not None else (machine_of(evidence.machine) if evidence.machine else None),
+        machine=machine if machine is not None else evidence.machine,
         worker=WorkerOutcome(result.returncode, result.timed_out, result.interrupted, round(result.wall_s, 3), options.timeout),
         repeat=options.repeat,
     )
@@ -219,10 +218,9 @@ def measure(options: AnalyzeOptions, console: Console, report_on_stdout: bool = 
 def locate_async(options: AnalyzeOptions, root: Path, result: WorkerResult, evidence: Evidence, console: Console) -> None:
     """``--locate-async``: re-run the script in a new worker with CUDA_LAUNCH_BLOCKING=1, where
     an asynchronous CUDA error surfaces at the launching line, and add that line to the run."""
-    from launchprof.analysis.failure import is_async_cuda_error, located_note
+    from launchprof.analysis.failure import async_exception, located_note
 
-    exception = (evidence.script_end or {}).get("exception") or {}
-    if (evidence.script_end or {}).get("status") != "exception" or not is_async_cuda_error(exception):
+    if async_exception(evidence) is None:
         console.print("[dim]launchprof: --locate-async: the script raised no asynchronous CUDA error; nothing to locate[/]")
         return
     console.print("[yellow]launchprof: --locate-async: re-running the script with CUDA_LAUNCH_BLOCKING=1 (its side effects run twice)[/]")
@@ -237,12 +235,12 @@ def locate_async(options: AnalyzeOptions, root: Path, result: WorkerResult, evid
             calibrate=False,
         )
         again = run_worker(config, rundir, options.timeout, options.show_output, extra_env={"CUDA_LAUNCH_BLOCKING": "1"})
-        end = next((e for e in reversed(again.events) if e.get("type") == "script-end"), {})
+        end = parse_events(again.events).script_end
     finally:
         shutil.rmtree(rundir, ignore_errors=True)
-    found = dict(end.get("exception") or {}) if end.get("status") == "exception" else None
-    if found and found.get("file"):
-        found["file"] = relative_to_root(found["file"], root)
+    found = end.exception if end is not None and end.status == "exception" else None
+    if found and found.file:
+        found = dataclasses.replace(found, file=relative_to_root(found.file, root))
     result.events.append({"type": "note", "t": (result.events[-1].get("t") if result.events else None), "text": located_note(found)})
 
 
@@ -266,7 +264,6 @@ def run(options: AnalyzeOptions) -> int:
     failed = False
     try:
         from launchprof.analysis import analyse  # imported while the worker ran (import_analysis_meanwhile)
-        from launchprof.analysis.report import machine_of
         from launchprof.analysis.runinfo import script_failed
 
         try:
@@ -277,7 +274,7 @@ def run(options: AnalyzeOptions) -> int:
         failed = script_failed(evidence, {"timed_out": result.timed_out})
         if options.locate_async:
             locate_async(options, root, result, evidence, console)
-        machine = machine_of(evidence.machine) if evidence.machine else None
+        machine = evidence.machine
         profile = load_device_profile(options.profile, machine, console)
         run_path = save_run(options, root, result, rundir, evidence, profile.to_dict() if profile else None, machine)
     finally:
@@ -310,7 +307,7 @@ def exit_code(report: Any, evidence: Evidence, result: WorkerResult, options: An
         return int(ExitCode.INTERRUPTED)
     if evidence.target is not None and evidence.target_calls == 0:
         raise UsageError(
-            f"the target {evidence.target.get('name')} was never called: the script ran to its end without calling it (check --target)"
+            f"the target {evidence.target.name} was never called: the script ran to its end without calling it (check --target)"
         )
     reason = fail_reason(report, options.fail_on)
     if reason:

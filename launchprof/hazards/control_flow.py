@@ -24,15 +24,15 @@ def data_dependent_control_flow(ev: Evidence) -> list[Hazard]:
 def _branch_on_varying(ev: Evidence) -> dict | None:
     """The first ``if``/``while`` in the target that tests an argument whose value varies."""
     varying = {p.split("[")[0] for p, v in scalar_history(ev).items() if len(set(map(repr, v))) > 1}
-    if not ev.target or not ev.target.get("file"):
+    if ev.target is None or not ev.target.file:
         return None
-    node = function_at(ev.target["file"], int(ev.target.get("line") or 0))
+    file = ev.target.file
+    node = function_at(file, int(ev.target.line or 0))
     if node is None:
         return None
     for sub in ast.walk(node):
         if isinstance(sub, (ast.If, ast.While, ast.IfExp)):
             names = {n.id for n in ast.walk(sub.test) if isinstance(n, ast.Name)}
             if names & varying or not varying:
-                file = ev.target["file"]
                 return {"file": file, "line": sub.lineno, "code": line_at(file, sub.lineno).strip(), "snippet": around(file, sub.lineno)}
     return None

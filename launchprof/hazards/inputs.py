@@ -74,9 +74,9 @@ def _rebound_at(ev: Evidence, name: str) -> dict | None:
     """Where ``name`` is bound to a new tensor: the target's file first, then the files of
     the functions the probe call ran, then the file of the call site."""
     files: list[str] = []
-    for f in [ev.target or {}, *((ev.probe or {}).get("functions") or []), ev.call_site or {}]:
-        if f.get("file") and f["file"] not in files:
-            files.append(str(f["file"]))
+    for file in [ev.target.file if ev.target else None, *(f.get("file") for f in (ev.probe or {}).get("functions") or []), ev.call_site.file if ev.call_site else None]:
+        if file and file not in files:
+            files.append(str(file))
     found = rebinding_site(files, name.split(".")[-1])
     if found is None:
         return None
@@ -125,10 +125,10 @@ def mutated_arguments(ev: Evidence) -> list[Hazard]:
 
 def _mutation_site(ev: Evidence, name: str) -> dict | None:
     """The first line of the target that writes ``name`` in place (``name.op_(``, ``name[...] =``)."""
-    if not ev.target or not ev.target.get("file"):
+    if ev.target is None or not ev.target.file:
         return None
-    file = ev.target["file"]
-    node = function_at(file, int(ev.target.get("line") or 0))
+    file = ev.target.file
+    node = function_at(file, int(ev.target.line or 0))
     if node is None:
         return None
     for sub in sorted(ast.walk(node), key=lambda n: getattr(n, "lineno", 0)):

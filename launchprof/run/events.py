@@ -1,16 +1,24 @@
-"""The worker's events (docs/worker-events.md) as tolerant, validated models.
+"""The worker's events (docs/worker-events.md), validated into their records.
 
-One model per event type, each checking the fields the analysis reads and keeping any
-others (``extra="allow"``): the worker adds fields freely, and an event type this
-launchprof does not know is skipped, never an error. A known event whose fields have the
-wrong type (a ``wall_us`` that is a string) is an error: :func:`validate_events` names it.
+The records are :mod:`launchprof.events`' dataclasses, the same the worker writes; pydantic
+checks each line against its class. Tolerant as a reader of another version's log must be:
+fields a record does not declare are ignored, missing optional ones take their defaults, and
+an event type this launchprof does not know is skipped, never an error. A known event whose
+fields have the wrong type (a ``wall_us`` that is a string) is an error:
+:func:`validate_events` names it. Types not yet described by a record are checked by the
+pydantic models below and kept as dicts.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+
+from launchprof.events import RECORDS
+from launchprof.events.base import Event as Record
+
+_ADAPTERS: dict[str, TypeAdapter[Any]] = {name: TypeAdapter(cls) for name, cls in RECORDS.items()}
 
 
 class Event(BaseModel):
@@ -19,20 +27,10 @@ class Event(BaseModel):
     t: float | None = None
 
 
-class MachineEvent(Event):
-    machine: dict[str, Any] = {}
 
 
-class TargetEvent(Event):
-    name: str | None = None
-    file: str | None = None
-    line: int | None = None
 
 
-class SiteEvent(Event):
-    file: str | None = None
-    line: int | None = None
-    code: str | None = None
 
 
 class CallEvent(Event):
@@ -100,38 +98,17 @@ class TraceEvent(Event):
     calls: int | None = None
 
 
-class CalibrationEvent(Event):
-    status: str
-    path: str | None = None
-    seconds: float | None = None
-    message: str | None = None
 
 
-class ScriptEndEvent(Event):
-    status: str | None = None
-    exit_code: int | None = None
-    calls: int | None = None
 
 
 class NamesEvent(Event):
     names: list[str] = []
 
 
-class RankEvent(Event):
-    """``rank``: a worker started by torch's launcher (--nproc-per-node), first of its events."""
-
-    rank: int | None = None
-    local_rank: int | None = None
-    world_size: int | None = None
-    pid: int | None = None
-    pgid: int | None = None
 
 
 MODELS: dict[str, type[Event]] = {
-    "rank": RankEvent,
-    "machine": MachineEvent,
-    "target": TargetEvent,
-    "call-site": SiteEvent,
     "call": CallEvent,
     "eager-timing": LoopTimingEvent,
     "replay-timing": LoopTimingEvent,
@@ -141,11 +118,9 @@ MODELS: dict[str, type[Event]] = {
     "memory": MemoryEvent,
     "validation": ValidationEvent,
     "trace": TraceEvent,
-    "calibration": CalibrationEvent,
-    "script-end": ScriptEndEvent,
     "state-realloc": NamesEvent,
-    **{name: Event for name in ("environment", "target-problem", "mutations", "probe", "fallback", "phase", "host-speed")},
-    **{name: Event for name in ("plan-end", "worker-end", "note", "internal-error", "candidates", "timing-start")},
+    **{name: Event for name in ("mutations", "probe", "fallback", "host-speed")},
+    **{name: Event for name in ("timing-start",)},
     **{name: Event for name in ("anatomy", "race-check")},
     **{name: Event for name in ("outputs", "kept-output", "loop-back")},
     **{name: Event for name in ("bucket-plan", "bucket-measure", "bucket-check", "bucket-leak", "bucket-end")},
@@ -153,20 +128,36 @@ MODELS: dict[str, type[Event]] = {
 }
 
 
-def validate_events(events: list[Any]) -> list[dict[str, Any]]:
+def _checked(number: int, raw: Any) -> Record | dict[str, Any] | None:
+    """One event validated: its record, a dict for a type without one, None when unknown."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"event {number} is not an object")
+    kind = str(raw.get("type"))
+    adapter = _ADAPTERS.get(kind)
+    model = MODELS.get(kind) if adapter is None else None
+    if adapter is None and model is None:
+        return None
+    try:
+        if adapter is not None:
+            return adapter.validate_python(raw)  # type: ignore[no-any-return]
+        return model.model_validate(raw).model_dump(exclude_none=False)  # type: ignore[union-attr]
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise ValueError(f"event {number} ({raw.get('type')}) field {where}: {err['msg']}") from None
+
+
+def validate_events(events: list[Any]) -> list[Record | dict[str, Any]]:
     """Known events, checked; unknown types dropped. ValueError names the first bad one."""
-    out: list[dict[str, Any]] = []
+    out: list[Record | dict[str, Any]] = []
     for number, raw in enumerate(events, start=1):
-        if not isinstance(raw, dict):
-            raise ValueError(f"event {number} is not an object")
-        model = MODELS.get(str(raw.get("type")))
-        if model is None:
-            continue
-        try:
-            checked = model.model_validate(raw)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"])
-            raise ValueError(f"event {number} ({raw.get('type')}) field {where}: {err['msg']}") from None
-        out.append(checked.model_dump(exclude_none=False))
+        checked = _checked(number, raw)
+        if checked is not None:
+            out.append(checked)
     return out
+
+
+def known_events(events: list[Any]) -> list[dict[str, Any]]:
+    """The events of known types as written (a run keeps its log as lines), each checked
+    as :func:`validate_events` does; ValueError names the first bad one."""
+    return [raw for number, raw in enumerate(events, start=1) if _checked(number, raw) is not None]

@@ -44,6 +44,7 @@ from launchprof.worker.plan_bursts import UserState, protected_tensors, silenced
 from launchprof.worker.rank_sync import distributed
 from launchprof.worker.trees import clone_tensors, leaves
 from launchprof.worker.validator import Snapshot
+from launchprof.events.lifecycle import NoteEvent
 
 if TYPE_CHECKING:
     from launchprof.worker.plan import TargetRun
@@ -92,7 +93,7 @@ def measure_buckets(run: TargetRun) -> None:
             return
         state = UserState(run, [(c.args, c.kwargs) for c in setup.real])
     except Exception as exc:
-        run.events.write("note", text=f"bucket plan not measured ({type(exc).__name__}: {str(exc)[:300]})")
+        run.events.write(NoteEvent(text=f"bucket plan not measured ({type(exc).__name__}: {str(exc)[:300]})"))
         return
     try:
         with silenced():
@@ -101,13 +102,13 @@ def measure_buckets(run: TargetRun) -> None:
         from launchprof.worker.capture import recover_after_failed_capture
 
         recover_after_failed_capture()
-        run.events.write("note", text=f"bucket measurement stopped ({type(exc).__name__}: {str(exc)[:300]}); what it measured before is reported")
+        run.events.write(NoteEvent(text=f"bucket measurement stopped ({type(exc).__name__}: {str(exc)[:300]}); what it measured before is reported"))
     finally:
         try:
             state.restore()
             torch.cuda.empty_cache()
         except Exception as exc:
-            run.events.write("note", text=f"state after the bucket measurement could not be restored ({type(exc).__name__}: {str(exc)[:300]})")
+            run.events.write(NoteEvent(text=f"state after the bucket measurement could not be restored ({type(exc).__name__}: {str(exc)[:300]})"))
 
 
 def _setup(run: TargetRun) -> Setup | None:
@@ -115,7 +116,7 @@ def _setup(run: TargetRun) -> Setup | None:
     axis = batch_axis({p: s for p, s in history.items() if len(set(s)) > 1})
     if axis is None:
         if run.config.buckets:  # asked for, so say why there is none
-            run.events.write("note", text="--buckets: the target's argument shapes did not vary between calls, so there is no bucket plan")
+            run.events.write(NoteEvent(text="--buckets: the target's argument shapes did not vary between calls, so there is no bucket plan"))
         return None
     sizes = list(run.config.buckets or default_sizes(max(axis.sizes)))
     source = "user" if run.config.buckets else "default"
@@ -126,7 +127,7 @@ def _setup(run: TargetRun) -> Setup | None:
     )
     why = _unmeasurable(run, real, sizes)
     if why:
-        run.events.write("note", text=f"bucket plan not measured: {why}")
+        run.events.write(NoteEvent(text=f"bucket plan not measured: {why}"))
         return None
     return Setup(axis.arguments, sizes, source, run.config.bucket_memory, axis.sizes, real, _moved(run, real))
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 from typing import Any
+from launchprof.events.lifecycle import NoteEvent
 
 COUNTS = (64, 256)  # the calibration plan's two smallest counts
 WARM = 1  # untimed calls of each count before the first sample: the interpreter's caches
@@ -76,7 +77,7 @@ class HostSpeed:
 def write_unmeasured(events: Any, why: str) -> None:
     """The one wording for a run whose host speed is missing: the report then says why its
     prediction rests on the profile's own figures."""
-    events.write("note", text=f"the host's speed was not measured ({why}); the prediction uses the profile as measured")
+    events.write(NoteEvent(text=f"the host's speed was not measured ({why}); the prediction uses the profile as measured"))
 
 
 def cuda_host_speed() -> HostSpeed:

@@ -32,6 +32,7 @@ from launchprof.worker.frames import frame_site, is_internal
 from launchprof.worker.observe import bind_arguments
 from launchprof.worker.outputs_holders import Holder, find_holder, find_view_holder, keep_line, output_names
 from launchprof.worker.trees import leaves
+from launchprof.events.lifecycle import NoteEvent
 
 FIRST_CALL = 2  # call 0 and 1 are warm-up: lazy initialisation may keep things around
 LAST_CALL = 6  # outputs of calls FIRST_CALL..LAST_CALL are watched
@@ -84,7 +85,7 @@ class OutputsWatch:
             fn(*args)
         except Exception as exc:  # launchprof's own bookkeeping must never fail the user's call
             self.failed = True
-            self.events.write("note", text=f"the kept-output watch stopped: {type(exc).__name__}: {exc}")
+            self.events.write(NoteEvent(text=f"the kept-output watch stopped: {type(exc).__name__}: {exc}"))
 
     # ---------------------------------------------------------------- internals
     def _after(self, index: int, out: Any, caller: FrameType | None) -> None:

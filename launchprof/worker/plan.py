@@ -42,6 +42,7 @@ from launchprof.worker.timing import timed
 from launchprof.worker.trees import clone_tensors, copy_into, flat_tensors, tensor_leaves
 from launchprof.worker.user_errors import UserError, is_device_error
 from launchprof.worker.validator import Snapshot, cuda_rng_state, mutated_tensors, rng_advanced, validate, version_of
+from launchprof.events.lifecycle import CallSiteEvent, InternalErrorEvent, NoteEvent, PhaseEvent, PlanEndEvent
 
 MAX_CALL_EVENTS = 400
 
@@ -123,7 +124,7 @@ class TargetRun:
             if self.calls == 0:
                 site = frame_site(sys._getframe(1))
                 if site is not None:
-                    self.events.write("call-site", **site.as_dict())
+                    self.events.write(CallSiteEvent(file=site.file, line=site.line, code=site.code, function=site.function))
             return self._step(args, kwargs)
         except UserError as wrapped:
             raise wrapped.original from None
@@ -134,7 +135,7 @@ class TargetRun:
                 raise
             import traceback
 
-            self.events.write("internal-error", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()[-3000:])
+            self.events.write(InternalErrorEvent(error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()[-3000:]))
             try:
                 self.finish(reason=f"launchprof internal error: {type(exc).__name__}: {exc}", bursts=False)
             except Exception:
@@ -164,7 +165,7 @@ class TargetRun:
         return handler(index, args, kwargs, records, state)
 
     def _advance(self, phase: Phase) -> None:
-        self.events.write("phase", name=phase.value, call=self.calls)
+        self.events.write(PhaseEvent(name=phase.value, call=self.calls))
         self.phase = phase
         self.in_phase = 0
 
@@ -213,7 +214,7 @@ class TargetRun:
         if self.profiler is None:
             old_cuda = tear_down_after_profiling()  # else the bursts after this would time CUPTI's callbacks too
             if old_cuda:
-                self.events.write("note", text=old_cuda)
+                self.events.write(NoteEvent(text=old_cuda))
             self.profiler = new_profile()
             torch.cuda.synchronize()
             self.profiler.__enter__()
@@ -226,7 +227,7 @@ class TargetRun:
                 self._advance(Phase.PROBE)
             else:  # its trace lost the GPU activity: profile these calls again
                 self.in_phase = 0
-                self.events.write("note", text=REPROFILED)
+                self.events.write(NoteEvent(text=REPROFILED))
         return out
 
     def _run_dir(self) -> Any:
@@ -473,7 +474,7 @@ class TargetRun:
             try:
                 self._finish_profile(retry=False)
             except Exception as exc:
-                self.events.write("note", text=f"profiler trace could not be written: {exc}")
+                self.events.write(NoteEvent(text=f"profiler trace could not be written: {exc}"))
         if bursts:
             self._bursts()
             measure_buckets(self)  # varying shapes only: the bucket plan, measured (worker/buckets.py)
@@ -481,13 +482,14 @@ class TargetRun:
             sets = list(self.replay_sets or self.eager_sets)
             self.race_set = sets[-1] if sets else None
         self.events.write(
-            "plan-end",
-            reason=reason,
-            phase=self.phase.value,
-            calls=self.calls,
-            replays_timed=self.replays_timed,
-            validations=self.validations,
-            fallbacks=self.fallbacks,
+            PlanEndEvent(
+                reason=reason,
+                phase=self.phase.value,
+                calls=self.calls,
+                replays_timed=self.replays_timed,
+                validations=self.validations,
+                fallbacks=self.fallbacks,
+            )
         )
         self.phase = Phase.DONE
         self.captured = None

@@ -13,6 +13,7 @@ from launchprof.worker.config import WorkerConfig
 from launchprof.worker.cupti import tear_down_after_profiling
 from launchprof.worker.events import EventWriter
 from launchprof.worker.profiler_tables import Timeline, new_profile, read_timeline, write_table
+from launchprof.events.lifecycle import CandidateRow, CandidatesEvent, NoteEvent
 
 
 class WholeScript:
@@ -105,6 +106,6 @@ class WholeScript:
             counts = tally(trace, is_user_file, kernel_launches(trace))
             rows = candidates(counts, shown if not shown.startswith("..") else str(script))
         except Exception as exc:  # an overview extra: never lose the run over it
-            self.events.write("note", text=f"could not rank candidate targets: {type(exc).__name__}: {exc}")
+            self.events.write(NoteEvent(text=f"could not rank candidate targets: {type(exc).__name__}: {exc}"))
             return
-        self.events.write("candidates", functions=rows)
+        self.events.write(CandidatesEvent(functions=[CandidateRow(**r) for r in rows]))

@@ -33,6 +33,15 @@ from launchprof.events.lifecycle import (
     TargetProblemEvent,
     WorkerEndEvent,
 )
+from launchprof.events.timing import (
+    EagerTimingEvent,
+    HostSpeedEvent,
+    ReplayTimingEvent,
+    TimingEndEvent,
+    TimingEvent,
+    TimingStartEvent,
+    TraceEvent,
+)
 from launchprof.errors import UsageError
 from launchprof.models import Machine
 from launchprof.run.events import validate_events
@@ -64,8 +73,8 @@ class Evidence:
     burst_gpu_us: dict[str, list[float]] = field(default_factory=dict)
     # Each burst's median wall time, per kind: how far the step drifted during the run.
     burst_medians_us: dict[str, list[float]] = field(default_factory=dict)
-    timing_ends: list[dict[str, Any]] = field(default_factory=list)
-    timing_starts: list[dict[str, Any]] = field(default_factory=list)  # with `sets` per kind (newer workers)
+    timing_ends: list[TimingEndEvent] = field(default_factory=list)
+    timing_starts: list[TimingStartEvent] = field(default_factory=list)  # with `sets` per kind (newer workers)
     traces: dict[str, str] = field(default_factory=dict)
     # Traces that recorded no GPU activity under teardown and were not taken again: lost, or
     # of a step with no CUDA work (worker/plan.py _finish_profile); runs before this say nothing.
@@ -158,24 +167,22 @@ def host_op_slopes(samples: Any, counts: Any) -> list[float]:
         return []
 
 
-def _timing(data: dict[str, Any], e: dict[str, Any]) -> None:
-    kind = e["type"]
-    if kind == "timing":
-        k = str(e["kind"])
-        data["burst_wall_us"].setdefault(k, []).extend(e["wall_us"])
-        if e["wall_us"]:
-            data["burst_medians_us"].setdefault(k, []).append(float(statistics.median(e["wall_us"])))
-        data["burst_gpu_us"].setdefault(k, []).extend(g for g in e.get("gpu_us") or [] if g is not None)
-    elif kind == "eager-timing":
-        data["eager_wall_us"].append(e["wall_us"])
-        if e.get("gpu_us") is not None:
-            data["eager_gpu_us"].append(e["gpu_us"])
-        if e.get("phase") == "interleaved":
-            data["interleaved_wall_us"].append(e["wall_us"])
+def _timing(data: dict[str, Any], e: TimingEvent | EagerTimingEvent | ReplayTimingEvent) -> None:
+    if isinstance(e, TimingEvent):
+        data["burst_wall_us"].setdefault(e.kind, []).extend(e.wall_us)
+        if e.wall_us:
+            data["burst_medians_us"].setdefault(e.kind, []).append(float(statistics.median(e.wall_us)))
+        data["burst_gpu_us"].setdefault(e.kind, []).extend(g for g in e.gpu_us if g is not None)
+    elif isinstance(e, EagerTimingEvent):
+        data["eager_wall_us"].append(e.wall_us)
+        if e.gpu_us is not None:
+            data["eager_gpu_us"].append(e.gpu_us)
+        if e.phase == "interleaved":
+            data["interleaved_wall_us"].append(e.wall_us)
     else:
-        data["replay_wall_us"].append(e["wall_us"])
-        if e.get("gpu_us") is not None:
-            data["replay_gpu_us"].append(e["gpu_us"])
+        data["replay_wall_us"].append(e.wall_us)
+        if e.gpu_us is not None:
+            data["replay_gpu_us"].append(e.gpu_us)
 
 
 def parse_events(events: list[dict[str, Any]]) -> Evidence:
@@ -192,18 +199,9 @@ def parse_events(events: list[dict[str, Any]]) -> Evidence:
             data[_SINGLE[kind]] = e
         elif kind in _LISTS:
             data[_LISTS[kind]].append(e)
-        elif kind in ("timing", "eager-timing", "replay-timing"):
-            _timing(data, e)
-        elif kind == "host-speed":
-            data["host_eager_op_us"] = e.get("eager_op_us")
-            data["host_op_slopes"] = host_op_slopes(e.get("samples_us"), e.get("counts"))
         elif kind == "mutations":
             data["mutations"] = {"args": e.get("args", []), "state": e.get("state", [])}
             data["cuda_rng"] = e.get("cuda_rng")
-        elif kind == "trace":
-            data["traces"][e.get("what", "eager")] = e["path"]
-            if e.get("may_be_lost"):
-                data["lost_traces"].append(e.get("what", "eager"))
     return Evidence(**data)
 
 
@@ -214,6 +212,15 @@ def _record(data: dict[str, Any], e: Record) -> None:
         data[_SINGLE[kind]] = e
     elif kind in _LISTS:
         data[_LISTS[kind]].append(e)
+    elif isinstance(e, (TimingEvent, EagerTimingEvent, ReplayTimingEvent)):
+        _timing(data, e)
+    elif isinstance(e, HostSpeedEvent):
+        data["host_eager_op_us"] = e.eager_op_us
+        data["host_op_slopes"] = host_op_slopes(e.samples_us, e.counts)
+    elif isinstance(e, TraceEvent):
+        data["traces"][e.what] = e.path
+        if e.may_be_lost:
+            data["lost_traces"].append(e.what)
     elif isinstance(e, MachineEvent):
         data["machine"] = machine_of(e.machine) if e.machine else None
     elif isinstance(e, EnvironmentEvent):

@@ -58,7 +58,7 @@ def bursts_complete(ev: Evidence) -> bool:
     """The report's steps come from the bursts (:func:`uses_bursts`), and both kinds ran to
     their end (``timing-end`` with samples; a burst stopped by its time cap has its own
     note): the sample count follows --repeat."""
-    ended = {e.get("kind"): int(e.get("samples") or 0) for e in ev.timing_ends}
+    ended = {e.kind: e.samples or 0 for e in ev.timing_ends}
     return uses_bursts(ev) and ended.get("eager", 0) > 0 and ended.get("replay", 0) > 0
 
 

@@ -114,10 +114,10 @@ def stopped_early_notes(ev: Evidence) -> list[str]:
     """One note per kind of burst timing that hit its time cap before its sample count."""
     out = []
     for end in ev.timing_ends:
-        if end.get("stopped_early"):
-            why = f": {end['why']}" if end.get("why") else ""
+        if end.stopped_early:
+            why = f": {end.why}" if end.why else ""
             out.append(
-                f"{_kind_words(str(end.get('kind')))} timing stopped early after {end.get('samples')} samples in "
-                f"{end.get('seconds') or 0:.1f} s{why}; its interval is wider"
+                f"{_kind_words(end.kind)} timing stopped early after {end.samples} samples in "
+                f"{end.seconds or 0:.1f} s{why}; its interval is wider"
             )
     return out

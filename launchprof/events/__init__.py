@@ -7,7 +7,7 @@ One frozen dataclass per event type (docs/worker-events.md), its ``TYPE`` the ev
 
 from __future__ import annotations
 
-from launchprof.events import lifecycle
+from launchprof.events import lifecycle, timing
 from launchprof.events.base import Event, Site
 
 # The event types the analysis reads, by their ``type``; a reader drops any other.
@@ -28,6 +28,13 @@ RECORDS: dict[str, type[Event]] = {
         lifecycle.NoteEvent,
         lifecycle.InternalErrorEvent,
         lifecycle.CandidatesEvent,
+        timing.TimingStartEvent,
+        timing.TimingEvent,
+        timing.TimingEndEvent,
+        timing.EagerTimingEvent,
+        timing.ReplayTimingEvent,
+        timing.HostSpeedEvent,
+        timing.TraceEvent,
     )
 }
 

@@ -27,42 +27,10 @@ class Event(BaseModel):
     t: float | None = None
 
 
-
-
-
-
-
-
 class CallEvent(Event):
     index: int
     phase: str | None = None
     args: list[dict[str, Any]] = []
-
-
-class LoopTimingEvent(Event):
-    """``eager-timing`` / ``replay-timing``: a call the script made, timed in its loop."""
-
-    wall_us: float
-    gpu_us: float | None = None
-    phase: str | None = None
-
-
-class TimingEvent(Event):
-    """``timing``: one burst of the user's step timed back to back (the reported numbers)."""
-
-    kind: str  # eager, replay, clone
-    mode: str = "burst"
-    burst: int | None = None
-    wall_us: list[float]
-    gpu_us: list[float | None] = []
-
-
-class TimingEndEvent(Event):
-    kind: str
-    samples: int | None = None
-    seconds: float | None = None
-    stopped_early: bool = False
-    why: str | None = None
 
 
 class CaptureEvent(Event):
@@ -92,35 +60,17 @@ class ValidationEvent(Event):
     max_abs_diff: float | None = None
 
 
-class TraceEvent(Event):
-    what: str = "eager"
-    path: str
-    calls: int | None = None
-
-
-
-
-
-
 class NamesEvent(Event):
     names: list[str] = []
 
 
-
-
 MODELS: dict[str, type[Event]] = {
     "call": CallEvent,
-    "eager-timing": LoopTimingEvent,
-    "replay-timing": LoopTimingEvent,
-    "timing": TimingEvent,
-    "timing-end": TimingEndEvent,
     "capture": CaptureEvent,
     "memory": MemoryEvent,
     "validation": ValidationEvent,
-    "trace": TraceEvent,
     "state-realloc": NamesEvent,
-    **{name: Event for name in ("mutations", "probe", "fallback", "host-speed")},
-    **{name: Event for name in ("timing-start",)},
+    **{name: Event for name in ("mutations", "probe", "fallback")},
     **{name: Event for name in ("anatomy", "race-check")},
     **{name: Event for name in ("outputs", "kept-output", "loop-back")},
     **{name: Event for name in ("bucket-plan", "bucket-measure", "bucket-check", "bucket-leak", "bucket-end")},

@@ -22,6 +22,7 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 from launchprof.events.lifecycle import NoteEvent
+from launchprof.events.timing import HostSpeedEvent
 
 COUNTS = (64, 256)  # the calibration plan's two smallest counts
 WARM = 1  # untimed calls of each count before the first sample: the interpreter's caches
@@ -71,7 +72,7 @@ class HostSpeed:
             write_unmeasured(events, f"a sample failed: {self.error}" if self.error else "no sample was taken")
             return
         samples = {str(n): v for n, v in self.samples.items()}
-        events.write("host-speed", eager_op_us=op, counts=list(COUNTS), samples_us=samples, when=when)
+        events.write(HostSpeedEvent(eager_op_us=op, counts=list(COUNTS), samples_us=samples, when=when))
 
 
 def write_unmeasured(events: Any, why: str) -> None:

@@ -43,6 +43,7 @@ from launchprof.worker.trees import clone_tensors, copy_into, flat_tensors, tens
 from launchprof.worker.user_errors import UserError, is_device_error
 from launchprof.worker.validator import Snapshot, cuda_rng_state, mutated_tensors, rng_advanced, validate, version_of
 from launchprof.events.lifecycle import CallSiteEvent, InternalErrorEvent, NoteEvent, PhaseEvent, PlanEndEvent
+from launchprof.events.timing import EagerTimingEvent, ReplayTimingEvent, TraceEvent
 
 MAX_CALL_EVENTS = 400
 
@@ -201,7 +202,7 @@ class TargetRun:
     def _eager(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
         with nvtx_range("eager"):
             out, t = timed(lambda: self._user(*args, **kwargs))
-        self.events.write("eager-timing", index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, phase="eager", mode="in-loop")
+        self.events.write(EagerTimingEvent(index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, phase="eager", mode="in-loop"))
         self.eager_sets.append((args, kwargs))
         self.in_phase += 1
         if self.in_phase >= self.pre_capture_calls:
@@ -255,7 +256,7 @@ class TargetRun:
             return True
         self.discarded = None
         path = write_table(prof, self._run_dir(), "eager")
-        self.events.write("trace", path=path, calls=calls, what="eager", may_be_lost=may_be_lost)
+        self.events.write(TraceEvent(path=path, calls=calls, what="eager", may_be_lost=may_be_lost))
         return True
 
     def _probe(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
@@ -387,7 +388,7 @@ class TargetRun:
         """An eager call between two replays: the in-loop speedup compares neighbours."""
         with nvtx_range("eager"):
             out, t = timed(lambda: self._user(*args, **kwargs))
-        self.events.write("eager-timing", index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, phase="interleaved", mode="in-loop")
+        self.events.write(EagerTimingEvent(index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, phase="interleaved", mode="in-loop"))
         self.eager_interleaved += 1
         self._maybe_done()
         return out
@@ -405,7 +406,7 @@ class TargetRun:
             profile_replay(self, args, kwargs)
         with nvtx_range("replay"):
             _, t = timed(lambda: self._run_graph(args, kwargs))
-        self.events.write("replay-timing", index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, mode="in-loop")
+        self.events.write(ReplayTimingEvent(index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, mode="in-loop"))
         self.replays_timed += 1
         out = clone_tensors(cap.static_out)
         self.inputs.copy_back(args, kwargs, self.mutated_args)

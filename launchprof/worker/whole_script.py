@@ -14,6 +14,7 @@ from launchprof.worker.cupti import tear_down_after_profiling
 from launchprof.worker.events import EventWriter
 from launchprof.worker.profiler_tables import Timeline, new_profile, read_timeline, write_table
 from launchprof.events.lifecycle import CandidateRow, CandidatesEvent, NoteEvent
+from launchprof.events.timing import TraceEvent
 
 
 class WholeScript:
@@ -89,7 +90,7 @@ class WholeScript:
             self.prof.__exit__(None, None, None)
             table = read_timeline(self.prof)  # read once: the table and the ranking share it
             path = write_table(self.prof, Path(self.config.events_path).parent, "whole-script", table)
-            self.events.write("trace", path=path, calls=1, what="whole-script")
+            self.events.write(TraceEvent(path=path, calls=1, what="whole-script"))
             self.write_candidates(table)
 
     def write_candidates(self, table: Timeline | None = None) -> None:

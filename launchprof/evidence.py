@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from launchprof.events.base import Event as Record
+from launchprof.events.capture import AnatomyEvent, CaptureEvent, MemoryEvent, RaceCheckEvent, ValidationEvent
 from launchprof.events.lifecycle import (
     CalibrationEvent,
     CallSiteEvent,
@@ -80,11 +81,11 @@ class Evidence:
     # of a step with no CUDA work (worker/plan.py _finish_profile); runs before this say nothing.
     lost_traces: list[str] = field(default_factory=list)
     probe: dict[str, Any] | None = None
-    capture: dict[str, Any] | None = None
-    anatomy: dict[str, Any] | None = None  # the captured graph's nodes and edges
-    race_check: dict[str, Any] | None = None  # the sanitizer pass (worker/race_check.py)
-    memory: dict[str, Any] | None = None
-    validations: list[dict[str, Any]] = field(default_factory=list)
+    capture: CaptureEvent | None = None
+    anatomy: AnatomyEvent | None = None  # the captured graph's nodes and edges
+    race_check: RaceCheckEvent | None = None  # the sanitizer pass (worker/race_check.py)
+    memory: MemoryEvent | None = None
+    validations: list[ValidationEvent] = field(default_factory=list)
     fallbacks: list[dict[str, Any]] = field(default_factory=list)
     state_reallocs: list[dict[str, Any]] = field(default_factory=list)
     # Outputs the user kept past the next call, and arguments that were the previous output.

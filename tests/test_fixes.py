@@ -98,10 +98,10 @@ def test_mutated_argument_copied_into_a_static_buffer_is_a_warning() -> None:
     marking that argument as moved must name ``param`` and say the caller's tensor stays put."""
     ev = load_evidence("frozen_scalar")
     assert ev.mutations["args"] == ["[0]"]
-    assert ev.capture["moved_args"] == []  # the sample passes the same `param` every call
+    assert ev.capture.moved_args == []  # the sample passes the same `param` every call
     before = [h for h in find_hazards(ev) if h.details.get("mutated")]
     assert before == []  # not moved: nothing to say
-    moved = dataclasses.replace(ev, capture={**(ev.capture or {}), "moved_args": ["[0]"]})
+    moved = dataclasses.replace(ev, capture=dataclasses.replace(ev.capture, moved_args=["[0]"]))
     with use_sources(load("frozen_scalar").sources):
         found = [h for h in find_hazards(moved) if h.details.get("mutated")]
     assert len(found) == 1

@@ -57,7 +57,7 @@ def build_report(
     eager, replay, validation = eager_profile(ev, calls), replay_profile(ev), validation_of(ev)
     replay = with_anatomy(replay, ev.anatomy, traces("replay"))
     ratio = speedup(eager_samples(ev), replay_samples(ev)) if replay else None
-    captured = None if ev.capture is None else bool(ev.capture.get("ok"))
+    captured = None if ev.capture is None else ev.capture.ok
     verdict = Verdict(decide(ev.target is not None, captured, validation, ratio))
     notes = list(ev.notes) + stopped_early_notes(ev) + argument_notes(ev)
     if ev.target is not None and eager is not None and eager.kernels_per_step == 0:

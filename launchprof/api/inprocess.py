@@ -120,6 +120,7 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
     from launchprof.worker.calibration import calibrate
     from launchprof.worker.cupti import TEARDOWN_CUPTI
     from launchprof.worker.events import EventWriter
+    from launchprof.events.capture import RaceCheckEvent
     from launchprof.events.lifecycle import MachineEvent, NoteEvent, ScriptEndEvent, WorkerEndEvent
     from launchprof.worker.hook import _describe
     from launchprof.worker.script import exception_record
@@ -156,7 +157,7 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
             if settings.stream_check:
                 run.final_checks()
             else:
-                events.write("race-check", status="skipped", reason=STREAM_CHECK_SKIPPED)
+                events.write(RaceCheckEvent(status="skipped", reason=STREAM_CHECK_SKIPPED))
         except Exception as exc:
             events.write(NoteEvent(text=f"could not close the measurement: {exc}"))
         frames.SCRIPT_ROOT.remove(added_root)

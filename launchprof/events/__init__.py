@@ -7,7 +7,7 @@ One frozen dataclass per event type (docs/worker-events.md), its ``TYPE`` the ev
 
 from __future__ import annotations
 
-from launchprof.events import lifecycle, timing
+from launchprof.events import capture, lifecycle, timing
 from launchprof.events.base import Event, Site
 
 # The event types the analysis reads, by their ``type``; a reader drops any other.
@@ -35,6 +35,11 @@ RECORDS: dict[str, type[Event]] = {
         timing.ReplayTimingEvent,
         timing.HostSpeedEvent,
         timing.TraceEvent,
+        capture.CaptureEvent,
+        capture.MemoryEvent,
+        capture.ValidationEvent,
+        capture.AnatomyEvent,
+        capture.RaceCheckEvent,
     )
 }
 

@@ -81,8 +81,6 @@ class CallSiteEvent(Event, Site):
 class ScriptException(Site):
     """What ended the script; empty when it ended normally."""
 
-    file: str | None = omitted()
-    line: int | None = omitted()
     type: str | None = omitted()
     message: str | None = omitted()
     traceback: str | None = omitted()

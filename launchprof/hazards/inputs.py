@@ -32,7 +32,7 @@ def reallocated_arguments(ev: Evidence) -> dict[str, int]:
     The worker reports canonical paths (``[0]``, ``[1][2]``); they are returned as the
     caller's names (``tokens``, ``extras[2]``), the paths the ``call`` events record and
     size. A path that names no recorded tensor is kept as it is."""
-    moved = [str(p) for p in (ev.capture or {}).get("moved_args") or []]
+    moved = list(ev.capture.moved_args) if ev.capture is not None else []
     sizes: dict[str, int] = {}
     for call in ev.calls:
         for leaf in call.get("args", []):
@@ -57,7 +57,7 @@ def reallocated_inputs(ev: Evidence) -> list[Hazard]:
         msg = f"{names} {'is a new allocation' if len(moved) == 1 else 'are new allocations'} each call ({total:,} bytes); launchprof copies {'it' if len(moved) == 1 else 'them'} into the static input buffers{cost}"
         out.append(hazard("reallocated-input", msg, ev.call_site or target_site(ev.target), severity="info", arguments=sorted(moved)))
     names = sorted({n for r in ev.state_reallocs for n in r.get("names", [])})
-    failed = any(not v.get("match") for v in ev.validations)
+    failed = any(not v.match for v in ev.validations)
     for name in names:
         msg = f"`{name}` is rebound to a new tensor between calls: a graph keeps reading the memory captured the first time"
         if failed:
@@ -110,7 +110,7 @@ def argument_names(ev: Evidence, paths: list[str]) -> dict[str, str]:
 def mutated_arguments(ev: Evidence) -> list[Hazard]:
     """Issue 13 item 5: an argument the target changes in place that is also a new tensor each
     call. Under a graph the static copy changes and the caller's tensor does not."""
-    moved = set(str(p) for p in (ev.capture or {}).get("moved_args") or [])
+    moved = set(ev.capture.moved_args if ev.capture is not None else [])
     both = sorted(moved & set(ev.mutations.get("args") or []))
     out = []
     for path, name in argument_names(ev, both).items():

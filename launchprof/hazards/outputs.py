@@ -31,7 +31,7 @@ def _clone_all_us(ev: Evidence) -> float | None:
 
 
 def _all_bytes(ev: Evidence) -> int | None:
-    clone = (ev.memory or {}).get("clone_bytes")
+    clone = ev.memory.clone_bytes if ev.memory is not None else None
     if isinstance(clone, int) and clone > 0:
         return clone
     total = sum(int(o.get("bytes") or 0) for o in (ev.outputs or {}).get("outputs", []))

@@ -38,10 +38,10 @@ def unjoined_forks(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def unjoined_streams(ev: Evidence) -> list[Hazard]:
-    if ev.capture and ev.capture.get("ok"):
+    if ev.capture is not None and ev.capture.ok:
         return []  # capture ended cleanly: every fork was joined, whatever the bookkeeping saw
     ops = (ev.probe or {}).get("streams", [])
-    capture_says = bool(ev.capture and not ev.capture.get("ok") and ev.capture.get("kind") == "unjoined-stream")
+    capture_says = ev.capture is not None and not ev.capture.ok and ev.capture.kind == "unjoined-stream"
     out = []
     for fork in unjoined_forks(ops):
         code = code_text(fork)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from launchprof.evidence import Evidence
-from launchprof.hazards.common import code_text, hazard, target_site
+from launchprof.hazards.common import code_text, hazard, site_dict, target_site
 from launchprof.session import Hazard
 
 
@@ -14,11 +14,11 @@ def hidden_syncs(ev: Evidence) -> list[Hazard]:
     syncs = list((ev.probe or {}).get("syncs", []))
     # A pageable copy warns as a sync too; one line, one finding, the more specific kind.
     pageable = {(s.get("file"), s.get("line")) for s in syncs if s.get("kind") == "pageable-copy"}
-    cap = ev.capture or {}
-    if cap.get("kind") == "pageable-copy" and cap.get("file"):
-        pageable.add((cap.get("file"), cap.get("line")))
-        if (cap.get("file"), cap.get("line")) not in {(s.get("file"), s.get("line")) for s in syncs}:
-            syncs.append({**cap, "kind": "pageable-copy", "what": "host-to-device copy from pageable memory"})
+    cap = ev.capture
+    if cap is not None and cap.kind == "pageable-copy" and cap.file:
+        pageable.add((cap.file, cap.line))
+        if (cap.file, cap.line) not in {(s.get("file"), s.get("line")) for s in syncs}:
+            syncs.append({**site_dict(cap), "kind": "pageable-copy", "what": "host-to-device copy from pageable memory"})
     for s in syncs:
         if (s.get("file"), s.get("line")) in pageable:
             s = {**s, "kind": "pageable-copy"}
@@ -41,18 +41,18 @@ def hidden_syncs(ev: Evidence) -> list[Hazard]:
 def capture_failure(ev: Evidence) -> list[Hazard]:
     """The capture error itself, when no probe finding already explains it."""
     cap = ev.capture
-    if not cap or cap.get("ok"):
+    if cap is None or cap.ok:
         return []
-    kind = cap.get("kind") or "capture-failed"
-    cuda = ", ".join(cap.get("cuda_errors") or [])
+    kind = cap.kind or "capture-failed"
+    cuda = ", ".join(cap.cuda_errors)
     detail = f" ({cuda})" if cuda else ""
     explained = {
         "hidden-sync": [s for s in (ev.probe or {}).get("syncs", []) if s.get("kind", "hidden-sync") == "hidden-sync"],
         "pageable-copy": [s for s in (ev.probe or {}).get("syncs", []) if s.get("kind") == "pageable-copy"],
         "unjoined-stream": [s for s in (ev.probe or {}).get("streams", []) if s.get("op") in ("wait_stream", "wait_event")],
     }
-    if kind in explained and explained[kind] and not cap.get("file"):
+    if kind in explained and explained[kind] and not cap.file:
         return []  # the probe's findings carry the lines; the capture error adds nothing
-    site = cap if cap.get("file") else target_site(ev.target)
-    message = f"capture failed: {cap.get('exception', 'error')}: {cap.get('message', '')}{detail}"
-    return [hazard(kind if kind != "capture-allocation" else "capture-allocation", message, site, severity="error", cuda_errors=cap.get("cuda_errors"))]
+    site = cap if cap.file else target_site(ev.target)
+    message = f"capture failed: {cap.exception}: {cap.message}{detail}"
+    return [hazard(kind if kind != "capture-allocation" else "capture-allocation", message, site, severity="error", cuda_errors=cap.cuda_errors)]

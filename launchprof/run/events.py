@@ -33,45 +33,14 @@ class CallEvent(Event):
     args: list[dict[str, Any]] = []
 
 
-class CaptureEvent(Event):
-    ok: bool
-    index: int | None = None
-    capture_us: float | None = None
-    warmup_us: float | None = None
-    instantiate_us: float | None = None
-    graph_nodes: int | None = None
-    node_types: dict[str, int] = {}
-    pool_bytes: int | None = None
-    workspace_bytes: int | None = None
-
-
-class MemoryEvent(Event):
-    free_bytes: int | None = None
-    total_bytes: int | None = None
-    static_bytes: int | None = None
-    clone_bytes: int | None = None
-    pool_bytes: int | None = None
-    workspace_bytes: int | None = None
-
-
-class ValidationEvent(Event):
-    index: int | None = None
-    match: bool
-    max_abs_diff: float | None = None
-
-
 class NamesEvent(Event):
     names: list[str] = []
 
 
 MODELS: dict[str, type[Event]] = {
     "call": CallEvent,
-    "capture": CaptureEvent,
-    "memory": MemoryEvent,
-    "validation": ValidationEvent,
     "state-realloc": NamesEvent,
     **{name: Event for name in ("mutations", "probe", "fallback")},
-    **{name: Event for name in ("anatomy", "race-check")},
     **{name: Event for name in ("outputs", "kept-output", "loop-back")},
     **{name: Event for name in ("bucket-plan", "bucket-measure", "bucket-check", "bucket-leak", "bucket-end")},
     **{name: Event for name in ("compile", "compile-start")},

@@ -12,16 +12,16 @@ import math
 import time
 from typing import Any, TextIO
 
-from launchprof.events.base import OMIT, Event
+from launchprof.events.base import OMIT, WHEN, Event
 
-# Per record class: (field name, left out when None), in declaration order.
-_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+# Per record class: (field name, left out when None, written only when this holds).
+_FIELDS: dict[type, tuple[tuple[str, bool, Any], ...]] = {}
 
 
-def _fields_of(cls: type) -> tuple[tuple[str, bool], ...]:
+def _fields_of(cls: type) -> tuple[tuple[str, bool, Any], ...]:
     got = _FIELDS.get(cls)
     if got is None:
-        got = _FIELDS[cls] = tuple((f.name, bool(f.metadata.get(OMIT))) for f in dataclasses.fields(cls))
+        got = _FIELDS[cls] = tuple((f.name, bool(f.metadata.get(OMIT)), f.metadata.get(WHEN)) for f in dataclasses.fields(cls))
     return got
 
 
@@ -37,9 +37,9 @@ def _clean(value: Any) -> Any:
         return [_clean(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out = {}
-        for name, omit in _fields_of(type(value)):
+        for name, omit, when in _fields_of(type(value)):
             v = getattr(value, name)
-            if not (omit and v is None):
+            if not (omit and v is None) and (when is None or when(value)):
                 out[name] = _clean(v)
         return out
     return str(value)

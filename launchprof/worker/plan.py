@@ -21,7 +21,7 @@ import torch
 
 from launchprof.worker.buckets import measure_buckets
 from launchprof.worker.burst import BURST_SETS
-from launchprof.worker.capture import CaptureFailed, Captured, capture
+from launchprof.worker.capture import CaptureFailed, Captured, anatomy_event, capture
 from launchprof.worker.compile_compare import compare_compile
 from launchprof.worker.config import WorkerConfig, in_loop_calls, pre_capture_calls
 from launchprof.worker.cupti import REPROFILED, lost_device_activity, tear_down_after_profiling
@@ -43,6 +43,7 @@ from launchprof.worker.trees import clone_tensors, copy_into, flat_tensors, tens
 from launchprof.worker.user_errors import UserError, is_device_error
 from launchprof.worker.validator import Snapshot, cuda_rng_state, mutated_tensors, rng_advanced, validate, version_of
 from launchprof.events.lifecycle import CallSiteEvent, InternalErrorEvent, NoteEvent, PhaseEvent, PlanEndEvent
+from launchprof.events.capture import CaptureEvent
 from launchprof.events.timing import EagerTimingEvent, ReplayTimingEvent, TraceEvent
 
 MAX_CALL_EVENTS = 400
@@ -304,32 +305,19 @@ class TargetRun:
                 info = failed.info
                 if info.get("file") and info.get("line"):
                     info["snippet"] = snippet(info["file"], int(info["line"]))
-                self.events.write("capture", ok=False, index=index, moved_args=sorted(self.inputs.moved_args), **info)
+                self.events.write(CaptureEvent(ok=False, index=index, moved_args=sorted(self.inputs.moved_args), **info))
                 snap.restore()
                 self.finish(reason="capture failed")
                 return self._user(*args, **kwargs)
         cap = self.captured
-        self.events.write(
-            "capture",
-            ok=True,
-            index=index,
-            capture_us=cap.capture_us,
-            warmup_us=cap.warmup_us,
-            instantiate_us=cap.instantiate_us,
-            graph_nodes=cap.graph_nodes,
-            node_types=cap.node_types,
-            pool_bytes=cap.pool_bytes,
-            workspace_bytes=cap.workspace_bytes,
-            moved_args=sorted(self.inputs.moved_args),
-            notes=cap.notes,
-        )
+        self.events.write(cap.event(index, sorted(self.inputs.moved_args)))
         if cap.anatomy:
-            self.events.write("anatomy", **cap.anatomy)
+            self.events.write(anatomy_event(cap.anatomy))
         self.captured_signature = call_signature(records)
         self.captured_scalars = scalar_values(records)
         self.inputs.plan(cap.static_args, cap.static_kwargs, args, kwargs)
         clone_bytes = tensor_bytes(flat_tensors(cap.static_out))
-        self.events.write("memory", **memory_event(self.inputs.static_bytes(), clone_bytes, cap.pool_bytes, cap.workspace_bytes))
+        self.events.write(memory_event(self.inputs.static_bytes(), clone_bytes, cap.pool_bytes, cap.workspace_bytes))
         # The capture itself ran the step on the static buffers: undo it, then this call
         # becomes the first validation (same data as captured).
         snap.restore()
@@ -432,16 +420,9 @@ class TargetRun:
                 self.mutated_state,
             )
         scalars = scalar_values(describe_call(bind_arguments(self.fn, args, kwargs)))
-        self.events.write(
-            "validation",
-            index=index,
-            **result.fields,
-            changed_scalars=changed_scalars,
-            scalars={k: v for k, v in scalars.items() if k in changed_scalars},
-            captured_scalars={k: self.captured_scalars.get(k) for k in changed_scalars},
-            wall_us=result.timing.wall_us,
-            gpu_us=result.timing.gpu_us,
-        )
+        changed = {k: v for k, v in scalars.items() if k in changed_scalars}
+        captured = {k: self.captured_scalars.get(k) for k in changed_scalars}
+        self.events.write(result.event(index, changed_scalars, changed, captured))
         self._maybe_done()
         return result.eager_out
 

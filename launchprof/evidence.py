@@ -34,6 +34,16 @@ from launchprof.events.lifecycle import (
     TargetProblemEvent,
     WorkerEndEvent,
 )
+from launchprof.events.observation import (
+    CallEvent,
+    FallbackEvent,
+    KeptOutputEvent,
+    LoopBackEvent,
+    MutationsEvent,
+    OutputsEvent,
+    ProbeEvent,
+    StateReallocEvent,
+)
 from launchprof.events.timing import (
     EagerTimingEvent,
     HostSpeedEvent,
@@ -56,8 +66,8 @@ class Evidence:
     target: TargetEvent | None = None
     target_problem: str | None = None
     call_site: CallSiteEvent | None = None
-    calls: list[dict[str, Any]] = field(default_factory=list)
-    mutations: dict[str, list[str]] = field(default_factory=dict)
+    calls: list[CallEvent] = field(default_factory=list)
+    mutations: MutationsEvent = field(default_factory=MutationsEvent)
     # Whether the step draws from the default CUDA generator (None: a worker that did not say).
     cuda_rng: bool | None = None
     host_eager_op_us: float | None = None  # the profile's eager-op loop, sampled between the bursts (older runs: after them)
@@ -80,18 +90,18 @@ class Evidence:
     # Traces that recorded no GPU activity under teardown and were not taken again: lost, or
     # of a step with no CUDA work (worker/plan.py _finish_profile); runs before this say nothing.
     lost_traces: list[str] = field(default_factory=list)
-    probe: dict[str, Any] | None = None
+    probe: ProbeEvent | None = None
     capture: CaptureEvent | None = None
     anatomy: AnatomyEvent | None = None  # the captured graph's nodes and edges
     race_check: RaceCheckEvent | None = None  # the sanitizer pass (worker/race_check.py)
     memory: MemoryEvent | None = None
     validations: list[ValidationEvent] = field(default_factory=list)
-    fallbacks: list[dict[str, Any]] = field(default_factory=list)
-    state_reallocs: list[dict[str, Any]] = field(default_factory=list)
+    fallbacks: list[FallbackEvent] = field(default_factory=list)
+    state_reallocs: list[StateReallocEvent] = field(default_factory=list)
     # Outputs the user kept past the next call, and arguments that were the previous output.
-    kept_outputs: list[dict[str, Any]] = field(default_factory=list)
-    loop_backs: list[dict[str, Any]] = field(default_factory=list)
-    outputs: dict[str, Any] | None = None
+    kept_outputs: list[KeptOutputEvent] = field(default_factory=list)
+    loop_backs: list[LoopBackEvent] = field(default_factory=list)
+    outputs: OutputsEvent | None = None
     buckets: list[dict[str, Any]] = field(default_factory=list)  # bucket-* events (worker/buckets.py)
     plan_end: PlanEndEvent | None = None
     script_end: ScriptEndEvent | None = None
@@ -200,9 +210,6 @@ def parse_events(events: list[dict[str, Any]]) -> Evidence:
             data[_SINGLE[kind]] = e
         elif kind in _LISTS:
             data[_LISTS[kind]].append(e)
-        elif kind == "mutations":
-            data["mutations"] = {"args": e.get("args", []), "state": e.get("state", [])}
-            data["cuda_rng"] = e.get("cuda_rng")
     return Evidence(**data)
 
 
@@ -222,6 +229,9 @@ def _record(data: dict[str, Any], e: Record) -> None:
         data["traces"][e.what] = e.path
         if e.may_be_lost:
             data["lost_traces"].append(e.what)
+    elif isinstance(e, MutationsEvent):
+        data["mutations"] = e
+        data["cuda_rng"] = e.cuda_rng
     elif isinstance(e, MachineEvent):
         data["machine"] = machine_of(e.machine) if e.machine else None
     elif isinstance(e, EnvironmentEvent):

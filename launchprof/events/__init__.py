@@ -7,7 +7,7 @@ One frozen dataclass per event type (docs/worker-events.md), its ``TYPE`` the ev
 
 from __future__ import annotations
 
-from launchprof.events import capture, lifecycle, timing
+from launchprof.events import capture, lifecycle, observation, timing
 from launchprof.events.base import Event, Site
 
 # The event types the analysis reads, by their ``type``; a reader drops any other.
@@ -40,6 +40,14 @@ RECORDS: dict[str, type[Event]] = {
         capture.ValidationEvent,
         capture.AnatomyEvent,
         capture.RaceCheckEvent,
+        observation.CallEvent,
+        observation.MutationsEvent,
+        observation.StateReallocEvent,
+        observation.FallbackEvent,
+        observation.ProbeEvent,
+        observation.OutputsEvent,
+        observation.KeptOutputEvent,
+        observation.LoopBackEvent,
     )
 }
 

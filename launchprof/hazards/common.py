@@ -85,7 +85,7 @@ def is_library_file(file: str | None) -> bool:
     return bool(file) and (str(file).startswith("<") or any(m in str(file) for m in _LIBRARY_MARKS))
 
 
-def user_target(target: TargetEvent | None, functions: list[dict[str, Any]]) -> TargetEvent | None:
+def user_target(target: TargetEvent | None, functions: list[Site]) -> TargetEvent | None:
     """The target's definition in the user's code.
 
     Runs recorded before the worker unwrapped decorators name the decorator's wrapper as the
@@ -93,11 +93,11 @@ def user_target(target: TargetEvent | None, functions: list[dict[str, Any]]) -> 
     same qualified name, else the first user function, which is the outermost one called)."""
     if target is None or not is_library_file(target.file):
         return target
-    users = [f for f in functions if f.get("file") and not is_library_file(f.get("file"))]
-    match = next((f for f in users if f.get("function") == target.qualname), users[0] if users else None)
+    users = [f for f in functions if f.file and not is_library_file(f.file)]
+    match = next((f for f in users if f.function == target.qualname), users[0] if users else None)
     if match is None:
         return target
-    return dataclasses.replace(target, file=match["file"], line=match.get("line"))
+    return dataclasses.replace(target, file=match.file, line=match.line)
 
 
 def target_site(target: TargetEvent | None) -> Site | None:

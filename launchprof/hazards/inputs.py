@@ -35,9 +35,9 @@ def reallocated_arguments(ev: Evidence) -> dict[str, int]:
     moved = list(ev.capture.moved_args) if ev.capture is not None else []
     sizes: dict[str, int] = {}
     for call in ev.calls:
-        for leaf in call.get("args", []):
-            if leaf.get("kind") == "tensor":
-                sizes[leaf["path"]] = int(leaf.get("bytes") or 0)
+        for leaf in call.args:
+            if leaf.kind == "tensor":
+                sizes[str(leaf.path)] = leaf.bytes or 0
     named = argument_names(ev, [p for p in moved if p not in sizes])
     out: dict[str, int] = {}
     for p in moved:
@@ -51,12 +51,12 @@ def reallocated_inputs(ev: Evidence) -> list[Hazard]:
     moved = reallocated_arguments(ev)
     if moved:
         total = sum(moved.values())
-        copy_us = (ev.probe or {}).get("copy_us")
+        copy_us = ev.probe.copy_us if ev.probe is not None else None
         cost = f"; copying them in costs about {copy_us:.1f} µs per call" if isinstance(copy_us, (int, float)) else ""
         names = ", ".join(f"`{p}`" for p in sorted(moved))
         msg = f"{names} {'is a new allocation' if len(moved) == 1 else 'are new allocations'} each call ({total:,} bytes); launchprof copies {'it' if len(moved) == 1 else 'them'} into the static input buffers{cost}"
         out.append(hazard("reallocated-input", msg, ev.call_site or target_site(ev.target), severity="info", arguments=sorted(moved)))
-    names = sorted({n for r in ev.state_reallocs for n in r.get("names", [])})
+    names = sorted({n for r in ev.state_reallocs for n in r.names})
     failed = any(not v.match for v in ev.validations)
     for name in names:
         msg = f"`{name}` is rebound to a new tensor between calls: a graph keeps reading the memory captured the first time"
@@ -74,7 +74,7 @@ def _rebound_at(ev: Evidence, name: str) -> dict | None:
     """Where ``name`` is bound to a new tensor: the target's file first, then the files of
     the functions the probe call ran, then the file of the call site."""
     files: list[str] = []
-    for file in [ev.target.file if ev.target else None, *(f.get("file") for f in (ev.probe or {}).get("functions") or []), ev.call_site.file if ev.call_site else None]:
+    for file in [ev.target.file if ev.target else None, *(f.file for f in (ev.probe.functions if ev.probe is not None else [])), ev.call_site.file if ev.call_site else None]:
         if file and file not in files:
             files.append(str(file))
     found = rebinding_site(files, name.split(".")[-1])
@@ -90,13 +90,13 @@ def argument_names(ev: Evidence, paths: list[str]) -> dict[str, str]:
     Canonical paths index the arguments in parameter order (``[i]...``); runs recorded by
     an earlier worker wrapped them once more (``[0][i]...``). The reading kept is the one
     that names a tensor the first call actually passed, the current form first."""
-    leaves = ev.calls[0].get("args", []) if ev.calls else []
+    leaves = ev.calls[0].args if ev.calls else []
     order: list[str] = []
     for leaf in leaves:
-        top = re.split(r"[\[.]", str(leaf.get("path", "")), maxsplit=1)[0]
+        top = re.split(r"[\[.]", str(leaf.path if leaf.path is not None else ""), maxsplit=1)[0]
         if top and top not in order:
             order.append(top)
-    tensors = {str(leaf.get("path")) for leaf in leaves if leaf.get("kind") == "tensor"}
+    tensors = {str(leaf.path) for leaf in leaves if leaf.kind == "tensor"}
     named = {}
     for p in paths:
         for form in (_CURRENT, _WRAPPED):
@@ -111,7 +111,7 @@ def mutated_arguments(ev: Evidence) -> list[Hazard]:
     """Issue 13 item 5: an argument the target changes in place that is also a new tensor each
     call. Under a graph the static copy changes and the caller's tensor does not."""
     moved = set(ev.capture.moved_args if ev.capture is not None else [])
-    both = sorted(moved & set(ev.mutations.get("args") or []))
+    both = sorted(moved & set(ev.mutations.args))
     out = []
     for path, name in argument_names(ev, both).items():
         msg = (

@@ -18,9 +18,9 @@ def scalar_history(ev: Evidence) -> dict[str, list[Any]]:
     """Values seen per scalar argument path, in call order."""
     seen: dict[str, list[Any]] = {}
     for call in ev.calls:
-        for leaf in call.get("args", []):
-            if leaf.get("kind") == "scalar":
-                seen.setdefault(leaf["path"], []).append(leaf.get("value"))
+        for leaf in call.args:
+            if leaf.kind == "scalar":
+                seen.setdefault(str(leaf.path), []).append(leaf.value)
     return seen
 
 

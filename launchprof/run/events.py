@@ -27,21 +27,7 @@ class Event(BaseModel):
     t: float | None = None
 
 
-class CallEvent(Event):
-    index: int
-    phase: str | None = None
-    args: list[dict[str, Any]] = []
-
-
-class NamesEvent(Event):
-    names: list[str] = []
-
-
 MODELS: dict[str, type[Event]] = {
-    "call": CallEvent,
-    "state-realloc": NamesEvent,
-    **{name: Event for name in ("mutations", "probe", "fallback")},
-    **{name: Event for name in ("outputs", "kept-output", "loop-back")},
     **{name: Event for name in ("bucket-plan", "bucket-measure", "bucket-check", "bucket-leak", "bucket-end")},
     **{name: Event for name in ("compile", "compile-start")},
 }

@@ -44,6 +44,7 @@ from launchprof.worker.user_errors import UserError, is_device_error
 from launchprof.worker.validator import Snapshot, cuda_rng_state, mutated_tensors, rng_advanced, validate, version_of
 from launchprof.events.lifecycle import CallSiteEvent, InternalErrorEvent, NoteEvent, PhaseEvent, PlanEndEvent
 from launchprof.events.capture import CaptureEvent
+from launchprof.events.observation import ArgLeaf, CallEvent, FallbackEvent, MutationsEvent, StateReallocEvent
 from launchprof.events.timing import EagerTimingEvent, ReplayTimingEvent, TraceEvent
 
 MAX_CALL_EVENTS = 400
@@ -173,11 +174,11 @@ class TargetRun:
 
     def _observe(self, index: int, records: list[dict[str, Any]], state: dict[str, torch.Tensor]) -> None:
         if index < MAX_CALL_EVENTS:
-            self.events.write("call", index=index, phase=self.phase.value, args=records)
+            self.events.write(CallEvent(index=index, phase=self.phase.value, args=[ArgLeaf(**r) for r in records]))
         ptrs = {name: t.data_ptr() for name, t in state.items()}
         changed = {n: p for n, p in ptrs.items() if n in self.last_ptrs and self.last_ptrs[n] != p}
         if changed and index < MAX_CALL_EVENTS:
-            self.events.write("state-realloc", index=index, names=sorted(changed))
+            self.events.write(StateReallocEvent(index=index, names=sorted(changed)))
         self.last_ptrs = ptrs
 
     # ------------------------------------------------------------------ eager phases
@@ -196,7 +197,7 @@ class TargetRun:
                 self.mutated_state.add(n)
         self.in_phase += 1
         if self.in_phase >= self.config.warmup:
-            self.events.write("mutations", args=sorted(self.mutated_args), state=sorted(self.mutated_state), cuda_rng=self.draws_cuda_rng)
+            self.events.write(MutationsEvent(args=sorted(self.mutated_args), state=sorted(self.mutated_state), cuda_rng=self.draws_cuda_rng))
             self._advance(Phase.EAGER)
         return out
 
@@ -267,15 +268,7 @@ class TargetRun:
         for entry in found.syncs + found.effects + found.rng + found.streams:
             if entry.get("file") and entry.get("line"):
                 entry["snippet"] = snippet(entry["file"], int(entry["line"]))
-        self.events.write(
-            "probe",
-            index=index,
-            syncs=found.syncs,
-            effects=found.effects,
-            rng=found.rng,
-            streams=found.streams,
-            functions=found.user_functions[:200],
-        )
+        self.events.write(found.event(index, max_functions=200))
         self.host_writes, self.host_containers = found.writes, found.containers
         self._advance(Phase.CAPTURE)
         return out
@@ -364,10 +357,10 @@ class TargetRun:
         self.bursts_done = True
         run_plan_bursts(self)
 
-    def _fallback(self, index: int, args: tuple, kwargs: dict, reason: str, **extra: Any) -> Any:
+    def _fallback(self, index: int, args: tuple, kwargs: dict, reason: str, changed: list[str] | None = None) -> Any:
         """A call the graph cannot serve runs eagerly, untimed, and is counted."""
         self.fallbacks += 1
-        self.events.write("fallback", index=index, reason=reason, **extra)
+        self.events.write(FallbackEvent(index=index, reason=reason, changed=changed))
         out = self._user(*args, **kwargs)
         self._maybe_done()
         return out

@@ -14,6 +14,7 @@ from launchprof.worker.cupti import tear_down_after_profiling
 from launchprof.worker.events import EventWriter
 from launchprof.worker.profiler_tables import Timeline, new_profile, read_timeline, write_table
 from launchprof.events.lifecycle import CandidateRow, CandidatesEvent, NoteEvent
+from launchprof.events.observation import ProbeEntry, ProbeEvent
 from launchprof.events.timing import TraceEvent
 
 
@@ -85,7 +86,7 @@ class WholeScript:
                     s["snippet"] = snippet(s["file"], int(s["line"]))
                 seen[key] = s
             seen[key]["count"] += 1
-        self.events.write("probe", index=None, syncs=list(seen.values()), effects=[], rng=[], streams=[], functions=[])
+        self.events.write(ProbeEvent(index=None, syncs=[ProbeEntry(**s) for s in seen.values()]))
         if self.prof is not None:
             self.prof.__exit__(None, None, None)
             table = read_timeline(self.prof)  # read once: the table and the ranking share it

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 
+from launchprof.events.base import Site
 from launchprof.hazards.common import code_text
 from launchprof.hazards.fixes.lines import SourceLine
 from launchprof.hazards.kinds import KINDS
@@ -17,7 +18,7 @@ class FixContext:
     """Facts about the run a writer may need beyond the line itself."""
 
     scalar_args: frozenset[str] = frozenset()  # target arguments that are Python numbers
-    functions: tuple[dict, ...] = ()  # user functions the probe call ran (file, line, function)
+    functions: tuple[Site, ...] = ()  # user functions the probe call ran (file, line, function)
     extra: dict = field(default_factory=dict)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from launchprof.events.base import Event as Record
+from launchprof.events.buckets import BucketEvent
 from launchprof.events.capture import AnatomyEvent, CaptureEvent, MemoryEvent, RaceCheckEvent, ValidationEvent
 from launchprof.events.lifecycle import (
     CalibrationEvent,
@@ -102,7 +103,7 @@ class Evidence:
     kept_outputs: list[KeptOutputEvent] = field(default_factory=list)
     loop_backs: list[LoopBackEvent] = field(default_factory=list)
     outputs: OutputsEvent | None = None
-    buckets: list[dict[str, Any]] = field(default_factory=list)  # bucket-* events (worker/buckets.py)
+    buckets: list[BucketEvent] = field(default_factory=list)  # bucket-* events (worker/buckets.py)
     plan_end: PlanEndEvent | None = None
     script_end: ScriptEndEvent | None = None
     worker_end: WorkerEndEvent | None = None

@@ -7,7 +7,7 @@ One frozen dataclass per event type (docs/worker-events.md), its ``TYPE`` the ev
 
 from __future__ import annotations
 
-from launchprof.events import capture, lifecycle, observation, timing
+from launchprof.events import buckets, capture, lifecycle, observation, timing
 from launchprof.events.base import Event, Site
 
 # The event types the analysis reads, by their ``type``; a reader drops any other.
@@ -48,6 +48,11 @@ RECORDS: dict[str, type[Event]] = {
         observation.OutputsEvent,
         observation.KeptOutputEvent,
         observation.LoopBackEvent,
+        buckets.BucketPlanEvent,
+        buckets.BucketMeasureEvent,
+        buckets.BucketCheckEvent,
+        buckets.BucketLeakEvent,
+        buckets.BucketEndEvent,
     )
 }
 

@@ -28,7 +28,6 @@ class Event(BaseModel):
 
 
 MODELS: dict[str, type[Event]] = {
-    **{name: Event for name in ("bucket-plan", "bucket-measure", "bucket-check", "bucket-leak", "bucket-end")},
     **{name: Event for name in ("compile", "compile-start")},
 }
 

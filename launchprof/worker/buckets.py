@@ -44,6 +44,14 @@ from launchprof.worker.plan_bursts import UserState, protected_tensors, silenced
 from launchprof.worker.rank_sync import distributed
 from launchprof.worker.trees import clone_tensors, leaves
 from launchprof.worker.validator import Snapshot
+from launchprof.events.buckets import (
+    BucketArgumentRow,
+    BucketCheckEvent,
+    BucketEndEvent,
+    BucketLeakEvent,
+    BucketMeasureEvent,
+    BucketPlanEvent,
+)
 from launchprof.events.lifecycle import NoteEvent
 
 if TYPE_CHECKING:
@@ -121,10 +129,10 @@ def _setup(run: TargetRun) -> Setup | None:
     sizes = list(run.config.buckets or default_sizes(max(axis.sizes)))
     source = "user" if run.config.buckets else "default"
     real = recorded_sets(run.fn, list(run.eager_sets) + list(run.replay_sets), axis.arguments)
-    run.events.write(
-        "bucket-plan", arguments=[{"argument": p, "dim": d} for p, d in axis.arguments], sizes=sizes,
+    run.events.write(BucketPlanEvent(
+        arguments=[BucketArgumentRow(argument=p, dim=d) for p, d in axis.arguments], sizes=sizes,
         source=source, limit_bytes=run.config.bucket_memory, recorded_sizes=sorted({c.size for c in real}),
-    )
+    ))
     why = _unmeasurable(run, real, sizes)
     if why:
         run.events.write(NoteEvent(text=f"bucket plan not measured: {why}"))
@@ -178,11 +186,11 @@ def _measure(run: TargetRun, setup: Setup) -> None:
     if failures:
         _leaks(run, setup, plan, failures[0])
     eager_us, plan_us = _sequence(run, setup, plan)
-    run.events.write(
-        "bucket-end", kept=kept, dropped=dropped, shared_pool_bytes=shared, workspace_bytes=workspace,
+    run.events.write(BucketEndEvent(
+        kept=kept, dropped=dropped, shared_pool_bytes=shared, workspace_bytes=workspace,
         private_pool_bytes=sum(own.get(s, 0) for s in kept), eager_us=eager_us, plan_us=plan_us,
         sequence_calls=min(len(setup.sequence), MAX_SEQUENCE),
-    )
+    ))
     plan.graphs.clear()
 
 
@@ -225,11 +233,11 @@ def _private_pools(run: TargetRun, padders: dict[int, Padder], side: Any) -> tup
         except torch.cuda.OutOfMemoryError:
             recover_after_failed_capture()
             own[size] = 2**62
-            run.events.write("bucket-measure", stage="private", size=size, pool_bytes=None, error="out of memory")
+            run.events.write(BucketMeasureEvent(stage="private", size=size, pool_bytes=None, error="out of memory"))
             continue
         own[size] = pool_segment_bytes(graph) or max(torch.cuda.memory_reserved() - reserved, 0)
-        run.events.write("bucket-measure", stage="private", size=size, pool_bytes=own[size], capture_ms=ms,
-                         reserved_bytes=max(torch.cuda.memory_reserved() - reserved, 0))
+        run.events.write(BucketMeasureEvent(stage="private", size=size, pool_bytes=own[size], capture_ms=ms,
+                                            reserved_bytes=max(torch.cuda.memory_reserved() - reserved, 0)))
         del graph, out
     # The plan's own capture ran before and already holds the capture stream's workspace,
     # so this throwaway usually finds none: the one-time figure is the one measured there.
@@ -258,8 +266,8 @@ def _shared_pool(run: TargetRun, plan: Plan, side: Any) -> int:
         graph, out, ms = _capture(run.fn, plan.padders[size], side, pool)
         plan.graphs[size], plan.outs[size] = graph, out
         now = pool_bytes(pool) or 0
-        run.events.write("bucket-measure", stage="shared", size=size, capture_ms=ms, replay_us=_replay_us(graph),
-                         added_bytes=max(now - total, 0), pool_total_bytes=now)
+        run.events.write(BucketMeasureEvent(stage="shared", size=size, capture_ms=ms, replay_us=_replay_us(graph),
+                                            added_bytes=max(now - total, 0), pool_total_bytes=now))
         total = max(total, now)
     ordered = sorted(plan.kept)
     for i, size in enumerate(ordered):
@@ -324,7 +332,7 @@ def _checks(run: TargetRun, setup: Setup, plan: Plan) -> list[tuple[CallSet, dic
     failures = []
     for call, size in _calls_to_check(run, setup, plan.kept):
         result = _check(run, call, size, plan)
-        run.events.write("bucket-check", **result)
+        run.events.write(BucketCheckEvent(**result))
         if not result["match"]:
             failures.append((call, result))
     return failures
@@ -349,7 +357,7 @@ def _leaks(run: TargetRun, setup: Setup, plan: Plan, failure: tuple[CallSet, dic
     base = {"size": result["size"], "calls_size": call.size, "output": result["worst"], "max_abs_diff": result["max_abs_diff"]}
     for op in ops[:3] or [None]:
         site = (op.site or {}) if op else {}
-        run.events.write("bucket-leak", **base, op=op.name if op else None, file=site.get("file"), line=site.get("line"), code=site.get("code"))
+        run.events.write(BucketLeakEvent(**base, op=op.name if op else None, file=site.get("file"), line=site.get("line"), code=site.get("code")))
 
 
 def _timed(steps: list[Callable[[], Any]]) -> float:

@@ -54,6 +54,7 @@ from launchprof.events.timing import (
     TimingStartEvent,
     TraceEvent,
 )
+from launchprof.events.torch_compile import CompileEvent
 from launchprof.errors import UsageError
 from launchprof.models import Machine
 from launchprof.run.events import validate_events
@@ -112,7 +113,7 @@ class Evidence:
     internal_error: str | None = None
     # Filled by the analysis from the eager trace: kernel names per profiled call.
     kernel_sequences: list[list[str]] = field(default_factory=list)
-    compiles: list[dict[str, Any]] = field(default_factory=list)  # --compare compile, one per mode
+    compiles: list[CompileEvent] = field(default_factory=list)  # --compare compile, one per mode and round
     candidates: list[CandidateRow] = field(default_factory=list)  # whole-script mode: targets worth analysing
 
     @property
@@ -168,7 +169,7 @@ def machine_of(data: dict[str, Any] | None) -> Machine:
         raise UsageError(f"malformed machine metadata: {exc.errors()[0]['msg']}") from None
 
 
-def host_op_slopes(samples: Any, counts: Any) -> list[float]:
+def host_op_slopes(samples: dict[str, list[float]], counts: list[int]) -> list[float]:
     """µs per op of each (short, long) sample pair of the host-speed loop: the spread of the
     host's speed over the samples. Empty when the event does not hold them."""
     try:
@@ -203,14 +204,7 @@ def parse_events(events: list[dict[str, Any]]) -> Evidence:
     data.update({k: [] for k in ("eager_wall_us", "eager_gpu_us", "interleaved_wall_us", "replay_wall_us", "replay_gpu_us", "notes", "lost_traces")})
     data.update({k: {} for k in ("burst_wall_us", "burst_gpu_us", "burst_medians_us", "traces")})
     for e in validate_events(events):
-        if isinstance(e, Record):
-            _record(data, e)
-            continue
-        kind = e["type"]
-        if kind in _SINGLE:
-            data[_SINGLE[kind]] = e
-        elif kind in _LISTS:
-            data[_LISTS[kind]].append(e)
+        _record(data, e)
     return Evidence(**data)
 
 

@@ -23,8 +23,8 @@ class Events:
     def __init__(self) -> None:
         self.items: list[dict[str, Any]] = []
 
-    def write(self, record: Any, **fields: Any) -> None:
-        self.items.append({"type": record, **fields} if isinstance(record, str) else event_dict(record))
+    def write(self, record: Any) -> None:
+        self.items.append(event_dict(record))
 
 
 def step_with_item(x: torch.Tensor) -> torch.Tensor:

@@ -21,8 +21,8 @@ class Events:
     def __init__(self) -> None:
         self.log: list[dict[str, Any]] = []
 
-    def write(self, record: Any, **fields: Any) -> None:
-        self.log.append({"type": record, **fields} if isinstance(record, str) else event_dict(record))
+    def write(self, record: Any) -> None:
+        self.log.append(event_dict(record))
 
     def of(self, kind: str) -> list[dict[str, Any]]:
         return [e for e in self.log if e["type"] == kind]

@@ -7,7 +7,7 @@ One frozen dataclass per event type (docs/worker-events.md), its ``TYPE`` the ev
 
 from __future__ import annotations
 
-from launchprof.events import buckets, capture, lifecycle, observation, timing
+from launchprof.events import buckets, capture, lifecycle, observation, timing, torch_compile
 from launchprof.events.base import Event, Site
 
 # The event types the analysis reads, by their ``type``; a reader drops any other.
@@ -53,6 +53,8 @@ RECORDS: dict[str, type[Event]] = {
         buckets.BucketCheckEvent,
         buckets.BucketLeakEvent,
         buckets.BucketEndEvent,
+        torch_compile.CompileStartEvent,
+        torch_compile.CompileEvent,
     )
 }
 

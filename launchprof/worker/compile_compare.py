@@ -34,6 +34,7 @@ import torch
 from launchprof.worker.compile_logs import TorchLogTap, clear_counters, counters_now
 from launchprof.worker.rank_sync import distributed
 from launchprof.events.lifecycle import NoteEvent
+from launchprof.events.torch_compile import CompileEvent, CompileLog, CompileStartEvent
 
 if TYPE_CHECKING:
     from launchprof.worker.events import EventWriter
@@ -70,6 +71,11 @@ class ModeResult:
     device: str = "cpu"
     logs: list[dict[str, Any]] = field(default_factory=list)
     counters: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def event(self) -> CompileEvent:
+        """The ``compile`` event: this outcome as it stands, its log records as records."""
+        fields = {**asdict(self), "logs": [CompileLog(**r) for r in self.logs]}
+        return CompileEvent(**fields)
 
 
 @contextlib.contextmanager
@@ -215,7 +221,7 @@ def measure_mode(
     fn: Callable[..., Any], mode: str, sets: list[tuple[tuple, dict]], repeat: int, timeout_s: float | None, events: EventWriter, round_no: int = 1
 ) -> ModeResult:
     """Compile, profile and time one mode; every failure ends up in the result."""
-    events.write("compile-start", mode=mode, timeout_s=timeout_s, round=round_no)
+    events.write(CompileStartEvent(mode=mode, timeout_s=timeout_s, round=round_no))
     compiled, result = warm_up(fn, mode, sets, timeout_s, round_no)
     result.device = "cuda" if torch.cuda.is_available() else "cpu"
     if compiled is not None and torch.cuda.is_available():
@@ -280,7 +286,7 @@ def _one_mode(run: TargetRun, mode: str, sets: list[tuple[tuple, dict]], silence
         result = ModeResult(mode=mode, field=burst_kind(mode, round_no), round=round_no, status="failed", error=f"{type(exc).__name__}: {str(exc)[:400]}")
     with contextlib.suppress(Exception):
         torch._dynamo.reset()  # the script goes on with no compiled code of ours
-    run.events.write("compile", **asdict(result))  # before the restore, which may fail
+    run.events.write(result.event())  # before the restore, which may fail
     return result.status
 
 

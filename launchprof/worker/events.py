@@ -46,9 +46,11 @@ def _clean(value: Any) -> Any:
 
 
 def event_dict(record: Event) -> dict[str, Any]:
-    """The record as its JSON line holds it: ``type`` and ``t`` first, then its fields."""
+    """The record as its JSON line holds it, less the ``t`` the writer stamps: ``type``
+    first, then its fields."""
     body = _clean(record)
-    return {"type": record.TYPE, "t": body.pop("t", None), **body}
+    body.pop("t", None)
+    return {"type": record.TYPE, **body}
 
 
 class EventWriter:
@@ -56,12 +58,8 @@ class EventWriter:
         self._fh: TextIO = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the worker
         self._t0 = time.perf_counter()
 
-    def write(self, record: Event | str, **fields: Any) -> None:
-        t = round(time.perf_counter() - self._t0, 6)
-        if isinstance(record, Event):
-            line = {**event_dict(record), "t": t}
-        else:
-            line = _clean({"type": record, "t": t, **fields})
+    def write(self, record: Event) -> None:
+        line = {"type": record.TYPE, "t": round(time.perf_counter() - self._t0, 6), **event_dict(record)}
         self._fh.write(json.dumps(line, separators=(",", ":")) + "\n")
         self._fh.flush()
 

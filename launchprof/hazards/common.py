@@ -15,20 +15,14 @@ from launchprof.source import around, function_at, line_at
 from launchprof.session import Hazard
 
 
-# Sites of events not yet read as records arrive as the event's own mapping.
-SiteLike = Site | dict[str, Any] | None
-
-
-def site_dict(site: SiteLike) -> dict[str, Any]:
-    """A site's fields by name, whichever form it came in."""
-    if isinstance(site, Site):
-        return {f.name: getattr(site, f.name) for f in dataclasses.fields(site)}
-    return site or {}
-
-
-def code_text(site: SiteLike) -> str:
+def code_text(site: Site | None) -> str:
     """The source line of a site without its trailing comment, for messages."""
-    code = (site_dict(site).get("code") or "").strip()
+    return without_comment(site.code if site is not None and site.code else "")
+
+
+def without_comment(code: str) -> str:
+    """A line of code stripped, less its trailing comment."""
+    code = code.strip()
     if "#" in code:
         try:
             tokens = list(tokenize.generate_tokens(io.StringIO(code + "\n").readline))
@@ -40,18 +34,18 @@ def code_text(site: SiteLike) -> str:
     return code
 
 
-def hazard(kind: str, message: str, where: SiteLike, severity: str | None = None, **details: Any) -> Hazard:
-    site = site_dict(where)
+def hazard(kind: str, message: str, site: Site | None, severity: str | None = None, **details: Any) -> Hazard:
+    site = site or Site()
     extra = {k: v for k, v in details.items() if v is not None}
     for key in ("code", "function", "snippet"):
-        if site.get(key):
-            extra.setdefault(key, site[key])
+        if getattr(site, key):
+            extra.setdefault(key, getattr(site, key))
     return Hazard(
         kind=kind,
         severity=severity or KINDS[kind].severity,
         message=message,
-        file=site.get("file"),
-        line=int(site["line"]) if site.get("line") else None,
+        file=site.file,
+        line=int(site.line) if site.line else None,
         hint=KINDS[kind].hint,
         source="runtime",
         details=extra,

@@ -10,8 +10,9 @@ from __future__ import annotations
 import ast
 import re
 
+from launchprof.events.base import Site
 from launchprof.evidence import Evidence
-from launchprof.hazards.common import around, code_text, first_use, function_at, hazard, line_at, target_site
+from launchprof.hazards.common import around, first_use, function_at, hazard, line_at, target_site, without_comment
 from launchprof.hazards.fixes.state import rebinding_site
 from launchprof.session import Hazard
 
@@ -81,7 +82,7 @@ def _rebound_at(ev: Evidence, name: str) -> dict | None:
     if found is None:
         return None
     file, line = found
-    return {"file": file, "line": line, "code": code_text({"code": line_at(file, line)})}
+    return {"file": file, "line": line, "code": without_comment(line_at(file, line))}
 
 
 def argument_names(ev: Evidence, paths: list[str]) -> dict[str, str]:
@@ -123,7 +124,7 @@ def mutated_arguments(ev: Evidence) -> list[Hazard]:
     return out
 
 
-def _mutation_site(ev: Evidence, name: str) -> dict | None:
+def _mutation_site(ev: Evidence, name: str) -> Site | None:
     """The first line of the target that writes ``name`` in place (``name.op_(``, ``name[...] =``)."""
     if ev.target is None or not ev.target.file:
         return None
@@ -142,5 +143,5 @@ def _mutation_site(ev: Evidence, name: str) -> dict | None:
             )
         )
         if hit:
-            return {"file": file, "line": sub.lineno, "code": line_at(file, sub.lineno).strip(), "snippet": around(file, sub.lineno)}
+            return Site(file=file, line=sub.lineno, code=line_at(file, sub.lineno).strip(), snippet=around(file, sub.lineno))
     return None

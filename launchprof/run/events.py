@@ -16,14 +16,22 @@ from pydantic import TypeAdapter, ValidationError
 
 from launchprof.events import RECORDS, Event
 
-_ADAPTERS: dict[str, TypeAdapter[Any]] = {name: TypeAdapter(cls) for name, cls in RECORDS.items()}
+# Built on first use: a validator costs milliseconds to build, and a run holds only some types.
+_ADAPTERS: dict[str, TypeAdapter[Any]] = {}
+
+
+def _adapter(kind: str) -> TypeAdapter[Any] | None:
+    adapter = _ADAPTERS.get(kind)
+    if adapter is None and kind in RECORDS:
+        adapter = _ADAPTERS[kind] = TypeAdapter(RECORDS[kind])
+    return adapter
 
 
 def _checked(number: int, raw: Any) -> Event | None:
     """One event validated into its record; None when its type is unknown."""
     if not isinstance(raw, dict):
         raise ValueError(f"event {number} is not an object")
-    adapter = _ADAPTERS.get(str(raw.get("type")))
+    adapter = _adapter(str(raw.get("type")))
     if adapter is None:
         return None
     try:

@@ -176,16 +176,12 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
 def pack(rundir: Path, fn: Callable[..., Any], root: Path, settings: PlanSettings, wall_s: float, out: Path, profile: Any = None) -> Path:
     """The run folder -> a ``.lprun`` file, the same format the CLI saves. Without a given
     profile, the one cached for this machine is used and stored, as ``analyze`` does."""
-    from launchprof.evidence import machine_of
+    from launchprof.evidence import parse_events
     from launchprof.run import write_run
 
     events = [json.loads(line) for line in (rundir / "events.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
-    machine = next((e.get("machine") for e in events if e.get("type") == "machine"), None)
-    traces = {
-        str(e.get("what", "eager")): rundir / str(e["path"])
-        for e in events
-        if e.get("type") == "trace" and (rundir / str(e.get("path", ""))).is_file()
-    }
+    evidence = parse_events(events)
+    traces = {what: rundir / p for what, p in evidence.traces.items() if p and (rundir / p).is_file()}
     header = RunHeader(
         format_version=RUN_FORMAT_VERSION,
         launchprof_version=__version__,
@@ -193,7 +189,7 @@ def pack(rundir: Path, fn: Callable[..., Any], root: Path, settings: PlanSetting
         script=relative_to_root(source_of(fn)[0], root),
         target=getattr(fn, "__qualname__", None),
         project_root=str(root),
-        machine=machine_of(machine) if machine else None,
+        machine=evidence.machine,
         worker=WorkerOutcome(returncode=0, wall_s=round(wall_s, 3)),
         repeat=settings.repeat,
     )

@@ -9,23 +9,67 @@ dropped there.
 from __future__ import annotations
 
 import dataclasses
+import platform
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
+from launchprof.events.base import Event as Record
+from launchprof.events.buckets import BucketEvent
+from launchprof.events.capture import AnatomyEvent, CaptureEvent, MemoryEvent, RaceCheckEvent, ValidationEvent
+from launchprof.events.lifecycle import (
+    CalibrationEvent,
+    CallSiteEvent,
+    CandidateRow,
+    CandidatesEvent,
+    EnvironmentEvent,
+    InternalErrorEvent,
+    MachineEvent,
+    NoteEvent,
+    PhaseEvent,
+    PlanEndEvent,
+    ScriptEndEvent,
+    TargetEvent,
+    TargetProblemEvent,
+    WorkerEndEvent,
+)
+from launchprof.events.observation import (
+    CallEvent,
+    FallbackEvent,
+    KeptOutputEvent,
+    LoopBackEvent,
+    MutationsEvent,
+    OutputsEvent,
+    ProbeEvent,
+    StateReallocEvent,
+)
+from launchprof.events.timing import (
+    EagerTimingEvent,
+    HostSpeedEvent,
+    ReplayTimingEvent,
+    TimingEndEvent,
+    TimingEvent,
+    TimingStartEvent,
+    TraceEvent,
+)
+from launchprof.events.torch_compile import CompileEvent
+from launchprof.errors import UsageError
+from launchprof.models import Machine
 from launchprof.run.events import validate_events
 
 
 @dataclass(frozen=True)
 class Evidence:
-    machine: dict[str, Any] | None = None
+    machine: Machine | None = None
     environment_problem: str | None = None
-    calibration: dict[str, Any] | None = None
-    target: dict[str, Any] | None = None
+    calibration: CalibrationEvent | None = None
+    target: TargetEvent | None = None
     target_problem: str | None = None
-    call_site: dict[str, Any] | None = None
-    calls: list[dict[str, Any]] = field(default_factory=list)
-    mutations: dict[str, list[str]] = field(default_factory=dict)
+    call_site: CallSiteEvent | None = None
+    calls: list[CallEvent] = field(default_factory=list)
+    mutations: MutationsEvent = field(default_factory=MutationsEvent)
     # Whether the step draws from the default CUDA generator (None: a worker that did not say).
     cuda_rng: bool | None = None
     host_eager_op_us: float | None = None  # the profile's eager-op loop, sampled between the bursts (older runs: after them)
@@ -42,47 +86,44 @@ class Evidence:
     burst_gpu_us: dict[str, list[float]] = field(default_factory=dict)
     # Each burst's median wall time, per kind: how far the step drifted during the run.
     burst_medians_us: dict[str, list[float]] = field(default_factory=dict)
-    timing_ends: list[dict[str, Any]] = field(default_factory=list)
-    timing_starts: list[dict[str, Any]] = field(default_factory=list)  # with `sets` per kind (newer workers)
+    timing_ends: list[TimingEndEvent] = field(default_factory=list)
+    timing_starts: list[TimingStartEvent] = field(default_factory=list)  # with `sets` per kind (newer workers)
     traces: dict[str, str] = field(default_factory=dict)
     # Traces that recorded no GPU activity under teardown and were not taken again: lost, or
     # of a step with no CUDA work (worker/plan.py _finish_profile); runs before this say nothing.
     lost_traces: list[str] = field(default_factory=list)
-    probe: dict[str, Any] | None = None
-    capture: dict[str, Any] | None = None
-    anatomy: dict[str, Any] | None = None  # the captured graph's nodes and edges
-    race_check: dict[str, Any] | None = None  # the sanitizer pass (worker/race_check.py)
-    memory: dict[str, Any] | None = None
-    validations: list[dict[str, Any]] = field(default_factory=list)
-    fallbacks: list[dict[str, Any]] = field(default_factory=list)
-    state_reallocs: list[dict[str, Any]] = field(default_factory=list)
+    probe: ProbeEvent | None = None
+    capture: CaptureEvent | None = None
+    anatomy: AnatomyEvent | None = None  # the captured graph's nodes and edges
+    race_check: RaceCheckEvent | None = None  # the sanitizer pass (worker/race_check.py)
+    memory: MemoryEvent | None = None
+    validations: list[ValidationEvent] = field(default_factory=list)
+    fallbacks: list[FallbackEvent] = field(default_factory=list)
+    state_reallocs: list[StateReallocEvent] = field(default_factory=list)
     # Outputs the user kept past the next call, and arguments that were the previous output.
-    kept_outputs: list[dict[str, Any]] = field(default_factory=list)
-    loop_backs: list[dict[str, Any]] = field(default_factory=list)
-    outputs: dict[str, Any] | None = None
-    buckets: list[dict[str, Any]] = field(default_factory=list)  # bucket-* events (worker/buckets.py)
-    plan_end: dict[str, Any] | None = None
-    script_end: dict[str, Any] | None = None
-    worker_end: dict[str, Any] | None = None
-    phases: list[dict[str, Any]] = field(default_factory=list)
+    kept_outputs: list[KeptOutputEvent] = field(default_factory=list)
+    loop_backs: list[LoopBackEvent] = field(default_factory=list)
+    outputs: OutputsEvent | None = None
+    buckets: list[BucketEvent] = field(default_factory=list)  # bucket-* events (worker/buckets.py)
+    plan_end: PlanEndEvent | None = None
+    script_end: ScriptEndEvent | None = None
+    worker_end: WorkerEndEvent | None = None
+    phases: list[PhaseEvent] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     internal_error: str | None = None
     # Filled by the analysis from the eager trace: kernel names per profiled call.
     kernel_sequences: list[list[str]] = field(default_factory=list)
-    compiles: list[dict[str, Any]] = field(default_factory=list)  # --compare compile, one per mode
+    compiles: list[CompileEvent] = field(default_factory=list)  # --compare compile, one per mode and round
+    candidates: list[CandidateRow] = field(default_factory=list)  # whole-script mode: targets worth analysing
 
     @property
     def target_calls(self) -> int:
-        if self.script_end and self.script_end.get("calls") is not None:
-            return int(self.script_end["calls"])
+        if self.script_end is not None and self.script_end.calls is not None:
+            return self.script_end.calls
         return len(self.calls)
 
     def with_sequences(self, sequences: list[list[str]]) -> Evidence:
         return dataclasses.replace(self, kernel_sequences=sequences)
-
-
-def _fields(e: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in e.items() if k not in ("type", "t")}
 
 
 # Events kept whole, last one wins: type -> Evidence field.
@@ -97,6 +138,8 @@ _SINGLE = {
     "script-end": "script_end",
     "worker-end": "worker_end",
     "outputs": "outputs",
+    "target": "target",
+    "call-site": "call_site",
 }
 # Events collected in order: type -> Evidence field.
 _LISTS = {
@@ -114,7 +157,19 @@ _LISTS = {
 }
 
 
-def host_op_slopes(samples: Any, counts: Any) -> list[float]:
+def machine_of(data: dict[str, Any] | None) -> Machine:
+    """The machine from a ``machine`` event or header; unknown keys are ignored."""
+    m = dict(data or {})
+    m.setdefault("python", platform.python_version())
+    for key in ("gpu", "driver", "cuda", "torch"):
+        m.setdefault(key, None)
+    try:
+        return TypeAdapter(Machine).validate_python(m)
+    except ValidationError as exc:
+        raise UsageError(f"malformed machine metadata: {exc.errors()[0]['msg']}") from None
+
+
+def host_op_slopes(samples: dict[str, list[float]], counts: list[int]) -> list[float]:
     """µs per op of each (short, long) sample pair of the host-speed loop: the spread of the
     host's speed over the samples. Empty when the event does not hold them."""
     try:
@@ -125,24 +180,22 @@ def host_op_slopes(samples: Any, counts: Any) -> list[float]:
         return []
 
 
-def _timing(data: dict[str, Any], e: dict[str, Any]) -> None:
-    kind = e["type"]
-    if kind == "timing":
-        k = str(e["kind"])
-        data["burst_wall_us"].setdefault(k, []).extend(e["wall_us"])
-        if e["wall_us"]:
-            data["burst_medians_us"].setdefault(k, []).append(float(statistics.median(e["wall_us"])))
-        data["burst_gpu_us"].setdefault(k, []).extend(g for g in e.get("gpu_us") or [] if g is not None)
-    elif kind == "eager-timing":
-        data["eager_wall_us"].append(e["wall_us"])
-        if e.get("gpu_us") is not None:
-            data["eager_gpu_us"].append(e["gpu_us"])
-        if e.get("phase") == "interleaved":
-            data["interleaved_wall_us"].append(e["wall_us"])
+def _timing(data: dict[str, Any], e: TimingEvent | EagerTimingEvent | ReplayTimingEvent) -> None:
+    if isinstance(e, TimingEvent):
+        data["burst_wall_us"].setdefault(e.kind, []).extend(e.wall_us)
+        if e.wall_us:
+            data["burst_medians_us"].setdefault(e.kind, []).append(float(statistics.median(e.wall_us)))
+        data["burst_gpu_us"].setdefault(e.kind, []).extend(g for g in e.gpu_us if g is not None)
+    elif isinstance(e, EagerTimingEvent):
+        data["eager_wall_us"].append(e.wall_us)
+        if e.gpu_us is not None:
+            data["eager_gpu_us"].append(e.gpu_us)
+        if e.phase == "interleaved":
+            data["interleaved_wall_us"].append(e.wall_us)
     else:
-        data["replay_wall_us"].append(e["wall_us"])
-        if e.get("gpu_us") is not None:
-            data["replay_gpu_us"].append(e["gpu_us"])
+        data["replay_wall_us"].append(e.wall_us)
+        if e.gpu_us is not None:
+            data["replay_gpu_us"].append(e.gpu_us)
 
 
 def parse_events(events: list[dict[str, Any]]) -> Evidence:
@@ -151,34 +204,39 @@ def parse_events(events: list[dict[str, Any]]) -> Evidence:
     data.update({k: [] for k in ("eager_wall_us", "eager_gpu_us", "interleaved_wall_us", "replay_wall_us", "replay_gpu_us", "notes", "lost_traces")})
     data.update({k: {} for k in ("burst_wall_us", "burst_gpu_us", "burst_medians_us", "traces")})
     for e in validate_events(events):
-        kind = e["type"]
-        if kind in _SINGLE:
-            data[_SINGLE[kind]] = e
-        elif kind in _LISTS:
-            data[_LISTS[kind]].append(e)
-        elif kind in ("timing", "eager-timing", "replay-timing"):
-            _timing(data, e)
-        elif kind == "machine":
-            data["machine"] = e.get("machine")
-        elif kind == "environment":
-            data["environment_problem"] = e.get("problem")
-        elif kind in ("target", "call-site"):
-            data["target" if kind == "target" else "call_site"] = _fields(e)
-        elif kind == "target-problem":
-            data["target_problem"] = e.get("problem")
-        elif kind == "host-speed":
-            data["host_eager_op_us"] = e.get("eager_op_us")
-            data["host_op_slopes"] = host_op_slopes(e.get("samples_us"), e.get("counts"))
-        elif kind == "mutations":
-            data["mutations"] = {"args": e.get("args", []), "state": e.get("state", [])}
-            data["cuda_rng"] = e.get("cuda_rng")
-        elif kind == "trace":
-            data["traces"][e.get("what", "eager")] = e["path"]
-            if e.get("may_be_lost"):
-                data["lost_traces"].append(e.get("what", "eager"))
-        elif kind == "internal-error":
-            data["internal_error"] = e.get("error")
-            data["notes"].append(f"launchprof internal error (the measurement stopped there): {e.get('error')}")
-        elif kind == "note":
-            data["notes"].append(str(e.get("text")))
+        _record(data, e)
     return Evidence(**data)
+
+
+def _record(data: dict[str, Any], e: Record) -> None:
+    """One typed event into the Evidence being gathered."""
+    kind = e.TYPE
+    if kind in _SINGLE:
+        data[_SINGLE[kind]] = e
+    elif kind in _LISTS:
+        data[_LISTS[kind]].append(e)
+    elif isinstance(e, (TimingEvent, EagerTimingEvent, ReplayTimingEvent)):
+        _timing(data, e)
+    elif isinstance(e, HostSpeedEvent):
+        data["host_eager_op_us"] = e.eager_op_us
+        data["host_op_slopes"] = host_op_slopes(e.samples_us, e.counts)
+    elif isinstance(e, TraceEvent):
+        data["traces"][e.what] = e.path
+        if e.may_be_lost:
+            data["lost_traces"].append(e.what)
+    elif isinstance(e, MutationsEvent):
+        data["mutations"] = e
+        data["cuda_rng"] = e.cuda_rng
+    elif isinstance(e, MachineEvent):
+        data["machine"] = machine_of(e.machine) if e.machine else None
+    elif isinstance(e, EnvironmentEvent):
+        data["environment_problem"] = e.problem
+    elif isinstance(e, TargetProblemEvent):
+        data["target_problem"] = e.problem
+    elif isinstance(e, InternalErrorEvent):
+        data["internal_error"] = e.error
+        data["notes"].append(f"launchprof internal error (the measurement stopped there): {e.error}")
+    elif isinstance(e, NoteEvent):
+        data["notes"].append(str(e.text))
+    elif isinstance(e, CandidatesEvent):
+        data["candidates"] = e.functions

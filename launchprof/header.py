@@ -7,9 +7,8 @@ name relative to the project root and the machine are filled in the same way for
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from launchprof import __version__
 from launchprof.models import RUN_FORMAT_VERSION, Machine, RunHeader, WorkerOutcome
@@ -25,13 +24,8 @@ def run_header(
     *,
     argv: Sequence[str] = (),
     machine: Machine | None = None,
-    machine_event: Mapping[str, Any] | None = None,
 ) -> RunHeader:
-    """``machine`` when the caller already has it, else the worker's ``machine`` event, else None."""
-    from launchprof.analysis.report import machine_of  # the analysis modules load late: analyze imports them while the worker runs
-
-    if machine is None and machine_event:
-        machine = machine_of(dict(machine_event))
+    """``machine``: the caller's, else the one the worker's ``machine`` event gave (:class:`launchprof.evidence.Evidence`)."""
     return RunHeader(
         format_version=RUN_FORMAT_VERSION,
         launchprof_version=__version__,

@@ -13,6 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from launchprof.events.lifecycle import TargetEvent
+from launchprof.events.observation import ArgLeaf, CallEvent
+
 _SEGMENT = re.compile(r"\[('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|-?\d+)\]")
 _TEMPLATE = '''\
 # launchprof: CUDA graph of `{target}`; paste after the definitions.
@@ -86,12 +89,12 @@ def _parse_path(path: str) -> tuple[str, list[Any]] | None:
     return m.group(0), keys
 
 
-def _leaf_code(leaf: dict[str, Any]) -> str:
-    if leaf.get("kind") == "tensor":
-        shape = tuple(int(d) for d in leaf.get("shape") or ())
-        device = str(leaf.get("device") or "cuda").replace("cuda:0", "cuda")
-        return f"torch.empty({shape!r}, dtype=torch.{leaf.get('dtype', 'float32')}, device={device!r})"
-    return repr(leaf.get("value"))
+def _leaf_code(leaf: ArgLeaf) -> str:
+    if leaf.kind == "tensor":
+        shape = tuple(leaf.shape or ())
+        device = str(leaf.device or "cuda").replace("cuda:0", "cuda")
+        return f"torch.empty({shape!r}, dtype=torch.{leaf.dtype if leaf.dtype is not None else 'float32'}, device={device!r})"
+    return repr(leaf.value)
 
 
 def _render(node: Any, depth: int = 1) -> str:
@@ -106,12 +109,12 @@ def _render(node: Any, depth: int = 1) -> str:
     return "{\n" + "\n".join(items) + f"\n{pad}}}"
 
 
-def static_arguments(leaves: list[dict[str, Any]]) -> list[str] | None:
+def static_arguments(leaves: list[ArgLeaf]) -> list[str] | None:
     """One Python expression per top-level argument, in call order; None when a path cannot be rebuilt."""
     tops: dict[str, Any] = {}
     for leaf in leaves:
-        parsed = _parse_path(str(leaf.get("path", "")))
-        if parsed is None or leaf.get("kind") not in ("tensor", "scalar"):
+        parsed = _parse_path(str(leaf.path if leaf.path is not None else ""))
+        if parsed is None or leaf.kind not in ("tensor", "scalar"):
             return None
         name, keys = parsed
         if not keys:
@@ -136,16 +139,16 @@ def target_expression(name: str | None, qualname: str | None) -> str | None:
     return name
 
 
-def capture_snippet(target: dict[str, Any] | None, calls: list[dict[str, Any]]) -> str | None:
+def capture_snippet(target: TargetEvent | None, calls: list[CallEvent]) -> str | None:
     """The snippet for the target of a run, or None when its arguments cannot be rebuilt."""
-    expr = target_expression((target or {}).get("name"), (target or {}).get("qualname"))
+    expr = target_expression(target.name, target.qualname) if target is not None else None
     if expr is None or not calls:
         return None
-    leaves = list(calls[0].get("args") or [])
+    leaves = list(calls[0].args)
     args = static_arguments(leaves)
     if args is None:
         return None
     static = "\n".join(f"    {a}," for a in args)
-    scalars = [str(leaf["path"]) for leaf in leaves if leaf.get("kind") == "scalar"]
+    scalars = [str(leaf.path) for leaf in leaves if leaf.kind == "scalar"]
     note = f"Python numbers ({', '.join(scalars)}) stay as captured" if scalars else "only tensors are copied in"
     return _TEMPLATE.format(target=expr, static=static, call=f"{expr}(*_lp_static)", scalars=note)

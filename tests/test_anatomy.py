@@ -12,6 +12,7 @@ import dataclasses
 
 from launchprof.analysis.anatomy import anatomy_of, critical_path, graph_rows, levels_of, with_anatomy
 from launchprof.analysis.concurrency import concurrency_notes, op_chains
+from launchprof.events.capture import AnatomyEvent, GraphNodeRow, RaceCheckEvent, RaceOp
 from launchprof.render.anatomy import anatomy_line, anatomy_svg
 from launchprof.render.html import HtmlRenderer
 from launchprof.render.notes_text import note_texts
@@ -20,13 +21,13 @@ from recorded import load, recorded, report_of
 
 recorded(["two_streams_ok", "decode_loop"])
 
-FORK_JOIN = {
-    "node_count": 7,
-    "nodes": [{"id": i, "type": "kernel", "name": None} for i in range(7)],
-    "edges": [[0, 1], [1, 2], [3, 4], [4, 5], [2, 6], [5, 6]],
-}
+FORK_JOIN = AnatomyEvent(
+    node_count=7,
+    nodes=[GraphNodeRow(id=i, type="kernel", name=None) for i in range(7)],
+    edges=[[0, 1], [1, 2], [3, 4], [4, 5], [2, 6], [5, 6]],
+)
 # The race of issue 19: a DtoD copy and the read are both roots; only the add joins them.
-RACE = {"node_count": 3, "nodes": [{"id": 0, "type": "memcpy"}, {"id": 1, "type": "kernel"}, {"id": 2, "type": "kernel"}], "edges": [[0, 2], [1, 2]]}
+RACE = AnatomyEvent(node_count=3, nodes=[GraphNodeRow(id=0, type="memcpy"), GraphNodeRow(id=1, type="kernel"), GraphNodeRow(id=2, type="kernel")], edges=[[0, 2], [1, 2]])
 
 
 def _replay_rows(name: str):
@@ -35,9 +36,9 @@ def _replay_rows(name: str):
 
 
 def test_levels_and_critical_path_of_a_fork_join():
-    assert levels_of(7, FORK_JOIN["edges"]) == [0, 1, 2, 0, 1, 2, 3]
+    assert levels_of(7, FORK_JOIN.edges) == [0, 1, 2, 0, 1, 2, 3]
     weights = [1.0, 1.0, 1.0, 5.0, 1.0, 1.0, 1.0]
-    assert critical_path(7, FORK_JOIN["edges"], weights) == [3, 4, 5, 6]
+    assert critical_path(7, FORK_JOIN.edges, weights) == [3, 4, 5, 6]
 
 
 def test_fork_join_anatomy_with_recorded_replay_times():
@@ -95,8 +96,8 @@ def test_report_carries_anatomy_and_renders_it():
 
 
 def test_large_graph_drawn_by_level():
-    nodes = [{"id": i, "type": "kernel"} for i in range(147)]
-    event = {"node_count": 147, "nodes": nodes, "edges": [[i, i + 1] for i in range(146)]}
+    nodes = [GraphNodeRow(id=i, type="kernel") for i in range(147)]
+    event = AnatomyEvent(node_count=147, nodes=nodes, edges=[[i, i + 1] for i in range(146)])
     base = report_of("decode_loop")
     report = dataclasses.replace(base, replay=with_anatomy(base.replay, event, load("decode_loop").trace("replay")))
     a = report.replay.anatomy
@@ -106,21 +107,21 @@ def test_large_graph_drawn_by_level():
 
 
 def test_one_stream_chains_bound_a_second_stream():
-    ops = [{"stream": 7, "deps": []}, {"stream": 7, "deps": [0]}, {"stream": 7, "deps": []}, {"stream": 7, "deps": [2]}, {"stream": 7, "deps": [1, 3]}]
+    ops = [RaceOp(stream=7, deps=[]), RaceOp(stream=7, deps=[0]), RaceOp(stream=7, deps=[]), RaceOp(stream=7, deps=[2]), RaceOp(stream=7, deps=[1, 3])]
     crit, total, n = op_chains(ops, [4.0, 4.0, 1.0, 1.0, 2.0])
     assert (crit, total, n) == (10.0, 12.0, 3)
-    notes = note_texts(concurrency_notes(None, {"status": "ok", "ops": ops, "ops_total": 5}, [4.0, 4.0, 1.0, 1.0, 2.0]))
+    notes = note_texts(concurrency_notes(None, RaceCheckEvent(status="ok", ops=ops, ops_total=5), [4.0, 4.0, 1.0, 1.0, 2.0]))
     assert "independent chains" in notes[0] and "17%" in notes[0]
-    chain = [{"stream": 7, "deps": [i - 1] if i else []} for i in range(4)]
-    assert "would not shorten" in note_texts(concurrency_notes(None, {"status": "ok", "ops": chain, "ops_total": 4}, None))[0]
+    chain = [RaceOp(stream=7, deps=[i - 1] if i else []) for i in range(4)]
+    assert "would not shorten" in note_texts(concurrency_notes(None, RaceCheckEvent(status="ok", ops=chain, ops_total=4), None))[0]
 
 
 def test_unavailable_sanitizer_is_a_note():
-    notes = note_texts(concurrency_notes(None, {"status": "unavailable", "reason": "this torch has no CUDA sanitizer"}, None))
+    notes = note_texts(concurrency_notes(None, RaceCheckEvent(status="unavailable", reason="this torch has no CUDA sanitizer"), None))
     assert notes == ["stream races were not checked: this torch has no CUDA sanitizer"]
 
 
 def test_a_skipped_race_check_is_named_with_its_reason() -> None:
-    notes = note_texts(concurrency_notes(None, {"status": "skipped", "reason": "pass stream_check=True"}, None))
+    notes = note_texts(concurrency_notes(None, RaceCheckEvent(status="skipped", reason="pass stream_check=True"), None))
     assert notes == ["stream races were not checked: pass stream_check=True"]
-    assert not any("not checked" in n for n in note_texts(concurrency_notes(None, {"status": "ok", "ops": [], "ops_total": 0}, None)))
+    assert not any("not checked" in n for n in note_texts(concurrency_notes(None, RaceCheckEvent(status="ok", ops=[], ops_total=0), None)))

@@ -23,6 +23,7 @@ torch = pytest.importorskip("torch")
 
 import launchprof.worker.buckets as wb  # noqa: E402
 from launchprof.analysis.buckets import bucket_plan  # noqa: E402
+from launchprof.events.observation import ArgLeaf, CallEvent  # noqa: E402
 from launchprof.evidence import parse_events  # noqa: E402
 from launchprof.worker.config import WorkerConfig  # noqa: E402
 from launchprof.worker.events import EventWriter  # noqa: E402
@@ -94,7 +95,8 @@ def make_run(fn, calls: list[tuple[tuple, dict]], tmp_path: Path, **config) -> T
     cfg = WorkerConfig(str(tmp_path / "s.py"), [], "step", str(events_path), str(tmp_path / "t.json"), **config)
     run = TargetRun(fn, "step", cfg, EventWriter(str(events_path)))
     for i, (args, kwargs) in enumerate(calls):
-        run.events.write("call", index=i, phase="eager", args=describe_call(bind_arguments(fn, args, kwargs)))
+        leaves = [ArgLeaf(**r) for r in describe_call(bind_arguments(fn, args, kwargs))]
+        run.events.write(CallEvent(index=i, phase="eager", args=leaves))
     run.eager_sets.extend(calls[-4:])
     run.captured = object()  # the plan's own capture succeeded
     # The worker sees CUDA state only; here the module's CPU buffers stand in for it.

@@ -118,9 +118,9 @@ def test_recommendation_on_the_recorded_shape_distribution(name):
     assert plan.eager_calls == 0 and plan.eager_above == 16
     assert "cudagraph_capture_sizes = [1, 2, 4, 8, 16]" in plan.snippet
     # The worker measured every size of the plan on the GPU: nothing is said to be unmeasured.
-    checks = [e for e in ev.buckets if e["type"] == "bucket-check"]
+    checks = [e for e in ev.buckets if e.TYPE == "bucket-check"]
     assert [m.size for m in plan.measured] == plan.recommended and checks
-    assert plan.padding_safe is all(e["match"] for e in checks) is True  # the sample pads safely
+    assert plan.padding_safe is all(e.match for e in checks) is True  # the sample pads safely
     assert plan.speedup is not None and plan.shared_pool_bytes is not None
     assert not any("not measured" in n for n in plan.notes)
 

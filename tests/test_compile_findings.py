@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from launchprof.analysis.compile_findings import BREAK_RULES, SKIP_RULES, break_findings, is_skip, skip_findings, user_frame
+from launchprof.events.torch_compile import CompileLog
 from launchprof.hazards.kinds import KINDS
 
 DATA = Path(__file__).resolve().parent / "data" / "compile"
@@ -19,6 +20,11 @@ CASES = "tests/data/compile/cases.py"
 
 def _recorded(name: str) -> dict:
     return json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def _logs(rec: dict) -> list[CompileLog]:
+    """The recorded log records as the ``compile`` event's reader gives them."""
+    return [CompileLog(**r) for r in rec["logs"]]
 
 
 def _one(findings: list, kind: str):
@@ -44,7 +50,7 @@ def test_every_rule_names_a_known_hazard_kind() -> None:
 )
 def test_recorded_graph_breaks_and_recompiles(case: str, kind: str, line: int, words: str) -> None:
     rec = _recorded(case)
-    found = _one(break_findings(rec["logs"], rec["counters"]), kind)
+    found = _one(break_findings(_logs(rec), rec["counters"]), kind)
     assert found.file is not None and found.file.endswith(CASES) and found.line == line
     assert words in found.reason
     assert "\n" not in found.reason
@@ -55,16 +61,16 @@ def test_a_float_that_changes_every_call_is_one_finding_counted_per_recompile() 
     4 graphs, 3 recompiles) and skips cudagraphs for each graph."""
     rec = _recorded("changing_float")
     assert rec["counters"]["stats"]["unique_graphs"] == 4
-    found = break_findings(rec["logs"], rec["counters"])
+    found = break_findings(_logs(rec), rec["counters"])
     assert [(f.kind, f.line, f.count) for f in found] == [("frozen-scalar", 83, 3)]
     assert found[0].reason == "recompiled: 0/0: lr == 0.1" and (found[0].code or "").startswith("param.add_(grad, alpha=-lr)")
-    assert sum(f.count for f in skip_findings(rec["logs"], rec["counters"], rec["device"])) == 4
+    assert sum(f.count for f in skip_findings(_logs(rec), rec["counters"], rec["device"])) == 4
 
 
 def test_recorded_break_counts_come_from_torch_counters() -> None:
     rec = _recorded("item_graph_break")
     counted = sum(rec["counters"]["graph_break"].values())
-    found = break_findings(rec["logs"], rec["counters"])
+    found = break_findings(_logs(rec), rec["counters"])
     assert sum(f.count for f in found if not f.reason.startswith("recompiled")) == counted == 1
     # After the break, the resumed code recompiles on the .item() value: a Python number
     # that changes between calls, at the line that uses it.
@@ -76,7 +82,7 @@ def test_cpu_reduce_overhead_skips_are_counted_without_a_logged_reason() -> None
     """On CPU torch bumps ``cudagraph_skips`` and logs nothing; the finding says why."""
     for case in ("cpu_reduce_overhead", "item_graph_break", "mutated_input", "changing_scalar", "changing_float"):
         rec = _recorded(case)
-        skips = skip_findings(rec["logs"], rec["counters"], rec["device"])
+        skips = skip_findings(_logs(rec), rec["counters"], rec["device"])
         assert rec["counters"]["inductor"]["cudagraph_skips"] >= 1
         assert [(f.kind, f.count) for f in skips] == [("host-side-effect", rec["counters"]["inductor"]["cudagraph_skips"])]
         assert "cpu device" in skips[0].reason
@@ -84,7 +90,7 @@ def test_cpu_reduce_overhead_skips_are_counted_without_a_logged_reason() -> None
 
 def test_default_mode_records_no_skip() -> None:
     rec = _recorded("print_graph_break")
-    assert skip_findings(rec["logs"], rec["counters"], rec["device"]) == []
+    assert skip_findings(_logs(rec), rec["counters"], rec["device"]) == []
 
 
 USER = '  File "/proj/decode.py", line {n}, in step\n    {code}\n'
@@ -112,7 +118,7 @@ CUDA_SKIPS = [
 @pytest.mark.parametrize(("message", "kind", "line"), CUDA_SKIPS, ids=[m[:50] for m, _, _ in CUDA_SKIPS])
 def test_cuda_skip_messages(message: str, kind: str | None, line: int | None) -> None:
     assert is_skip(message)
-    found = skip_findings([{"logger": "torch._inductor.cudagraph_utils.__cudagraphs", "message": message}], {"inductor": {"cudagraph_skips": 1}}, "cuda")
+    found = skip_findings([CompileLog(logger="torch._inductor.cudagraph_utils.__cudagraphs", message=message)], {"inductor": {"cudagraph_skips": 1}}, "cuda")
     assert len(found) == 1 and found[0].kind == kind and found[0].line == line
     if line is not None:
         assert found[0].file == "/proj/decode.py" and found[0].code  # the user's frame, not torch's
@@ -121,7 +127,7 @@ def test_cuda_skip_messages(message: str, kind: str | None, line: int | None) ->
 
 def test_repeated_skips_are_counted_once_and_unlogged_ones_kept() -> None:
     msg = CUDA_SKIPS[0][0]
-    logs = [{"logger": "x.__cudagraphs", "message": msg}] * 2
+    logs = [CompileLog(logger="x.__cudagraphs", message=msg)] * 2
     found = skip_findings(logs, {"inductor": {"cudagraph_skips": 3}}, "cuda")
     assert [(f.kind, f.count) for f in found] == [("reallocated-input", 2), (None, 1)]
 

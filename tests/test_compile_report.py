@@ -25,6 +25,11 @@ def _recorded(name: str) -> dict:
     return json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
 
 
+def _as_read(event: dict):
+    """A ``compile`` event's fields as the run's reader gives them: its record."""
+    return parse_events([{"type": "compile", **event}]).compiles[0]
+
+
 def _events(ro: dict, plain: dict, ro_us: list[float], plain_us: list[float]) -> list[dict]:
     """The events a worker writes for --compare compile: bursts per mode, then its result."""
     return [
@@ -71,7 +76,7 @@ def test_no_compile_events_leave_the_report_alone() -> None:
 def test_recorded_graph_break_becomes_a_finding_relative_to_the_root() -> None:
     rec = _recorded("item_graph_break")
     event = {**rec, "field": "compile", "device": "cuda"}
-    result = compile_result(event, parse_events([]), rec["root"])  # where it was recorded
+    result = compile_result(_as_read(event), parse_events([]), rec["root"])  # where it was recorded
     breaks = [f for f in result.graph_breaks if f.kind == "hidden-sync"]
     assert len(breaks) == 1 and breaks[0].file == "tests/data/compile/cases.py" and breaks[0].line == 9
     # On a CUDA device, skips torch counted but never logged stay unexplained (kind None).
@@ -241,7 +246,7 @@ def test_the_recompile_limit_in_each_torch_wording() -> None:
     ):
         event = {**_ok("reduce-overhead", 2, False, 3.0, counters={"unimplemented": {reason: 1}}), "logs": [
             {"logger": "torch._dynamo.guards.__recompiles", "level": "DEBUG", "message": "Recompiling function step in a.py:3"}]}
-        result = compile_result(event, parse_events([]), None)
+        result = compile_result(_as_read(event), parse_events([]), None)
         assert bool(result.details.get("recompile_limit_hit")) is hit, reason
         line = advice(eager, None, False, dataclasses.replace(result, step_us=Stats(50.0, 50.0, 50.0, 20)), None) or ""
         assert ("dynamo's recompile limit was hit" in line) is hit, line

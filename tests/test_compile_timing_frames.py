@@ -9,6 +9,7 @@ stand-ins (burst.py calls nothing else of CUDA). Slow: real compiles (~5-30 s on
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -17,7 +18,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from launchprof.analysis.compile import compile_result  # noqa: E402
+from launchprof.events.torch_compile import CompileEvent  # noqa: E402
 from launchprof.evidence import parse_events  # noqa: E402
+from launchprof.worker.events import event_dict  # noqa: E402
 from launchprof.worker.compile_compare import _bursts, warm_up  # noqa: E402
 
 CALLS = [0]
@@ -28,8 +31,8 @@ class Events:
     def __init__(self) -> None:
         self.items: list[dict[str, Any]] = []
 
-    def write(self, type: str, **fields: Any) -> None:
-        self.items.append({"type": type, **fields})
+    def write(self, record: Any) -> None:
+        self.items.append(event_dict(record))
 
 
 class HostEvent:
@@ -93,7 +96,8 @@ def test_a_steady_step_compiles_nothing_in_the_timed_calls() -> None:
 
 
 def test_the_report_carries_the_count() -> None:
-    event = {"mode": "default", "field": "compile-no-cudagraphs", "status": "ok", "frames_in_timing": 2, "passes": 3}
+    event = CompileEvent(mode="default", field="compile-no-cudagraphs", status="ok", frames_in_timing=2, passes=3)
     result = compile_result(event, parse_events([]))
     assert result.details["frames_in_timing"] == 2 and result.details["passes"] == 3
-    assert "frames_in_timing" not in compile_result({**event, "frames_in_timing": None}, parse_events([])).details
+    no_count = dataclasses.replace(event, frames_in_timing=None)
+    assert "frames_in_timing" not in compile_result(no_count, parse_events([])).details

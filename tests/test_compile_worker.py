@@ -15,6 +15,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from launchprof.worker.events import event_dict  # noqa: E402
 from launchprof.worker.compile_compare import deadline, measure_mode, warm_up  # noqa: E402
 
 
@@ -22,8 +23,8 @@ class Events:
     def __init__(self) -> None:
         self.items: list[dict[str, Any]] = []
 
-    def write(self, type: str, **fields: Any) -> None:
-        self.items.append({"type": type, **fields})
+    def write(self, record: Any) -> None:
+        self.items.append(event_dict(record))
 
 
 def step_with_item(x: torch.Tensor) -> torch.Tensor:

@@ -97,11 +97,11 @@ def test_mutated_argument_copied_into_a_static_buffer_is_a_warning() -> None:
     """frozen_scalar's ``update`` changes ``param`` in place (the worker recorded ``[0]``);
     marking that argument as moved must name ``param`` and say the caller's tensor stays put."""
     ev = load_evidence("frozen_scalar")
-    assert ev.mutations["args"] == ["[0]"]
-    assert ev.capture["moved_args"] == []  # the sample passes the same `param` every call
+    assert ev.mutations.args == ["[0]"]
+    assert ev.capture.moved_args == []  # the sample passes the same `param` every call
     before = [h for h in find_hazards(ev) if h.details.get("mutated")]
     assert before == []  # not moved: nothing to say
-    moved = dataclasses.replace(ev, capture={**(ev.capture or {}), "moved_args": ["[0]"]})
+    moved = dataclasses.replace(ev, capture=dataclasses.replace(ev.capture, moved_args=["[0]"]))
     with use_sources(load("frozen_scalar").sources):
         found = [h for h in find_hazards(moved) if h.details.get("mutated")]
     assert len(found) == 1
@@ -120,11 +120,11 @@ def test_decorated_target_recorded_at_the_wrapper_points_at_the_user_file() -> N
     from launchprof.hazards.common import user_target
 
     ev = load_evidence("decode_loop")
-    assert ev.target["file"] == "sample_models/decode_loop.py" and ev.target["line"] == 62
-    assert user_target(ev.target, ev.probe["functions"]) == ev.target
-    wrapper = {**ev.target, "file": "/opt/torch/.venv/lib/python3.12/site-packages/torch/utils/_contextlib.py", "line": 120}
-    fixed = user_target(wrapper, ev.probe["functions"])
-    assert fixed["file"] == "sample_models/decode_loop.py" and fixed["line"] == 62
+    assert ev.target.file == "sample_models/decode_loop.py" and ev.target.line == 62
+    assert user_target(ev.target, ev.probe.functions) == ev.target
+    wrapper = dataclasses.replace(ev.target, file="/opt/torch/.venv/lib/python3.12/site-packages/torch/utils/_contextlib.py", line=120)
+    fixed = user_target(wrapper, ev.probe.functions)
+    assert fixed.file == "sample_models/decode_loop.py" and fixed.line == 62
 
 
 def _line_of(path, piece: str) -> int:
@@ -189,11 +189,11 @@ def test_canonical_argument_paths_read_in_both_forms() -> None:
     ev = load_evidence("dict_inputs")  # step(batch: dict, extras: list)
     assert argument_names(ev, ["[1][2]", "[0]['features']"]) == {"[1][2]": "extras[2]", "[0]['features']": "batch['features']"}
     ev = load_evidence("unjoined_stream")  # step(x, stats): recorded in the current form
-    assert ev.mutations["args"] == ["[1]"]
-    assert argument_names(ev, ev.mutations["args"]) == {"[1]": "stats"}
+    assert ev.mutations.args == ["[1]"]
+    assert argument_names(ev, ev.mutations.args) == {"[1]": "stats"}
     # an earlier worker wrapped the arguments once more and recorded the same mutation as [0][1]
-    old = dataclasses.replace(ev, mutations={**ev.mutations, "args": ["[0][1]"]})
-    assert argument_names(old, old.mutations["args"]) == {"[0][1]": "stats"}
+    old = dataclasses.replace(ev, mutations=dataclasses.replace(ev.mutations, args=["[0][1]"]))
+    assert argument_names(old, old.mutations.args) == {"[0][1]": "stats"}
 
 
 def test_replay_mismatch_names_the_frozen_state_behind_it() -> None:

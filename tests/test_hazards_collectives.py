@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from launchprof.events.base import Site
 from launchprof.hazards.collectives import collective_divergence, collectives_per_call, short_name, uncaptured_collectives
 from launchprof.trace import gpu_table
 from ranks_data import ALL_REDUCE, dropping, kernels_where, named, on_stream, recorded, with_trace
@@ -21,7 +22,7 @@ def tables(eager_edit, replay_edit):
 def test_a_side_stream_collective_missing_from_the_graph_is_found():
     eager, replay = tables(kernels_where(named(SIGMOID), ALL_REDUCE), dropping(named(SIGMOID)))
     assert collectives_per_call(eager) == 1 and collectives_per_call(replay) == 0
-    [h] = uncaptured_collectives(eager, replay, {"file": "tp.py", "line": 7, "code": "def step(x):"}, rank=1)
+    [h] = uncaptured_collectives(eager, replay, Site(file="tp.py", line=7, code="def step(x):"), rank=1)
     assert h.kind == "uncaptured-collective" and h.severity == "error"
     assert h.message.startswith("rank 1: 1 of 1 collective(s)")
     assert "side stream 13" in h.message and "own stream is 7" in h.message
@@ -58,7 +59,7 @@ def test_on_stream_edit_matches_the_recorded_side_stream():
 def test_kernel_divergence_names_the_first_position_and_the_lines():
     a = ["gemm", "relu", "gemm", ALL_REDUCE, "add"]
     b = ["gemm", "relu", "mul", "gemm", ALL_REDUCE, "add"]
-    [h] = collective_divergence({0: a, 1: b}, {"file": "tp.py", "line": 3})
+    [h] = collective_divergence({0: a, 1: b}, Site(file="tp.py", line=3))
     assert h.kind == "collective-divergence" and h.severity == "error"
     assert h.details["sequence"] == "kernel" and h.details["position"] == 3
     assert "rank 0 runs `gemm`, rank 1 runs `mul`" in h.message

@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from launchprof.worker.events import event_dict
 from launchprof.worker.outputs_watch import OutputsWatch, copy_us
 
 
@@ -20,8 +21,8 @@ class Events:
     def __init__(self) -> None:
         self.log: list[dict[str, Any]] = []
 
-    def write(self, type: str, **fields: Any) -> None:
-        self.log.append({"type": type, **fields})
+    def write(self, record: Any) -> None:
+        self.log.append(event_dict(record))
 
     def of(self, kind: str) -> list[dict[str, Any]]:
         return [e for e in self.log if e["type"] == kind]

@@ -6,8 +6,10 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
+from launchprof.events.capture import Race, RaceCheckEvent
 from launchprof.evidence import parse_events
 from launchprof.hazards import find_hazards
+from launchprof.worker.events import event_dict
 from launchprof.worker.race_check import AccessLog, _registries, access_of, sanitized
 from recorded import SAMPLES, expected_markers
 
@@ -32,22 +34,23 @@ def test_access_log_dependencies():
     log.launch(7, set(), set(), "aten::view")  # a view: no memory, not an op
     log.launch(7, {300}, {400}, "aten::relu")  # 2 independent
     log.launch(7, set(), {100}, "aten::fill_")  # 3 overwrites a after 1 read it
-    assert [op["deps"] for op in log.ops] == [[], [0], [], [0, 1]]
-    assert [op["stream"] for op in log.ops] == [7, 9, 7, 7]
+    assert [op.deps for op in log.ops] == [[], [0], [], [0, 1]]
+    assert [op.stream for op in log.ops] == [7, 9, 7, 7]
 
 
 def test_sanitizer_access_names_the_user_line():
     write_line = _line(RACE, "staging.copy_(x)")
     a = access_of(_access("WRITE", 11, write_line, "aten::copy_"))
-    assert (a["type"], a["line"], a["stream"]) == ("write", write_line, 11)
-    assert a["code"].startswith("staging.copy_(x)")
+    assert (a.type, a.line, a.stream) == ("write", write_line, 11)
+    assert a.code.startswith("staging.copy_(x)")
 
 
-def _race_events(races: list[dict]) -> list[dict]:
+def _race_events(races: list[Race]) -> list[dict]:
+    """The events a run with these races holds, as the worker writes them."""
     return [
         {"type": "capture", "ok": True, "graph_nodes": 3, "node_types": {"memcpy": 1, "kernel": 2}},
         {"type": "anatomy", "node_count": 3, "nodes": [{"id": 0, "type": "memcpy"}, {"id": 1, "type": "kernel"}, {"id": 2, "type": "kernel"}], "edges": [[0, 2], [1, 2]]},
-        {"type": "race-check", "status": "ok", "origin_stream": 7, "races": races, "ops": [], "ops_total": 0},
+        event_dict(RaceCheckEvent(status="ok", origin_stream=7, races=races, ops=[], ops_total=0)),
     ]
 
 

@@ -55,8 +55,8 @@ def test_the_rank_event_comes_first_and_validates(tmp_path, monkeypatch):
     announce_rank(config(tmp_path), events)
     events.close()
     [e] = validate_events([json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()])
-    assert (e["type"], e["rank"], e["local_rank"], e["world_size"]) == ("rank", 1, 1, 2)
-    assert isinstance(e["pid"], int) and isinstance(e["pgid"], int)
+    assert (e.TYPE, e.rank, e.local_rank, e.world_size) == ("rank", 1, 1, 2)
+    assert isinstance(e.pid, int) and isinstance(e.pgid, int)
 
 
 def test_the_launcher_command_is_torchs_own(tmp_path):

@@ -12,6 +12,7 @@ import launchprof.commands.analyze as analyze_cmd
 from launchprof.analysis import analyse
 from launchprof.analysis.failure import LOCATED, blocking_command, is_async_cuda_error
 from launchprof.commands.analyze import AnalyzeOptions
+from launchprof.events.lifecycle import ScriptException
 from launchprof.evidence import parse_events
 from launchprof.models import RUN_FORMAT_VERSION, RunHeader, WorkerOutcome
 from launchprof.render import RenderOptions, renderer_for
@@ -46,10 +47,10 @@ def _failed_run(tmp_path: Path, exception: dict, extra: list[dict] | None = None
 
 
 def test_async_markers():
-    assert is_async_cuda_error(ASSERT)
-    assert is_async_cuda_error({"message": "CUDA error: an illegal memory access was encountered"})
-    assert not is_async_cuda_error({"message": "CUDA out of memory. Tried to allocate 2.00 GiB"})
-    assert not is_async_cuda_error({"message": "name 'x' is not defined"})
+    assert is_async_cuda_error(ScriptException(**ASSERT))
+    assert is_async_cuda_error(ScriptException(message="CUDA error: an illegal memory access was encountered"))
+    assert not is_async_cuda_error(ScriptException(message="CUDA out of memory. Tried to allocate 2.00 GiB"))
+    assert not is_async_cuda_error(ScriptException(message="name 'x' is not defined"))
 
 
 def test_device_assert_says_where_it_surfaced_and_the_exact_command(tmp_path):

@@ -37,7 +37,7 @@ def test_exception_is_reported_with_user_line(tmp_path):
     script.write_text("x = 1\nraise ValueError('bad input')\n")
     outcome = run_script(script, [], lambda ns: None)
     assert outcome.status == "exception"
-    assert outcome.exception["type"] == "ValueError" and outcome.exception["line"] == 2
+    assert outcome.exception.type == "ValueError" and outcome.exception.line == 2
 
 
 @pytest.mark.parametrize("code, status, exit_code", [("sys.exit(3)", "exit", 3), ("sys.exit(0)", "ok", 0), ("sys.exit()", "ok", 0)])

@@ -11,6 +11,8 @@ import types
 import torch
 from recorded import load_evidence, recorded, report_of
 
+from launchprof.events.lifecycle import TargetEvent
+from launchprof.events.observation import ArgLeaf, CallEvent
 from launchprof.snippet import capture_snippet, static_arguments
 
 
@@ -36,12 +38,12 @@ def test_static_inputs_have_the_recorded_shapes_and_dtypes() -> None:
     ev = load_evidence("dict_inputs")
     code = snippet_of("dict_inputs")
     ast.parse(code)
-    args = eval(f"({', '.join(static_arguments(ev.calls[0]['args']))},)".replace("'cuda'", "'cpu'"), {"torch": torch})
-    for leaf in ev.calls[0]["args"]:
-        root, _, rest = leaf["path"].partition("[")
+    args = eval(f"({', '.join(static_arguments(ev.calls[0].args))},)".replace("'cuda'", "'cpu'"), {"torch": torch})
+    for leaf in ev.calls[0].args:
+        root, _, rest = leaf.path.partition("[")
         value = args[["batch", "extras"].index(root)]
         value = eval("v[" + rest, {"v": value})
-        assert list(value.shape) == leaf["shape"] and str(value.dtype) == f"torch.{leaf['dtype']}"
+        assert list(value.shape) == leaf.shape and str(value.dtype) == f"torch.{leaf.dtype}"
 
 
 class _FakeGraph:
@@ -90,9 +92,9 @@ def test_run_copies_inputs_in_and_returns_clones(monkeypatch) -> None:
 
 
 def test_no_snippet_when_arguments_cannot_be_rebuilt() -> None:
-    target = {"name": "step", "qualname": "step"}
-    assert capture_snippet(target, [{"args": [{"path": "cfg.lr", "kind": "scalar", "value": 0.1}]}]) is None
-    assert capture_snippet({"name": "@launchprof.target <lambda>", "qualname": "<lambda>"}, [{"args": []}]) is None
+    target = TargetEvent(name="step", qualname="step")
+    assert capture_snippet(target, [CallEvent(index=0, args=[ArgLeaf(path="cfg.lr", kind="scalar", value=0.1)])]) is None
+    assert capture_snippet(TargetEvent(name="@launchprof.target <lambda>", qualname="<lambda>"), [CallEvent(index=0)]) is None
 
 
 def test_report_prints_the_snippet_only_with_the_flag() -> None:

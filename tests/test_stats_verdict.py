@@ -139,10 +139,10 @@ def test_moved_arguments_are_named_and_sized_as_the_caller_passed_them(name, mov
     from tests.recorded import load_evidence
 
     ev = load_evidence(recorded([name])[0])
-    assert all(p.startswith("[") for p in ev.capture["moved_args"])
+    assert all(p.startswith("[") for p in ev.capture.moved_args)
     sizes = reallocated_arguments(ev)
     assert sorted(sizes) == sorted(moved) and all(sizes.values())
-    assert sum(sizes.values()) == ev.memory["static_bytes"]
+    assert sum(sizes.values()) == ev.memory.static_bytes
     [h] = [h for h in report_of(name).hazards if h.kind == "reallocated-input"]
     assert h.severity == "info" and h.details["arguments"] == sorted(moved)
     assert h.message.startswith(", ".join(f"`{m}`" for m in sorted(moved)))

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from launchprof.events.capture import AnatomyEvent, GraphNodeRow
 from launchprof.models import Anatomy, GraphNode
 
 DRAW_LIMIT = 60  # graphs up to this many nodes keep their nodes and edges for drawing
@@ -71,7 +72,7 @@ def _tokens(name: str) -> list[str]:
     return sorted(set(words) - {"native", "cutlass", "device", "kernel", "void"}, key=len, reverse=True)
 
 
-def node_times(nodes: list[dict[str, Any]], gpu: pd.DataFrame | None) -> list[float | None]:
+def node_times(nodes: list[GraphNodeRow], gpu: pd.DataFrame | None) -> list[float | None]:
     """Each node's duration in the profiled replay, joined by kind, then name, then order."""
     out: list[float | None] = [None] * len(nodes)
     if gpu is None or gpu.empty:
@@ -81,11 +82,11 @@ def node_times(nodes: list[dict[str, Any]], gpu: pd.DataFrame | None) -> list[fl
         rows = call[call["kind"] == _TRACE_KIND[kind]]
         pool = list(zip(rows["name"].astype(str), rows["dur_us"].astype(float), strict=True))
         used = [False] * len(pool)
-        for node in (n for n in nodes if n["type"] == kind):
-            pick = _match(node.get("name"), pool, used)
+        for node in (n for n in nodes if n.type == kind):
+            pick = _match(node.name, pool, used)
             if pick is not None:
                 used[pick] = True
-                out[node["id"]] = pool[pick][1]
+                out[node.id] = pool[pick][1]
     return out
 
 
@@ -118,13 +119,13 @@ def overlap_us(gpu: pd.DataFrame | None) -> tuple[int | None, float | None]:
     return int(rows["stream"].nunique()), max(float(rows["dur_us"].sum()) - union, 0.0)
 
 
-def anatomy_of(event: dict[str, Any] | None, replay_gpu: pd.DataFrame | None) -> Anatomy | None:
+def anatomy_of(event: AnatomyEvent | None, replay_gpu: pd.DataFrame | None) -> Anatomy | None:
     """The report's ``replay.anatomy`` from the worker's ``anatomy`` event."""
-    if not event or not event.get("nodes"):
+    if event is None or not event.nodes:
         return None
-    nodes = sorted(event["nodes"], key=lambda n: int(n["id"]))
+    nodes = sorted(event.nodes, key=lambda n: n.id)
     count = len(nodes)
-    raw_edges = event.get("edges")
+    raw_edges = event.edges
     edges = [[int(a), int(b)] for a, b in raw_edges or []]
     times = node_times(nodes, replay_gpu)
     known = [t for t in times if t is not None]
@@ -135,7 +136,7 @@ def anatomy_of(event: dict[str, Any] | None, replay_gpu: pd.DataFrame | None) ->
     path = critical_path(count, edges, [t if t is not None else (0.0 if known else 1.0) for t in times])
     by_type: dict[str, int] = defaultdict(int)
     for n in nodes:
-        by_type[n["type"]] += 1
+        by_type[n.type] += 1
     streams, overlap = overlap_us(replay_gpu)
     has_edges = raw_edges is not None
     small = count <= DRAW_LIMIT and has_edges
@@ -150,16 +151,16 @@ def anatomy_of(event: dict[str, Any] | None, replay_gpu: pd.DataFrame | None) ->
         total_us=sum(known) if known else None,
         levels=per_level if has_edges else [],
         critical_path=path if has_edges else [],
-        nodes=[GraphNode(id=int(n["id"]), type=n["type"], name=n.get("name"), level=level[i], us=times[i]) for i, n in enumerate(nodes)] if small else [],
+        nodes=[GraphNode(id=n.id, type=n.type, name=n.name, level=level[i], us=times[i]) for i, n in enumerate(nodes)] if small else [],
         edge_list=edges if small else [],
         replay_streams=streams,
         overlap_us=overlap,
     )
 
 
-def with_anatomy(replay: Any, event: dict[str, Any] | None, replay_trace: dict[str, Any] | None) -> Any:
+def with_anatomy(replay: Any, event: AnatomyEvent | None, replay_trace: dict[str, Any] | None) -> Any:
     """``replay`` (a ReplayProfile or None) with its anatomy, where the worker wrote one."""
-    if replay is None or not event:
+    if replay is None or event is None:
         return replay
     import dataclasses
 

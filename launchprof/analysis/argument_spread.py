@@ -41,9 +41,8 @@ class ArgumentSpread:
 def sets_of(ev: Evidence, kind: str) -> int | None:
     """How many argument sets the last bursts of ``kind`` cycled through (None: not recorded)."""
     for start in reversed(ev.timing_starts):
-        sets = start.get("sets")
-        if isinstance(sets, dict) and isinstance(sets.get(kind), int):
-            return int(sets[kind])
+        if start.sets is not None and kind in start.sets:
+            return start.sets[kind]
     return None
 
 

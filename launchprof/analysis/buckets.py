@@ -9,7 +9,7 @@ Returns data; never prints.
 from __future__ import annotations
 
 import collections
-from typing import Any
+from typing import TypeVar
 
 from launchprof.buckets import (
     DEFAULT_MEMORY_BYTES,
@@ -23,6 +23,7 @@ from launchprof.buckets import (
     padding_waste,
     paste_snippet,
 )
+from launchprof.events.buckets import BucketCheckEvent, BucketEndEvent, BucketEvent, BucketLeakEvent, BucketMeasureEvent, BucketPlanEvent
 from launchprof.evidence import Evidence
 from launchprof.findings import Note, NoteCode, note, text_note
 from launchprof.hazards.shapes import varying_shapes
@@ -38,42 +39,41 @@ FIX = (
 )
 
 
-def _events(ev: Evidence, kind: str) -> list[dict[str, Any]]:
-    return [e for e in ev.buckets if e.get("type") == kind]
+E = TypeVar("E", bound=BucketEvent)
 
 
-def _last(ev: Evidence, kind: str) -> dict[str, Any]:
+def _events(ev: Evidence, kind: type[E]) -> list[E]:
+    return [e for e in ev.buckets if isinstance(e, kind)]
+
+
+def _last(ev: Evidence, kind: type[E]) -> E | None:
     found = _events(ev, kind)
-    return found[-1] if found else {}
+    return found[-1] if found else None
 
 
-def _by_size(ev: Evidence, stage: str) -> dict[int, dict[str, Any]]:
-    return {int(e["size"]): e for e in _events(ev, "bucket-measure") if e.get("stage") == stage and isinstance(e.get("size"), int)}
-
-
-def _int(value: Any) -> int | None:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+def _by_size(ev: Evidence, stage: str) -> dict[int, BucketMeasureEvent]:
+    return {e.size: e for e in _events(ev, BucketMeasureEvent) if e.stage == stage and e.size is not None}
 
 
 def _plan_sizes(ev: Evidence, axis: BatchAxis) -> tuple[list[int], str, int]:
     """(the full plan, its source, the memory limit), as the worker chose them if it ran."""
-    plan = _last(ev, "bucket-plan")
-    sizes = [int(s) for s in plan.get("sizes") or [] if isinstance(s, int) and s > 0]
-    source = str(plan.get("source") or "default")
-    limit = _int(plan.get("limit_bytes")) or DEFAULT_MEMORY_BYTES
+    plan = _last(ev, BucketPlanEvent) or BucketPlanEvent()
+    sizes = [s for s in plan.sizes if s > 0]
+    source = str(plan.source or "default")
+    limit = plan.limit_bytes or DEFAULT_MEMORY_BYTES
     return (sizes or default_sizes(max(axis.sizes))), (source if sizes else "default"), limit
 
 
 def _kept(ev: Evidence, sizes: list[int], limit: int) -> tuple[list[int], list[int]]:
-    end = _last(ev, "bucket-end")
-    if end.get("kept"):
-        return sorted(int(s) for s in end["kept"]), sorted(int(s) for s in end.get("dropped") or [])
-    private = {s: _int(e.get("pool_bytes")) or 0 for s, e in _by_size(ev, "private").items()}
+    end = _last(ev, BucketEndEvent)
+    if end is not None and end.kept:
+        return sorted(end.kept), sorted(end.dropped)
+    private = {s: e.pool_bytes or 0 for s, e in _by_size(ev, "private").items()}
     return fit_memory(sizes, private, limit) if private else (sorted(sizes), [])
 
 
 def _checks(ev: Evidence, size: int) -> bool | None:
-    found = [bool(c.get("match")) for c in _events(ev, "bucket-check") if c.get("size") == size]
+    found = [bool(c.match) for c in _events(ev, BucketCheckEvent) if c.size == size]
     return all(found) if found else None
 
 
@@ -82,16 +82,16 @@ def _measures(ev: Evidence, kept: list[int], seen: list[int]) -> list[BucketMeas
     served = collections.Counter(bucket_of(n, kept) for n in seen)
     out = []
     for size in kept:
-        p, s = private.get(size, {}), shared.get(size, {})
-        if not p and not s:
+        p, s = private.get(size), shared.get(size)
+        if p is None and s is None:
             continue
-        capture = s.get("capture_ms", p.get("capture_ms"))
+        capture = s.capture_ms if s is not None else p.capture_ms if p is not None else None
         out.append(BucketMeasure(
             size=size,
-            capture_ms=float(capture) if isinstance(capture, (int, float)) else None,
-            replay_us=float(s["replay_us"]) if isinstance(s.get("replay_us"), (int, float)) else None,
-            pool_bytes=_int(p.get("pool_bytes")),
-            shared_added_bytes=_int(s.get("added_bytes")),
+            capture_ms=capture,
+            replay_us=s.replay_us if s is not None else None,
+            pool_bytes=p.pool_bytes if p is not None else None,
+            shared_added_bytes=s.added_bytes if s is not None else None,
             calls=served.get(size, 0),
             matches=_checks(ev, size),
         ))
@@ -100,30 +100,31 @@ def _measures(ev: Evidence, kept: list[int], seen: list[int]) -> list[BucketMeas
 
 def _leaks(ev: Evidence) -> list[PaddingLeak]:
     out = []
-    for e in _events(ev, "bucket-leak"):
-        fields = {k: e.get(k) for k in ("output", "size", "calls_size", "max_abs_diff", "file", "line", "code", "op")}
-        fields["output"] = str(fields["output"] or "output")
-        if isinstance(fields["size"], int) and isinstance(fields["calls_size"], int):
-            out.append(PaddingLeak(**fields))
+    for e in _events(ev, BucketLeakEvent):
+        if e.size is not None and e.calls_size is not None:
+            out.append(PaddingLeak(
+                output=str(e.output or "output"), size=e.size, calls_size=e.calls_size, max_abs_diff=e.max_abs_diff,
+                file=e.file, line=e.line, code=e.code, op=e.op,
+            ))
     return out
 
 
-def _speedup(end: dict[str, Any]) -> BucketSpeedup | None:
-    result = speedup_of(end.get("eager_us") or [], end.get("plan_us") or [])
+def _speedup(end: BucketEndEvent | None) -> BucketSpeedup | None:
+    result = speedup_of(end.eager_us if end else [], end.plan_us if end else [])
     if result is None:
         return None
     return BucketSpeedup(median=result.median, low=result.low, high=result.high)
 
 
 def _safety(ev: Evidence, leaks: list[PaddingLeak]) -> bool | None:
-    checks = _events(ev, "bucket-check")
+    checks = _events(ev, BucketCheckEvent)
     if not checks:
         return None
-    return all(bool(c.get("match")) for c in checks) and not leaks
+    return all(bool(c.match) for c in checks) and not leaks
 
 
 def _notes(ev: Evidence, axis: BatchAxis, shared: int | None, limit: int, measured: bool) -> list[Note]:
-    notes = [text_note(str(e.get("text"))) for e in _events(ev, "bucket-end") if e.get("text")]
+    notes = [text_note(str(e.text)) for e in _events(ev, BucketEndEvent) if e.text]
     if not measured:
         notes.append(note(NoteCode.BUCKETS_NOT_MEASURED))
     if shared is not None and shared > limit:
@@ -140,20 +141,20 @@ def bucket_plan(ev: Evidence) -> BucketPlan | None:
         return None
     sizes, source, limit = _plan_sizes(ev, axis)
     kept, dropped = _kept(ev, sizes, limit)
-    end = _last(ev, "bucket-end")
+    end = _last(ev, BucketEndEvent)
     measured = _measures(ev, kept, axis.sizes)
     leaks = _leaks(ev)
     safe = _safety(ev, leaks)
-    shared = _int(end.get("shared_pool_bytes"))
-    step = str((ev.target or {}).get("name") or "step").split(".")[-1].split(":")[-1]
+    shared = end.shared_pool_bytes if end else None
+    step = str((ev.target.name if ev.target else None) or "step").split(".")[-1].split(":")[-1]
     findings = _notes(ev, axis, shared, limit, bool(measured))
     return BucketPlan(
         arguments=[BucketArgument(argument=p, dim=d) for p, d in axis.arguments],
         recommended=kept,
         measured=measured,
         shared_pool_bytes=shared,
-        private_pool_bytes=_int(end.get("private_pool_bytes")),
-        workspace_bytes=_int(end.get("workspace_bytes")),
+        private_pool_bytes=end.private_pool_bytes if end else None,
+        workspace_bytes=end.workspace_bytes if end else None,
         padding_waste=padding_waste(axis.sizes, kept),
         padding_safe=safe,
         speedup=_speedup(end),

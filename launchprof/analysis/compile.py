@@ -16,6 +16,7 @@ from typing import Any
 
 from launchprof.analysis.compile_findings import break_findings, skip_findings
 from launchprof.compile_report import CompileFinding, CompileResult
+from launchprof.events.torch_compile import CompileEvent
 from launchprof.evidence import Evidence
 from launchprof.enums import Severity
 from launchprof.models import Hazard
@@ -43,27 +44,27 @@ def _relative(finding: CompileFinding, root: str | None) -> CompileFinding:
     return finding
 
 
-def compile_result(event: dict[str, Any], ev: Evidence, root: str | None = None) -> CompileResult:
+def compile_result(event: CompileEvent, ev: Evidence, root: str | None = None) -> CompileResult:
     """One mode's result from its ``compile`` event and its bursts."""
-    mode = str(event.get("mode") or "reduce-overhead")
-    kind = str(event.get("field") or FIELDS.get(mode, mode))
+    mode = str(event.mode or "reduce-overhead")
+    kind = str(event.field or FIELDS.get(mode, mode))
     samples = list(ev.burst_wall_us.get(kind) or [])
-    logs = list(event.get("logs") or [])
-    counters = dict(event.get("counters") or {})
-    skips = [_relative(f, root) for f in skip_findings(logs, counters, event.get("device"))]
+    logs, counters = event.logs, event.counters
+    skips = [_relative(f, root) for f in skip_findings(logs, counters, event.device)]
     breaks = [_relative(f, root) for f in break_findings(logs, counters)]
-    recompiles = sum(1 for r in logs if "Recompiling function" in str(r.get("message") or ""))
-    details = {k: event.get(k) for k in ("warmup_calls", "passes", "graph_launches", "device", "frames_in_timing") if event.get(k) is not None}
+    recompiles = sum(1 for r in logs if "Recompiling function" in str(r.message or ""))
+    shown = ("warmup_calls", "passes", "graph_launches", "device", "frames_in_timing")
+    details: dict[str, Any] = {k: getattr(event, k) for k in shown if getattr(event, k) is not None}
     if any(limit in str(reason).lower() for reason in (counters.get("unimplemented") or {}) for limit in RECOMPILE_LIMIT):
         details["recompile_limit_hit"] = True  # dynamo stopped compiling a frame: calls its versions miss run uncompiled
     return CompileResult(
         mode=mode,
-        status=str(event.get("status") or "ok"),
-        error=event.get("error"),
+        status=str(event.status or "ok"),
+        error=event.error,
         step_us=stats_of(samples),
-        compile_s=event.get("compile_s"),
-        kernels_per_step=event.get("kernels_per_step"),
-        cudagraphs_used=event.get("cudagraphs_used"),
+        compile_s=event.compile_s,
+        kernels_per_step=event.kernels_per_step,
+        cudagraphs_used=event.cudagraphs_used,
         skip_reasons=skips,
         graph_breaks=breaks,
         cudagraph_skips=int((counters.get("inductor") or {}).get("cudagraph_skips") or 0),
@@ -236,7 +237,7 @@ def _spread(ro: CompileResult | None, plain: CompileResult | None) -> str | None
     return f"compiled afresh, the step ran {' and '.join(ranges)} per call; the median compile is shown"
 
 
-def over_rounds(events: Sequence[dict[str, Any]], ev: Evidence, root: str | None = None) -> CompileResult:
+def over_rounds(events: Sequence[CompileEvent], ev: Evidence, root: str | None = None) -> CompileResult:
     """One mode over its compiles (``--compile-rounds``: dynamo reset each time, inductor's
     kernel caches kept): the round with the median step time (the slower middle one for an
     even count) stands for the mode; each ok round's figures go in ``rounds_us`` and
@@ -247,7 +248,7 @@ def over_rounds(events: Sequence[dict[str, Any]], ev: Evidence, root: str | None
     waits for is the first compile. A first round that failed or timed out is the mode's
     result, whatever the warm rounds after it did."""
     results = [compile_result(e, ev, root) for e in events]
-    numbers = [int(e.get("round") or i) for i, e in enumerate(events, 1)]
+    numbers = [e.round or i for i, e in enumerate(events, 1)]
     timed = [(n, r) for n, r in zip(numbers, results) if r.ok and _median(r.step_us) is not None]
     if len(results) == 1 or not results[0].ok or not timed:
         first = results[0]
@@ -267,9 +268,9 @@ def over_rounds(events: Sequence[dict[str, Any]], ev: Evidence, root: str | None
 
 def with_compile(report: Report, ev: Evidence, root: str | None) -> Report:
     """The report with its compile fields filled (unchanged when compile was not compared)."""
-    events: dict[str, list[dict[str, Any]]] = {}
+    events: dict[str, list[CompileEvent]] = {}
     for e in ev.compiles:
-        events.setdefault(str(e.get("mode")), []).append(e)
+        events.setdefault(str(e.mode), []).append(e)
     if not events:
         return report
     ro = over_rounds(events["reduce-overhead"], ev, root) if "reduce-overhead" in events else None

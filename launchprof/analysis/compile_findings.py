@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from launchprof.compile_report import CompileFinding
+from launchprof.events.torch_compile import CompileLog
 
 # (pattern, kind) for cudagraph skip reasons, most specific first.
 SKIP_RULES: tuple[tuple[str, str | None], ...] = (
@@ -120,12 +121,12 @@ def is_skip(message: str) -> bool:
     return "skipping cudagraph" in low or "disabling cudagraphs" in low or "distinct sizes" in low
 
 
-def skip_findings(logs: list[dict[str, Any]], counters: dict[str, dict[str, int]], device: str | None) -> list[CompileFinding]:
+def skip_findings(logs: list[CompileLog], counters: dict[str, dict[str, int]], device: str | None) -> list[CompileFinding]:
     """Every logged cudagraph skip, plus one for the skips torch counted without a message
     (it logs none when the compiled graph has no CUDA work at all: a CPU step)."""
     out: dict[tuple, CompileFinding] = {}
     for rec in logs:
-        msg = str(rec.get("message") or "")
+        msg = str(rec.message or "")
         if is_skip(msg):
             f = _finding(msg, SKIP_RULES)
             key = (f.kind, f.reason, f.file, f.line)
@@ -160,14 +161,14 @@ def _recompile_findings(msg: str) -> CompileFinding:
     return CompileFinding(kind=kind, reason=f"recompiled: {reason_line}" if reason_line else "recompiled", file=file, line=line, code=code)
 
 
-def break_findings(logs: list[dict[str, Any]], counters: dict[str, dict[str, int]]) -> list[CompileFinding]:
+def break_findings(logs: list[CompileLog], counters: dict[str, dict[str, int]]) -> list[CompileFinding]:
     """Graph breaks (from the ``graph_breaks`` records, counted by torch's counters) and
     recompiles; a counted break no record explained is kept with its reason alone."""
     findings: list[CompileFinding] = []
     counted = dict(counters.get("graph_break") or {})
     for rec in logs:
-        msg = str(rec.get("message") or "")
-        logger = str(rec.get("logger") or "")
+        msg = str(rec.message or "")
+        logger = str(rec.logger or "")
         if logger.endswith("__graph_breaks") and "Graph break" in msg:
             key = next((k for k in counted if k.splitlines()[0].strip() and k.splitlines()[0].strip() in msg), None)
             count = counted.pop(key) if key is not None else 1

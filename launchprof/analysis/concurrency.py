@@ -10,20 +10,19 @@ timestamps say whether the device actually ran them at once.
 
 from __future__ import annotations
 
-from typing import Any
-
 from launchprof.analysis.anatomy import critical_path
+from launchprof.events.capture import RaceCheckEvent, RaceOp
 from launchprof.findings import Note, NoteCode, note
 from launchprof.models import Anatomy
 
 OVERLAP_FLOOR_US = 0.5  # less than this of overlapped GPU time is timestamp noise
 
 
-def op_chains(ops: list[dict[str, Any]], durations: list[float] | None) -> tuple[float, float, int]:
+def op_chains(ops: list[RaceOp], durations: list[float] | None) -> tuple[float, float, int]:
     """(critical-path weight, total weight, ops on the critical path) of the ops' data
     dependencies; weights are the eager GPU durations when they join one to one, else 1."""
     weight = durations if durations is not None and len(durations) == len(ops) else [1.0] * len(ops)
-    edges = [[int(d), i] for i, op in enumerate(ops) for d in op.get("deps", []) if 0 <= int(d) < i]
+    edges = [[d, i] for i, op in enumerate(ops) for d in op.deps if 0 <= d < i]
     path = critical_path(len(ops), edges, weight)
     return sum(weight[i] for i in path), sum(weight), len(path)
 
@@ -34,7 +33,7 @@ def _branches(anatomy: Anatomy) -> Note:
     return note(NoteCode.PARALLEL_BRANCHES, max_width=anatomy.max_width, overlapped=overlapped, overlap_us=overlap, streams=anatomy.replay_streams)
 
 
-def _one_stream(ops: list[dict[str, Any]], durations: list[float] | None) -> Note | None:
+def _one_stream(ops: list[RaceOp], durations: list[float] | None) -> Note | None:
     crit, total, n_crit = op_chains(ops, durations)
     timed = durations is not None and len(durations) == len(ops)
     if total <= 0 or crit >= 0.95 * total:
@@ -45,21 +44,21 @@ def _one_stream(ops: list[dict[str, Any]], durations: list[float] | None) -> Not
     )
 
 
-def concurrency_notes(anatomy: Anatomy | None, race_check: dict[str, Any] | None, eager_gpu_us: list[float] | None) -> list[Note]:
+def concurrency_notes(anatomy: Anatomy | None, race_check: RaceCheckEvent | None, eager_gpu_us: list[float] | None) -> list[Note]:
     """Notes for the report; ``eager_gpu_us`` are one eager call's GPU
     activities in order (kernels, copies, fills)."""
     notes: list[Note] = []
-    rc = race_check or {}
-    if rc.get("status") in ("unavailable", "skipped"):
-        notes.append(note(NoteCode.RACES_NOT_CHECKED, reason=str(rc.get("reason"))))
-    elif rc.get("status") == "failed":
-        notes.append(note(NoteCode.RACE_CHECK_STOPPED, reason=str(rc.get("reason"))))
+    rc = race_check or RaceCheckEvent()
+    if rc.status in ("unavailable", "skipped"):
+        notes.append(note(NoteCode.RACES_NOT_CHECKED, reason=str(rc.reason)))
+    elif rc.status == "failed":
+        notes.append(note(NoteCode.RACE_CHECK_STOPPED, reason=str(rc.reason)))
     if anatomy is not None and (anatomy.max_width or 0) > 1:
         notes.append(_branches(anatomy))
         return notes
-    ops = rc.get("ops") or []
-    streams = {op.get("stream") for op in ops}
-    if rc.get("status") == "ok" and ops and len(streams) == 1 and len(ops) == rc.get("ops_total", len(ops)):
+    ops = rc.ops
+    streams = {op.stream for op in ops}
+    if rc.status == "ok" and ops and len(streams) == 1 and len(ops) == (rc.ops_total if rc.ops_total is not None else len(ops)):
         line = _one_stream(ops, eager_gpu_us)
         if line:
             notes.append(line)

@@ -10,9 +10,9 @@ script with blocking launches (the error then surfaces at the launching line), a
 from __future__ import annotations
 
 import shlex
-from typing import Any
-
 from launchprof.analysis.notes import with_notes
+from launchprof.events.lifecycle import ScriptException
+from launchprof.evidence import Evidence
 from launchprof.findings import Note, NoteCode, note
 from launchprof.models import Report
 
@@ -28,8 +28,8 @@ ASYNC_MARKERS = (
 LOCATED = "the faulting kernel was launched at "
 
 
-def is_async_cuda_error(exception: dict[str, Any] | None) -> bool:
-    text = " ".join(str((exception or {}).get(k) or "") for k in ("message", "traceback")).lower()
+def is_async_cuda_error(exception: ScriptException | None) -> bool:
+    text = " ".join(str(v or "") for v in (exception.message, exception.traceback) if exception is not None).lower()
     return any(m in text for m in ASYNC_MARKERS)
 
 
@@ -38,29 +38,36 @@ def blocking_command(script: str, argv: list[str]) -> str:
     return "CUDA_LAUNCH_BLOCKING=1 " + shlex.join(["python", script, *argv])
 
 
-def async_advice(exception: dict[str, Any], script: str, argv: list[str]) -> Note:
+def async_advice(exception: ScriptException, script: str, argv: list[str]) -> Note:
     return note(
-        NoteCode.ASYNC_CUDA_ERROR, message=str(exception.get("message")), file=exception.get("file") or None,
-        line=exception.get("line") or None, command=blocking_command(script, argv), script=script,
+        NoteCode.ASYNC_CUDA_ERROR, message=str(exception.message), file=exception.file or None,
+        line=exception.line or None, command=blocking_command(script, argv), script=script,
     )
 
 
-def with_failure_advice(report: Report, events: list[dict[str, Any]], script: str, argv: list[str]) -> Report:
+def async_exception(ev: Evidence) -> ScriptException | None:
+    """The exception the script died of when it is an asynchronous CUDA error, else None."""
+    end = ev.script_end
+    if end is None or end.status != "exception" or not is_async_cuda_error(end.exception):
+        return None
+    return end.exception
+
+
+def with_failure_advice(report: Report, ev: Evidence, script: str, argv: list[str]) -> Report:
     """Add the async-error advice to a report whose script died of one (unless already located)."""
-    end = next((e for e in reversed(events) if e.get("type") == "script-end"), None)
-    exception = (end or {}).get("exception") or {}
-    if (end or {}).get("status") != "exception" or not is_async_cuda_error(exception):
+    exception = async_exception(ev)
+    if exception is None:
         return report
     if any(note.startswith(LOCATED) for note in report.notes):
         return report
     return with_notes(report, [async_advice(exception, script, argv)])
 
 
-def located_note(exception: dict[str, Any] | None) -> str:
+def located_note(exception: ScriptException | None) -> str:
     """The note a ``--locate-async`` re-run adds to the run: the launching line, or why not."""
-    if exception and exception.get("file") and exception.get("line"):
+    if exception and exception.file and exception.line:
         return (
-            f"{LOCATED}{exception['file']}:{exception['line']} (re-run with CUDA_LAUNCH_BLOCKING=1 by --locate-async; "
+            f"{LOCATED}{exception.file}:{exception.line} (re-run with CUDA_LAUNCH_BLOCKING=1 by --locate-async; "
             "the script's side effects ran twice)"
         )
     return "--locate-async: the re-run with CUDA_LAUNCH_BLOCKING=1 did not raise the error again, so the launching line is unknown"

@@ -49,7 +49,7 @@ def rng_prologue_fills(ev: Evidence) -> int:
     CUDA random numbers, the worker did not say, or torch predates 2.7)."""
     if not ev.cuda_rng:
         return 0
-    version = torch_version((ev.machine or {}).get("torch"))
+    version = torch_version(ev.machine.torch if ev.machine else None)
     return RNG_PROLOGUE_FILLS if version is not None and version >= FILLS_ONLY_WITH_RNG_FROM else 0
 
 

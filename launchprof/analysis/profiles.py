@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import statistics
-from typing import Any
 
 from launchprof.analysis.timing import eager_samples, loop_stats, replay_samples, setup_us
+from launchprof.events.capture import MemoryEvent
 from launchprof.evidence import Evidence
 from launchprof.findings import Note, NoteCode, note
 from launchprof.session import EagerProfile, ReplayProfile, Validation
@@ -37,49 +37,47 @@ def eager_profile(ev: Evidence, calls: list[CallProfile]) -> EagerProfile | None
     )
 
 
-def launchprof_bytes(memory: dict[str, Any] | None) -> int | None:
+def launchprof_bytes(memory: MemoryEvent | None) -> int | None:
     """GPU memory launchprof itself adds: its static input buffers and one output clone."""
-    if not memory:
+    if memory is None:
         return None
-    parts = [memory.get("static_bytes"), memory.get("clone_bytes")]
-    known = [int(p) for p in parts if isinstance(p, int)]
+    known = [p for p in (memory.static_bytes, memory.clone_bytes) if p is not None]
     return sum(known) if known else None
 
 
 def replay_profile(ev: Evidence) -> ReplayProfile | None:
     cap = ev.capture
-    if not cap or not cap.get("ok"):
+    if cap is None or not cap.ok:
         return None
     timed = replay_samples(ev)
-    memory = ev.memory or {}
-    workspace = cap.get("workspace_bytes")
+    memory = ev.memory
     return ReplayProfile(
         step_us=stats_of(timed.samples),
-        graph_nodes=cap.get("graph_nodes"),
-        instantiate_us=cap.get("instantiate_us"),
+        graph_nodes=cap.graph_nodes,
+        instantiate_us=cap.instantiate_us,
         # The graph's own increment; the memory event, written after replays, has the final figure.
-        pool_bytes=memory.get("pool_bytes", cap.get("pool_bytes")),
-        capture_us=cap.get("capture_us"),
-        node_types=cap.get("node_types") or {},
+        pool_bytes=memory.pool_bytes if memory is not None else cap.pool_bytes,
+        capture_us=cap.capture_us,
+        node_types=cap.node_types,
         gpu_span_us=stats_of(timed.gpu),
         samples_us=list(timed.samples),
         timing=timed.timing,
         in_loop_step_us=loop_stats(timed),
         clone_us=stats_of(ev.burst_wall_us.get("clone", [])),
-        workspace_bytes=memory.get("workspace_bytes", workspace),
+        workspace_bytes=memory.workspace_bytes if memory is not None else cap.workspace_bytes,
         launchprof_bytes=launchprof_bytes(ev.memory),
         setup_us=setup_us(cap),
-        warmup_us=cap.get("warmup_us"),
+        warmup_us=cap.warmup_us,
     )
 
 
 def validation_of(ev: Evidence) -> Validation | None:
     if not ev.validations:
         return None
-    diffs = [v.get("max_abs_diff") for v in ev.validations if isinstance(v.get("max_abs_diff"), (int, float))]
+    diffs = [v.max_abs_diff for v in ev.validations if v.max_abs_diff is not None]
     return Validation(
         calls_compared=len(ev.validations),
-        matches=sum(1 for v in ev.validations if v.get("match")),
+        matches=sum(1 for v in ev.validations if v.match),
         max_abs_diff=max(diffs) if diffs else None,
     )
 
@@ -87,14 +85,14 @@ def validation_of(ev: Evidence) -> Validation | None:
 def calibration_note(ev: Evidence) -> Note | None:
     """Say whether a quick device profile was measured for the prediction, and where it is."""
     cal = ev.calibration
-    if not cal:
+    if cal is None:
         return None
-    status, where = cal.get("status"), cal.get("path")
+    status, where = cal.status, cal.path
     if status == "measured":
-        secs = cal.get("seconds")
+        secs = cal.seconds
         return note(NoteCode.CALIBRATION_MEASURED, seconds=secs if isinstance(secs, (int, float)) else None, path=where or None)
     if status == "skipped":
         return note(NoteCode.CALIBRATION_SKIPPED)
     if status == "failed":
-        return note(NoteCode.CALIBRATION_FAILED, message=cal.get("message") or None)
+        return note(NoteCode.CALIBRATION_FAILED, message=cal.message or None)
     return None

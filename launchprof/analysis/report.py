@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import platform
 from collections.abc import Callable
 from typing import Any
-
-from pydantic import TypeAdapter, ValidationError
 
 from launchprof import __version__
 from launchprof.analysis.anatomy import with_anatomy
@@ -26,12 +23,12 @@ from launchprof.analysis.buckets import bucket_plan
 from launchprof.crossover.profile import DeviceProfile
 from launchprof.findings import NoteCode, note, text_note
 from launchprof.errors import UsageError
-from launchprof.evidence import Evidence, parse_events
+from launchprof.evidence import Evidence, machine_of, parse_events
 from launchprof.hazards.rules import find_hazards
 from launchprof.hazards.outputs import output_costs
 from launchprof.render.notes_text import note_texts
 from launchprof.run.file import Run
-from launchprof.session import SCHEMA_VERSION, KernelSpan, Machine, Report, Timeline
+from launchprof.session import SCHEMA_VERSION, KernelSpan, Report, Timeline
 from launchprof.snippet import capture_snippet
 from launchprof.source import use_sources
 from launchprof.trace import CallProfile, gpu_table, launch_api_table, per_call, timeline_of
@@ -39,18 +36,6 @@ from launchprof.verdict import RunFacts, decide
 from launchprof.worker.config import WorkerConfig, plan_size
 
 TraceSource = Callable[[str], "dict[str, Any] | None"]
-
-
-def machine_of(data: dict[str, Any] | None) -> Machine:
-    """The machine from a ``machine`` event or header; unknown keys are ignored."""
-    m = dict(data or {})
-    m.setdefault("python", platform.python_version())
-    for key in ("gpu", "driver", "cuda", "torch"):
-        m.setdefault(key, None)
-    try:
-        return TypeAdapter(Machine).validate_python(m)
-    except ValidationError as exc:
-        raise UsageError(f"malformed machine metadata: {exc.errors()[0]['msg']}") from None
 
 
 def eager_calls(traces: TraceSource) -> tuple[list[CallProfile], list[dict[str, Any]]]:
@@ -74,7 +59,7 @@ def build_report(
     eager, replay, validation = eager_profile(ev, calls), replay_profile(ev), validation_of(ev)
     replay = with_anatomy(replay, ev.anatomy, traces("replay"))
     ratio = speedup(eager_samples(ev), replay_samples(ev)) if replay else None
-    captured = None if ev.capture is None else bool(ev.capture.get("ok"))
+    captured = None if ev.capture is None else ev.capture.ok
     cpu_only_step = False
     notes = [text_note(n) for n in ev.notes] + stopped_early_notes(ev) + argument_notes(ev)
     if ev.target is not None and eager is not None and eager.kernels_per_step == 0:
@@ -106,9 +91,9 @@ def build_report(
         schema_version=SCHEMA_VERSION,
         launchprof_version=__version__,
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        machine=machine_of(ev.machine),
+        machine=ev.machine or machine_of(None),
         script=script,
-        target=target or ((ev.target or {}).get("name")),
+        target=target or (ev.target.name if ev.target else None),
         verdict=verdict,
         eager=eager,
         replay=replay,
@@ -137,12 +122,12 @@ def analyse(run: Run, profile: DeviceProfile | None = None) -> Report:
     except ValueError as exc:
         raise UsageError(f"malformed run events: {exc}") from None
     if h.machine is not None and not ev.machine:
-        ev = dataclasses.replace(ev, machine=dataclasses.asdict(h.machine))
+        ev = dataclasses.replace(ev, machine=h.machine)
     with use_sources(run.sources):
         report = build_report(ev, h.script, h.target, dataclasses.asdict(h.worker), h.repeat, profile, run.trace)
     created = h.created or report.created
-    report = whole_script(report, run.events, h.project_root)
-    report = with_failure_advice(report, run.events, h.script, list(h.argv or []))
+    report = whole_script(report, ev, h.project_root)
+    report = with_failure_advice(report, ev, h.script, list(h.argv or []))
     report = with_compile(report, ev, h.project_root)
     return dataclasses.replace(
         report, created=created, project_root=h.project_root, run_file=str(run.path) if run.path else None

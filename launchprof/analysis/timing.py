@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from launchprof.events.capture import CaptureEvent
 from launchprof.evidence import Evidence
 from launchprof.findings import Note, NoteCode, note
 from launchprof.session import Speedup, Stats
@@ -39,8 +40,8 @@ def in_loop_eager(ev: Evidence) -> list[float]:
 
 def in_loop_replay(ev: Evidence) -> tuple[list[float], list[float]]:
     """In-loop replays; validation replays are timed the same way and stand in when none ran."""
-    wall = ev.replay_wall_us or [v["wall_us"] for v in ev.validations if v.get("wall_us") is not None]
-    gpu = ev.replay_gpu_us or [v["gpu_us"] for v in ev.validations if v.get("gpu_us") is not None]
+    wall = ev.replay_wall_us or [v.wall_us for v in ev.validations if v.wall_us is not None]
+    gpu = ev.replay_gpu_us or [v.gpu_us for v in ev.validations if v.gpu_us is not None]
     return wall, gpu
 
 
@@ -86,12 +87,12 @@ def loop_stats(samples: StepSamples) -> Stats | None:
     return stats_of(samples.in_loop) if samples.timing == BURST else None
 
 
-def setup_us(capture: dict | None) -> float | None:
+def setup_us(capture: CaptureEvent | None) -> float | None:
     """Capture + warm-up + instantiate: the one-off cost a graph has to win back."""
-    if not capture or not capture.get("ok"):
+    if capture is None or not capture.ok:
         return None
-    parts = [capture.get(k) for k in ("capture_us", "warmup_us", "instantiate_us")]
-    known = [float(p) for p in parts if isinstance(p, (int, float))]
+    parts = (capture.capture_us, capture.warmup_us, capture.instantiate_us)
+    known = [p for p in parts if p is not None]
     return sum(known) if known else None
 
 
@@ -106,7 +107,7 @@ def breakeven(setup: float | None, eager_us: float | None, replay_us: float | No
 def stopped_early_notes(ev: Evidence) -> list[Note]:
     """One note per kind of burst timing that hit its time cap before its sample count."""
     return [
-        note(NoteCode.STOPPED_EARLY, kind=str(end.get("kind")), samples=end.get("samples"), seconds=float(end.get("seconds") or 0), why=end.get("why") or None)
+        note(NoteCode.STOPPED_EARLY, kind=str(end.kind), samples=end.samples, seconds=float(end.seconds or 0), why=end.why or None)
         for end in ev.timing_ends
-        if end.get("stopped_early")
+        if end.stopped_early
     ]

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
-
 from launchprof.enums import Severity
+from launchprof.evidence import Evidence
 from launchprof.model_base import adapter
 from launchprof.models import Candidate, Hazard, Report
 from launchprof.project import relative_to_root
@@ -27,22 +26,21 @@ def as_info(hazard: Hazard) -> Hazard:
     return dataclasses.replace(hazard, severity=Severity.INFO, message=WOULD_BREAK + hazard.message, details=details)
 
 
-def candidates_of(events: list[dict[str, Any]], root: str | None) -> list[Candidate]:
-    last = next((e for e in reversed(events) if e.get("type") == "candidates"), None)
+def candidates_of(ev: Evidence, root: str | None) -> list[Candidate]:
     out = []
-    for row in (last or {}).get("functions") or []:
+    for row in ev.candidates:
         try:
-            file = row.get("file")
+            file = row.file
             if file and root:
                 file = relative_to_root(file, Path(root))
-            out.append(adapter(Candidate).validate_python({**row, "file": file}))
+            out.append(adapter(Candidate).validate_python({**dataclasses.asdict(row), "file": file}))
         except (TypeError, ValueError):  # pydantic's ValidationError is a ValueError
             continue  # a malformed row is dropped, never the report
     return out
 
 
-def whole_script(report: Report, events: list[dict[str, Any]], root: str | None) -> Report:
+def whole_script(report: Report, ev: Evidence, root: str | None) -> Report:
     """The report as whole-script mode may state it; other reports are returned unchanged."""
     if report.mode != "analyze" or report.target is not None:
         return report
-    return dataclasses.replace(report, hazards=[as_info(h) for h in report.hazards], candidates=candidates_of(events, root))
+    return dataclasses.replace(report, hazards=[as_info(h) for h in report.hazards], candidates=candidates_of(ev, root))

@@ -101,21 +101,6 @@ def observed_calls(args: tuple[Any, ...], kwargs: dict[str, Any], calls: Sequenc
     return out
 
 
-def _exception_info(exc: BaseException) -> dict[str, Any]:
-    """The ``script-end`` exception record, pointing at the user's innermost frame."""
-    import traceback
-
-    from launchprof.worker.frames import traceback_site
-
-    site = traceback_site(exc.__traceback__)
-    return {
-        "type": type(exc).__name__,
-        "message": (str(exc).strip().splitlines() or [""])[0][:500],
-        **(site.as_dict() if site else {}),
-        "traceback": "".join(traceback.format_exception(exc))[-4000:],
-    }
-
-
 def drive(run: Any, calls: list[Call], needed: int) -> int:
     """Call the plan until it is done (or the call cap is hit); returns the calls made.
 
@@ -137,7 +122,10 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
     from launchprof.worker.calibration import calibrate
     from launchprof.worker.cupti import TEARDOWN_CUPTI
     from launchprof.worker.events import EventWriter
+    from launchprof.events.capture import RaceCheckEvent
+    from launchprof.events.lifecycle import MachineEvent, NoteEvent, ScriptEndEvent, WorkerEndEvent
     from launchprof.worker.hook import _describe
+    from launchprof.worker.script import exception_record
     from launchprof.worker.plan import TargetRun
 
     t0 = time.perf_counter()
@@ -150,12 +138,12 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
     )
     events = EventWriter(config.events_path)
     machine = dataclasses.asdict(collect_machine())
-    events.write("machine", machine=machine, import_s=0.0, pid=os.getpid())
+    events.write(MachineEvent(machine=machine, import_s=0.0, pid=os.getpid()))
     if "torch.cuda._sanitizer" in sys.modules:
-        events.write("note", text=SANITIZER_ON)
+        events.write(NoteEvent(text=SANITIZER_ON))
     if settings.calibrate:
         calibrate(machine, events)
-    events.write("target", **_describe(fn, name))
+    events.write(_describe(fn, name))
     added_root = str(root) + os.sep
     frames.SCRIPT_ROOT.append(added_root)
     run = TargetRun(fn, name, config, events)
@@ -171,18 +159,18 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
             if settings.stream_check:
                 run.final_checks()
             else:
-                events.write("race-check", status="skipped", reason=STREAM_CHECK_SKIPPED)
+                events.write(RaceCheckEvent(status="skipped", reason=STREAM_CHECK_SKIPPED))
         except Exception as exc:
-            events.write("note", text=f"could not close the measurement: {exc}")
+            events.write(NoteEvent(text=f"could not close the measurement: {exc}"))
         frames.SCRIPT_ROOT.remove(added_root)
         if teardown_before is None:
             os.environ.pop(TEARDOWN_CUPTI, None)
     if failure is None:
-        events.write("script-end", status="ok", exit_code=0, exception=None, calls=run.calls)
+        events.write(ScriptEndEvent(status="ok", exit_code=0, exception=None, calls=run.calls))
     else:
-        events.write("script-end", status="exception", exit_code=1, exception=_exception_info(failure), calls=run.calls)
+        events.write(ScriptEndEvent(status="exception", exit_code=1, exception=exception_record(failure), calls=run.calls))
     wall = time.perf_counter() - t0
-    events.write("worker-end", wall_s=wall)
+    events.write(WorkerEndEvent(wall_s=wall))
     events.close()
     return failure, wall
 
@@ -190,17 +178,14 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
 def pack(rundir: Path, fn: Callable[..., Any], root: Path, settings: PlanSettings, wall_s: float, out: Path, profile: DeviceProfile | None = None) -> Path:
     """The run folder -> a ``.lprun`` file, the same format the CLI saves. Without a given
     profile, the one cached for this machine is used and stored, as ``analyze`` does."""
+    from launchprof.evidence import parse_events
     from launchprof.run import write_run
 
     events = [json.loads(line) for line in (rundir / "events.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
-    machine = next((e.get("machine") for e in events if e.get("type") == "machine"), None)
-    traces = {
-        str(e.get("what", "eager")): rundir / str(e["path"])
-        for e in events
-        if e.get("type") == "trace" and (rundir / str(e.get("path", ""))).is_file()
-    }
+    evidence = parse_events(events)
+    traces = {what: rundir / p for what, p in evidence.traces.items() if p and (rundir / p).is_file()}
     worker = WorkerOutcome(returncode=0, wall_s=round(wall_s, 3))
-    header = run_header(source_of(fn)[0], getattr(fn, "__qualname__", None), root, worker, settings.repeat, machine_event=machine)
+    header = run_header(source_of(fn)[0], getattr(fn, "__qualname__", None), root, worker, settings.repeat, machine=evidence.machine)
     if profile is None:  # found as analyze finds it (analysis.load.choose_profile)
         from launchprof.analysis.load import choose_profile
 

@@ -13,6 +13,7 @@ import os
 import threading
 import shutil
 import tempfile
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -148,7 +149,7 @@ def save_run(
     worker = WorkerOutcome(result.returncode, result.timed_out, result.interrupted, round(result.wall_s, 3), options.timeout)
     header = run_header(
         options.script, options.target, root, worker, options.repeat,
-        argv=options.script_args, machine=machine, machine_event=evidence.machine,
+        argv=options.script_args, machine=machine if machine is not None else evidence.machine,
     )
     # Trace paths in events are relative to the worker's run folder (docs/worker-events.md).
     traces = {what: rundir / p for what, p in evidence.traces.items() if p and (rundir / p).is_file()}
@@ -213,10 +214,11 @@ def measure(options: AnalyzeOptions, console: Console, report_on_stdout: bool = 
 def locate_async(options: AnalyzeOptions, root: Path, result: WorkerResult, evidence: Evidence, console: Console) -> None:
     """``--locate-async``: re-run the script in a new worker with CUDA_LAUNCH_BLOCKING=1, where
     an asynchronous CUDA error surfaces at the launching line, and add that line to the run."""
-    from launchprof.analysis.failure import is_async_cuda_error, located_note
+    from launchprof.analysis.failure import async_exception, located_note
+    from launchprof.events.lifecycle import NoteEvent
+    from launchprof.worker.events import event_dict
 
-    exception = (evidence.script_end or {}).get("exception") or {}
-    if (evidence.script_end or {}).get("status") != "exception" or not is_async_cuda_error(exception):
+    if async_exception(evidence) is None:
         console.print("[dim]launchprof: --locate-async: the script raised no asynchronous CUDA error; nothing to locate[/]")
         return
     console.print("[yellow]launchprof: --locate-async: re-running the script with CUDA_LAUNCH_BLOCKING=1 (its side effects run twice)[/]")
@@ -231,13 +233,14 @@ def locate_async(options: AnalyzeOptions, root: Path, result: WorkerResult, evid
             calibrate=False,
         )
         again = run_worker(config, rundir, options.timeout, options.show_output, extra_env={"CUDA_LAUNCH_BLOCKING": "1"})
-        end = next((e for e in reversed(again.events) if e.get("type") == "script-end"), {})
+        end = parse_events(again.events).script_end
     finally:
         shutil.rmtree(rundir, ignore_errors=True)
-    found = dict(end.get("exception") or {}) if end.get("status") == "exception" else None
-    if found and found.get("file"):
-        found["file"] = relative_to_root(found["file"], root)
-    result.events.append({"type": "note", "t": (result.events[-1].get("t") if result.events else None), "text": located_note(found)})
+    found = end.exception if end is not None and end.status == "exception" else None
+    if found and found.file:
+        found = dataclasses.replace(found, file=relative_to_root(found.file, root))
+    note = event_dict(NoteEvent(text=located_note(found)))
+    result.events.append({**note, "t": result.events[-1].get("t") if result.events else None})
 
 
 def check_environment(result: WorkerResult, evidence: Evidence) -> None:
@@ -260,7 +263,6 @@ def run(options: AnalyzeOptions) -> int:
     failed = False
     try:
         from launchprof.analysis import analyse  # imported while the worker ran (import_analysis_meanwhile)
-        from launchprof.analysis.report import machine_of
         from launchprof.analysis.runinfo import script_failed
 
         try:
@@ -271,7 +273,7 @@ def run(options: AnalyzeOptions) -> int:
         failed = script_failed(evidence, {"timed_out": result.timed_out})
         if options.locate_async:
             locate_async(options, root, result, evidence, console)
-        machine = machine_of(evidence.machine) if evidence.machine else None
+        machine = evidence.machine
         profile = load_device_profile(options.profile, machine, console)
         run_path = save_run(options, root, result, rundir, evidence, profile, machine)
     finally:
@@ -304,7 +306,7 @@ def exit_code(report: Any, evidence: Evidence, result: WorkerResult, options: An
         return int(ExitCode.INTERRUPTED)
     if evidence.target is not None and evidence.target_calls == 0:
         raise UsageError(
-            f"the target {evidence.target.get('name')} was never called: the script ran to its end without calling it (check --target)"
+            f"the target {evidence.target.name} was never called: the script ran to its end without calling it (check --target)"
         )
     reason = fail_reason(report, options.fail_on)
     if reason:

@@ -74,11 +74,10 @@ def save_rank(options: Any, root: Path, rank: RankRun, rundir: Path, console: Co
     profile found for each machine, so that every rank on the same GPU model shares one (and
     its warnings are printed once)."""
     from launchprof.analysis import analyse  # imported while the workers ran (analyze.import_analysis_meanwhile)
-    from launchprof.analysis.report import machine_of
     from launchprof.commands.analyze import load_device_profile, save_run
 
     evidence = _evidence(rank)
-    machine = machine_of(evidence.machine) if evidence.machine else None
+    machine = evidence.machine
     key = repr(machine)
     if key not in profiles:
         profiles[key] = load_device_profile(options.profile, machine, console)

@@ -15,10 +15,10 @@ and the call it belongs to) and compare them with pandas.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pandas as pd
 
+from launchprof.events.base import Site
 from launchprof.hazards.common import hazard
 from launchprof.session import Hazard
 
@@ -53,7 +53,7 @@ def collectives_per_call(gpu: pd.DataFrame) -> int:
     return int(is_collective(first_call(gpu)["name"]).sum())
 
 
-def uncaptured_collectives(eager: pd.DataFrame, replay: pd.DataFrame, site: dict[str, Any] | None, rank: int) -> list[Hazard]:
+def uncaptured_collectives(eager: pd.DataFrame, replay: pd.DataFrame, site: Site | None, rank: int) -> list[Hazard]:
     """Collectives of the eager step that one replay of the graph does not run."""
     step = first_call(eager)
     coll = step[is_collective(step["name"])]
@@ -95,7 +95,7 @@ def _around(seq: list[str], pos: int) -> list[str]:
     return lines if pos < len(seq) else [*lines, f"> {pos + 1}: (the step ends here)"]
 
 
-def collective_divergence(sequences: dict[int, list[str]], site: dict[str, Any] | None) -> list[Hazard]:
+def collective_divergence(sequences: dict[int, list[str]], site: Site | None) -> list[Hazard]:
     """Each rank's per-step kernel sequence against the lowest rank's: the collectives' order
     first (the deadlock), else the whole sequence. One finding per rank that differs."""
     ranks = sorted(r for r, s in sequences.items() if s)

@@ -5,16 +5,24 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
+import dataclasses
 from typing import Any
 
+from launchprof.events.base import Site
+from launchprof.events.lifecycle import TargetEvent
 from launchprof.hazards.kinds import KINDS
 from launchprof.source import around, function_at, line_at
 from launchprof.session import Hazard
 
 
-def code_text(site: dict[str, Any] | None) -> str:
+def code_text(site: Site | None) -> str:
     """The source line of a site without its trailing comment, for messages."""
-    code = ((site or {}).get("code") or "").strip()
+    return without_comment(site.code if site is not None and site.code else "")
+
+
+def without_comment(code: str) -> str:
+    """A line of code stripped, less its trailing comment."""
+    code = code.strip()
     if "#" in code:
         try:
             tokens = list(tokenize.generate_tokens(io.StringIO(code + "\n").readline))
@@ -26,39 +34,39 @@ def code_text(site: dict[str, Any] | None) -> str:
     return code
 
 
-def hazard(kind: str, message: str, site: dict[str, Any] | None, severity: str | None = None, **details: Any) -> Hazard:
-    site = site or {}
+def hazard(kind: str, message: str, site: Site | None, severity: str | None = None, **details: Any) -> Hazard:
+    site = site or Site()
     extra = {k: v for k, v in details.items() if v is not None}
     for key in ("code", "function", "snippet"):
-        if site.get(key):
-            extra.setdefault(key, site[key])
+        if getattr(site, key):
+            extra.setdefault(key, getattr(site, key))
     return Hazard(
         kind=kind,
         severity=severity or KINDS[kind].severity,
         message=message,
-        file=site.get("file"),
-        line=int(site["line"]) if site.get("line") else None,
+        file=site.file,
+        line=int(site.line) if site.line else None,
         hint=KINDS[kind].hint,
         source="runtime",
         details=extra,
     )
 
 
-def first_use(target: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
+def first_use(target: TargetEvent | None, name: str) -> Site | None:
     """The first line inside the target function that reads ``name`` (an argument or global).
 
     Runtime observations know *which* name is involved; this puts the finding on the
     line that uses it, where the fix goes."""
-    if not target or not target.get("file") or not target.get("line"):
+    if target is None or not target.file or not target.line:
         return None
-    file, first = target["file"], int(target["line"])
+    file, first = target.file, int(target.line)
     node = function_at(file, first)
     if node is None:
         return None
     root = name.split("[")[0].split(".")[0]
     for sub in sorted(ast.walk(node), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
         if isinstance(sub, ast.Name) and sub.id == root and isinstance(sub.ctx, ast.Load):
-            return {"file": file, "line": sub.lineno, "code": line_at(file, sub.lineno).strip(), "snippet": around(file, sub.lineno)}
+            return Site(file=file, line=sub.lineno, code=line_at(file, sub.lineno).strip(), snippet=around(file, sub.lineno))
     return None
 
 
@@ -71,23 +79,22 @@ def is_library_file(file: str | None) -> bool:
     return bool(file) and (str(file).startswith("<") or any(m in str(file) for m in _LIBRARY_MARKS))
 
 
-def user_target(target: dict[str, Any] | None, functions: list[dict[str, Any]]) -> dict[str, Any] | None:
+def user_target(target: TargetEvent | None, functions: list[Site]) -> TargetEvent | None:
     """The target's definition in the user's code.
 
     Runs recorded before the worker unwrapped decorators name the decorator's wrapper as the
     target's file; the probe call's list of user functions that ran names the real one (the
     same qualified name, else the first user function, which is the outermost one called)."""
-    if not target or not is_library_file(target.get("file")):
+    if target is None or not is_library_file(target.file):
         return target
-    users = [f for f in functions if f.get("file") and not is_library_file(f.get("file"))]
-    qual = target.get("qualname")
-    match = next((f for f in users if f.get("function") == qual), users[0] if users else None)
+    users = [f for f in functions if f.file and not is_library_file(f.file)]
+    match = next((f for f in users if f.function == target.qualname), users[0] if users else None)
     if match is None:
         return target
-    return {**target, "file": match["file"], "line": match.get("line")}
+    return dataclasses.replace(target, file=match.file, line=match.line)
 
 
-def target_site(target: dict[str, Any] | None) -> dict[str, Any] | None:
-    if not target or not target.get("file"):
+def target_site(target: TargetEvent | None) -> Site | None:
+    if target is None or not target.file:
         return None
-    return {"file": target["file"], "line": target.get("line"), "code": line_at(target["file"], int(target.get("line") or 0)).strip()}
+    return Site(file=target.file, line=target.line, code=line_at(target.file, int(target.line or 0)).strip())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from launchprof.events.base import Site
 from launchprof.evidence import Evidence
 from launchprof.hazards.common import around, function_at, hazard, line_at, target_site
 from launchprof.hazards.scalars import scalar_history
@@ -21,18 +22,18 @@ def data_dependent_control_flow(ev: Evidence) -> list[Hazard]:
     return [hazard("data-dependent-control-flow", msg, site, kernel_counts=[len(s) for s in seqs])]
 
 
-def _branch_on_varying(ev: Evidence) -> dict | None:
+def _branch_on_varying(ev: Evidence) -> Site | None:
     """The first ``if``/``while`` in the target that tests an argument whose value varies."""
     varying = {p.split("[")[0] for p, v in scalar_history(ev).items() if len(set(map(repr, v))) > 1}
-    if not ev.target or not ev.target.get("file"):
+    if ev.target is None or not ev.target.file:
         return None
-    node = function_at(ev.target["file"], int(ev.target.get("line") or 0))
+    file = ev.target.file
+    node = function_at(file, int(ev.target.line or 0))
     if node is None:
         return None
     for sub in ast.walk(node):
         if isinstance(sub, (ast.If, ast.While, ast.IfExp)):
             names = {n.id for n in ast.walk(sub.test) if isinstance(n, ast.Name)}
             if names & varying or not varying:
-                file = ev.target["file"]
-                return {"file": file, "line": sub.lineno, "code": line_at(file, sub.lineno).strip(), "snippet": around(file, sub.lineno)}
+                return Site(file=file, line=sub.lineno, code=line_at(file, sub.lineno).strip(), snippet=around(file, sub.lineno))
     return None

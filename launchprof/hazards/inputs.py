@@ -10,8 +10,9 @@ from __future__ import annotations
 import ast
 import re
 
+from launchprof.events.base import Site
 from launchprof.evidence import Evidence
-from launchprof.hazards.common import around, code_text, first_use, function_at, hazard, line_at, target_site
+from launchprof.hazards.common import around, first_use, function_at, hazard, line_at, target_site, without_comment
 from launchprof.hazards.fixes.state import rebinding_site
 from launchprof.session import Hazard
 
@@ -32,12 +33,12 @@ def reallocated_arguments(ev: Evidence) -> dict[str, int]:
     The worker reports canonical paths (``[0]``, ``[1][2]``); they are returned as the
     caller's names (``tokens``, ``extras[2]``), the paths the ``call`` events record and
     size. A path that names no recorded tensor is kept as it is."""
-    moved = [str(p) for p in (ev.capture or {}).get("moved_args") or []]
+    moved = list(ev.capture.moved_args) if ev.capture is not None else []
     sizes: dict[str, int] = {}
     for call in ev.calls:
-        for leaf in call.get("args", []):
-            if leaf.get("kind") == "tensor":
-                sizes[leaf["path"]] = int(leaf.get("bytes") or 0)
+        for leaf in call.args:
+            if leaf.kind == "tensor":
+                sizes[str(leaf.path)] = leaf.bytes or 0
     named = argument_names(ev, [p for p in moved if p not in sizes])
     out: dict[str, int] = {}
     for p in moved:
@@ -51,13 +52,13 @@ def reallocated_inputs(ev: Evidence) -> list[Hazard]:
     moved = reallocated_arguments(ev)
     if moved:
         total = sum(moved.values())
-        copy_us = (ev.probe or {}).get("copy_us")
+        copy_us = ev.probe.copy_us if ev.probe is not None else None
         cost = f"; copying them in costs about {copy_us:.1f} µs per call" if isinstance(copy_us, (int, float)) else ""
         names = ", ".join(f"`{p}`" for p in sorted(moved))
         msg = f"{names} {'is a new allocation' if len(moved) == 1 else 'are new allocations'} each call ({total:,} bytes); launchprof copies {'it' if len(moved) == 1 else 'them'} into the static input buffers{cost}"
         out.append(hazard("reallocated-input", msg, ev.call_site or target_site(ev.target), severity="info", arguments=sorted(moved)))
-    names = sorted({n for r in ev.state_reallocs for n in r.get("names", [])})
-    failed = any(not v.get("match") for v in ev.validations)
+    names = sorted({n for r in ev.state_reallocs for n in r.names})
+    failed = any(not v.match for v in ev.validations)
     for name in names:
         msg = f"`{name}` is rebound to a new tensor between calls: a graph keeps reading the memory captured the first time"
         if failed:
@@ -74,14 +75,14 @@ def _rebound_at(ev: Evidence, name: str) -> dict | None:
     """Where ``name`` is bound to a new tensor: the target's file first, then the files of
     the functions the probe call ran, then the file of the call site."""
     files: list[str] = []
-    for f in [ev.target or {}, *((ev.probe or {}).get("functions") or []), ev.call_site or {}]:
-        if f.get("file") and f["file"] not in files:
-            files.append(str(f["file"]))
+    for file in [ev.target.file if ev.target else None, *(f.file for f in (ev.probe.functions if ev.probe is not None else [])), ev.call_site.file if ev.call_site else None]:
+        if file and file not in files:
+            files.append(str(file))
     found = rebinding_site(files, name.split(".")[-1])
     if found is None:
         return None
     file, line = found
-    return {"file": file, "line": line, "code": code_text({"code": line_at(file, line)})}
+    return {"file": file, "line": line, "code": without_comment(line_at(file, line))}
 
 
 def argument_names(ev: Evidence, paths: list[str]) -> dict[str, str]:
@@ -90,13 +91,13 @@ def argument_names(ev: Evidence, paths: list[str]) -> dict[str, str]:
     Canonical paths index the arguments in parameter order (``[i]...``); runs recorded by
     an earlier worker wrapped them once more (``[0][i]...``). The reading kept is the one
     that names a tensor the first call actually passed, the current form first."""
-    leaves = ev.calls[0].get("args", []) if ev.calls else []
+    leaves = ev.calls[0].args if ev.calls else []
     order: list[str] = []
     for leaf in leaves:
-        top = re.split(r"[\[.]", str(leaf.get("path", "")), maxsplit=1)[0]
+        top = re.split(r"[\[.]", str(leaf.path if leaf.path is not None else ""), maxsplit=1)[0]
         if top and top not in order:
             order.append(top)
-    tensors = {str(leaf.get("path")) for leaf in leaves if leaf.get("kind") == "tensor"}
+    tensors = {str(leaf.path) for leaf in leaves if leaf.kind == "tensor"}
     named = {}
     for p in paths:
         for form in (_CURRENT, _WRAPPED):
@@ -110,8 +111,8 @@ def argument_names(ev: Evidence, paths: list[str]) -> dict[str, str]:
 def mutated_arguments(ev: Evidence) -> list[Hazard]:
     """Issue 13 item 5: an argument the target changes in place that is also a new tensor each
     call. Under a graph the static copy changes and the caller's tensor does not."""
-    moved = set(str(p) for p in (ev.capture or {}).get("moved_args") or [])
-    both = sorted(moved & set(ev.mutations.get("args") or []))
+    moved = set(ev.capture.moved_args if ev.capture is not None else [])
+    both = sorted(moved & set(ev.mutations.args))
     out = []
     for path, name in argument_names(ev, both).items():
         msg = (
@@ -123,12 +124,12 @@ def mutated_arguments(ev: Evidence) -> list[Hazard]:
     return out
 
 
-def _mutation_site(ev: Evidence, name: str) -> dict | None:
+def _mutation_site(ev: Evidence, name: str) -> Site | None:
     """The first line of the target that writes ``name`` in place (``name.op_(``, ``name[...] =``)."""
-    if not ev.target or not ev.target.get("file"):
+    if ev.target is None or not ev.target.file:
         return None
-    file = ev.target["file"]
-    node = function_at(file, int(ev.target.get("line") or 0))
+    file = ev.target.file
+    node = function_at(file, int(ev.target.line or 0))
     if node is None:
         return None
     for sub in sorted(ast.walk(node), key=lambda n: getattr(n, "lineno", 0)):
@@ -142,5 +143,5 @@ def _mutation_site(ev: Evidence, name: str) -> dict | None:
             )
         )
         if hit:
-            return {"file": file, "line": sub.lineno, "code": line_at(file, sub.lineno).strip(), "snippet": around(file, sub.lineno)}
+            return Site(file=file, line=sub.lineno, code=line_at(file, sub.lineno).strip(), snippet=around(file, sub.lineno))
     return None

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import re
 import statistics
-from typing import Any
-
+from launchprof.events.observation import KeptOutputEvent, LoopBackEvent
 from launchprof.evidence import Evidence
 from launchprof.hazards.common import hazard, target_site
 from launchprof.models import KeptOutput, LoopBack, OutputsAdvice
@@ -31,10 +30,10 @@ def _clone_all_us(ev: Evidence) -> float | None:
 
 
 def _all_bytes(ev: Evidence) -> int | None:
-    clone = (ev.memory or {}).get("clone_bytes")
+    clone = ev.memory.clone_bytes if ev.memory is not None else None
     if isinstance(clone, int) and clone > 0:
         return clone
-    total = sum(int(o.get("bytes") or 0) for o in (ev.outputs or {}).get("outputs", []))
+    total = sum(o.bytes or 0 for o in (ev.outputs.outputs if ev.outputs is not None else []))
     return total or None
 
 
@@ -46,65 +45,65 @@ def clone_share_us(ev: Evidence, nbytes: int | None) -> float | None:
     return whole * min(1.0, nbytes / total)
 
 
-def _kept(ev: Evidence) -> dict[tuple[str, str], dict[str, Any]]:
+def _kept(ev: Evidence) -> dict[tuple[str, str], KeptOutputEvent]:
     """One entry per (holder, output): the latest event, whose ``count`` is the highest."""
-    out: dict[tuple[str, str], dict[str, Any]] = {}
+    out: dict[tuple[str, str], KeptOutputEvent] = {}
     for e in ev.kept_outputs:
-        key = (str(e.get("holder")), str(e.get("output")))
-        if key not in out or int(e.get("count") or 0) >= int(out[key].get("count") or 0):
+        key = (str(e.holder), str(e.output))
+        if key not in out or (e.count or 0) >= (out[key].count or 0):
             out[key] = e
     return out
 
 
-def _fix(e: dict[str, Any]) -> str:
+def _fix(e: KeptOutputEvent) -> str:
     """The storing line with the clone written in, when it is a plain ``holder.append(name)``."""
-    code = str((e.get("where") or {}).get("code") or "")
-    holder, name = re.escape(str(e.get("holder"))), str(e.get("output_name") or "")
+    code = str((e.where.code if e.where is not None else None) or "")
+    holder, name = re.escape(str(e.holder)), str(e.output_name or "")
     m = re.search(rf"{holder}\s*\.\s*(append|appendleft|add|insert)\((.*)\)\s*$", code.split("#")[0].rstrip())
     if m and m.group(2).strip():
         parts = m.group(2).rsplit(",", 1) if m.group(1) == "insert" else [m.group(2)]
         value = parts[-1].strip()
         head = (parts[0] + ", ") if len(parts) == 2 else ""
         return f"`{code[: m.start(2)].strip()}{head}{value}.clone())`"
-    return f"`{name}.clone()` where `{e.get('holder')}` keeps it"
+    return f"`{name}.clone()` where `{e.holder}` keeps it"
 
 
 def kept_outputs(ev: Evidence) -> list[Hazard]:
     out = []
     for e in _kept(ev).values():
-        holder, kind, scope = e.get("holder"), e.get("holder_kind"), e.get("holder_scope")
-        name = e.get("output_name") or f"output{e.get('output')}"
+        holder, kind, scope = e.holder, e.holder_kind, e.holder_scope
+        name = e.output_name or f"output{e.output}"
         where = f"`{holder}` ({'an attribute of' if kind == 'attribute' else 'a variable in' if kind == 'variable' else f'a {kind} in'} `{scope}`)"
-        count = int(e.get("count") or 1)
+        count = e.count or 1
         what = f"every step's `{name}`" if count > 1 else f"a step's `{name}`"
-        if e.get("view"):
+        if e.view:
             what += " (a view of it, which shares its memory)"
-        share = clone_share_us(ev, e.get("bytes"))
+        share = clone_share_us(ev, e.bytes)
         cost = f"; about {share:.1f} µs per call (its share by bytes of the measured clone of all outputs)" if share is not None else ""
         msg = (
             f"{where} keeps {what} past the next call (seen on {count} watched call{'s' if count > 1 else ''}): under a CUDA "
             f"graph every kept entry aliases the same static output buffer, which the next replay overwrites. "
             f"Clone what you keep: {_fix(e)}{cost}"
         )
-        site = e.get("where") or e.get("call_site") or ev.call_site or target_site(ev.target)
-        out.append(hazard("kept-output", msg, site, variable=holder, output=name, calls=count, bytes=e.get("bytes")))
+        site = e.where or e.call_site or ev.call_site or target_site(ev.target)
+        out.append(hazard("kept-output", msg, site, variable=holder, output=name, calls=count, bytes=e.bytes))
     return out
 
 
-def _loop_backs(ev: Evidence) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+def _loop_backs(ev: Evidence) -> dict[str, LoopBackEvent]:
+    out: dict[str, LoopBackEvent] = {}
     for e in ev.loop_backs:
-        out.setdefault(str(e.get("argument")), e)
+        out.setdefault(str(e.argument), e)
     return out
 
 
 def loop_back_state(ev: Evidence) -> list[Hazard]:
     out = []
     for arg, e in _loop_backs(ev).items():
-        name = e.get("output_name") or f"output{e.get('output')}"
-        same = "is the" if e.get("how") == "same-object" else "has the same contents as the"
-        copy = e.get("copy_us")
-        nbytes = e.get("bytes")
+        name = e.output_name or f"output{e.output}"
+        same = "is the" if e.how == "same-object" else "has the same contents as the"
+        copy = e.copy_us
+        nbytes = e.bytes
         size = f"{nbytes:,} bytes" if isinstance(nbytes, int) else "its bytes"
         saving = (
             f"copying it into the static input costs about {copy:.1f} µs per call ({size}, measured alone)"
@@ -116,7 +115,7 @@ def loop_back_state(ev: Evidence) -> list[Hazard]:
             f"Write the step for it: keep the state in a static buffer that the captured step updates in place "
             f"(`{arg}_static.copy_({name}_new)` at its end) and pass `{arg}_static` every call: no copy-in, no clone"
         )
-        site = e.get("site") or ev.call_site or target_site(ev.target)
+        site = e.site or ev.call_site or target_site(ev.target)
         out.append(hazard("loop-back", msg, site, argument=arg, output=name, copy_us=copy, bytes=nbytes))
     return out
 
@@ -128,19 +127,19 @@ def output_costs(ev: Evidence) -> OutputsAdvice | None:
         return None
     kept = [
         KeptOutput(
-            output=str(e.get("output")),
-            name=str(e.get("output_name") or ""),
-            holder=str(e.get("holder")),
-            holder_kind=str(e.get("holder_kind")),
-            scope=e.get("holder_scope"),
-            bytes=e.get("bytes"),
-            clone_us=clone_share_us(ev, e.get("bytes")),
-            calls=int(e.get("count") or 1),
+            output=str(e.output),
+            name=str(e.output_name or ""),
+            holder=str(e.holder),
+            holder_kind=str(e.holder_kind),
+            scope=e.holder_scope,
+            bytes=e.bytes,
+            clone_us=clone_share_us(ev, e.bytes),
+            calls=e.count or 1,
         )
         for e in _kept(ev).values()
     ]
     loops = [
-        LoopBack(argument=arg, output=str(e.get("output")), name=str(e.get("output_name") or ""), how=str(e.get("how")), bytes=e.get("bytes"), copy_us=e.get("copy_us"))
+        LoopBack(argument=arg, output=str(e.output), name=str(e.output_name or ""), how=str(e.how), bytes=e.bytes, copy_us=e.copy_us)
         for arg, e in _loop_backs(ev).items()
     ]
     # One clone per kept output, however many holders keep it.

@@ -10,26 +10,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from launchprof.events.capture import RaceAccess
 from launchprof.evidence import Evidence
 from launchprof.hazards.common import code_text, hazard
 from launchprof.session import Hazard
 
 
-def _stream(access: dict[str, Any], origin: Any) -> str:
-    return "the calling stream" if access.get("stream") == origin else f"side stream {access.get('stream')}"
+def _stream(access: RaceAccess, origin: Any) -> str:
+    return "the calling stream" if access.stream == origin else f"side stream {access.stream}"
 
 
-def _where(access: dict[str, Any]) -> str:
+def _where(access: RaceAccess) -> str:
     code = code_text(access)
-    line = f"line {access['line']}" if access.get("line") else "an unknown line"
+    line = f"line {access.line}" if access.line else "an unknown line"
     return f"`{code}` ({line})" if code else line
 
 
-def fix_of(later: dict[str, Any], earlier: dict[str, Any], origin: Any) -> str:
+def fix_of(later: RaceAccess, earlier: RaceAccess, origin: Any) -> str:
     """The wait that orders the two, written for the later access's line."""
     reader, writer = _stream(later, origin), _stream(earlier, origin)
-    at = f"line {later.get('line')}" if later.get("line") else "the access"
-    after = f" after line {earlier.get('line')}" if earlier.get("line") else ""
+    at = f"line {later.line}" if later.line else "the access"
+    after = f" after line {earlier.line}" if earlier.line else ""
     return (
         f"before {at}, make {reader} wait for {writer}: `torch.cuda.current_stream().wait_stream(<{writer}>)` "
         f"there, or record an event on {writer}{after} and `wait_event` it before {at}"
@@ -39,24 +40,25 @@ def fix_of(later: dict[str, Any], earlier: dict[str, Any], origin: Any) -> str:
 def graph_confirms(ev: Evidence) -> bool | None:
     """True when the captured graph has nodes no path orders (a level wider than one):
     replay can run the two accesses in either order. None without a graph's edges."""
-    if not ev.capture or not ev.capture.get("ok") or not ev.anatomy or ev.anatomy.get("edges") is None:
+    if ev.capture is None or not ev.capture.ok or ev.anatomy is None or ev.anatomy.edges is None:
         return None
     from launchprof.analysis.anatomy import levels_of
 
-    level = levels_of(len(ev.anatomy.get("nodes") or []), ev.anatomy["edges"])
+    level = levels_of(len(ev.anatomy.nodes), ev.anatomy.edges)
     return any(level.count(lv) > 1 for lv in set(level))
 
 
 def stream_races(ev: Evidence) -> list[Hazard]:
-    rc = ev.race_check or {}
-    origin = rc.get("origin_stream")
+    if ev.race_check is None:
+        return []
+    origin = ev.race_check.origin_stream
     confirmed = graph_confirms(ev)
     out = []
-    for race in rc.get("races") or []:
-        access, previous = race.get("access") or {}, race.get("previous") or {}
-        write = previous if previous.get("type") == "write" else access
+    for race in ev.race_check.races:
+        access, previous = race.access, race.previous
+        write = previous if previous.type == "write" else access
         other = access if write is previous else previous
-        verb = "writes" if other.get("type") == "write" else "reads"
+        verb = "writes" if other.type == "write" else "reads"
         msg = (
             f"{_where(other)} {verb} memory on {_stream(other, origin)} that {_where(write)} writes on "
             f"{_stream(write, origin)}, with nothing ordering the two"
@@ -72,5 +74,5 @@ def stream_races(ev: Evidence) -> list[Hazard]:
     return out
 
 
-def _brief(access: dict[str, Any]) -> dict[str, Any]:
-    return {k: access.get(k) for k in ("type", "file", "line", "code", "op", "stream")}
+def _brief(access: RaceAccess) -> dict[str, Any]:
+    return {k: getattr(access, k) for k in ("type", "file", "line", "code", "op", "stream")}

@@ -10,11 +10,11 @@ from launchprof.session import Hazard
 def foreign_rng(ev: Evidence) -> list[Hazard]:
     out = []
     seen = set()
-    for r in (ev.probe or {}).get("rng", []):
-        key = (r.get("file"), r.get("line"))
+    for r in ev.probe.rng if ev.probe is not None else []:
+        key = (r.file, r.line)
         if key in seen:
             continue
         seen.add(key)
-        msg = f"{r.get('what', 'random draw')} inside the target: replay repeats the numbers drawn at capture"
+        msg = f"{r.what if r.what is not None else 'random draw'} inside the target: replay repeats the numbers drawn at capture"
         out.append(hazard("rng-state", msg, r))
     return out

@@ -35,7 +35,7 @@ def find_hazards(evidence: Evidence) -> list[Hazard]:
     """Run every rule; one finding per identity (``Hazard.fingerprint``: kind, project-relative
     file and the code at the line, launchprof.hazards.identity) and named argument; most
     severe first, then by place."""
-    functions = list((evidence.probe or {}).get("functions") or [])
+    functions = list(evidence.probe.functions if evidence.probe is not None else [])
     evidence = dataclasses.replace(evidence, target=user_target(evidence.target, functions))
     found: dict[tuple[str, str | None], Hazard] = {}
     for rule in RULES:

@@ -18,9 +18,9 @@ def scalar_history(ev: Evidence) -> dict[str, list[Any]]:
     """Values seen per scalar argument path, in call order."""
     seen: dict[str, list[Any]] = {}
     for call in ev.calls:
-        for leaf in call.get("args", []):
-            if leaf.get("kind") == "scalar":
-                seen.setdefault(leaf["path"], []).append(leaf.get("value"))
+        for leaf in call.args:
+            if leaf.kind == "scalar":
+                seen.setdefault(str(leaf.path), []).append(leaf.value)
     return seen
 
 
@@ -39,12 +39,12 @@ def frozen_scalars(ev: Evidence) -> list[Hazard]:
     for path, values in scalar_history(ev).items():
         if len(set(map(repr, values))) < 2:
             continue
-        failed = [v for v in ev.validations if path in (v.get("changed_scalars") or []) and not v.get("match")]
-        checked = [v for v in ev.validations if path in (v.get("changed_scalars") or [])]
-        captured = next((v.get("captured_scalars", {}).get(path) for v in checked), None)
+        failed = [v for v in ev.validations if path in v.changed_scalars and not v.match]
+        checked = [v for v in ev.validations if path in v.changed_scalars]
+        captured = next((v.captured_scalars.get(path) for v in checked), None)
         msg = f"`{path}` is a Python number that changes between calls (seen {_fmt(values)})"
         if failed:
-            diff = failed[0].get("max_abs_diff")
+            diff = failed[0].max_abs_diff
             msg += (
                 f"; the graph keeps the captured value {captured!r}: replay differed from eager "
                 f"(max |diff| {diff:.3g})" if isinstance(diff, (int, float)) else "; replay differed from eager"

@@ -10,9 +10,9 @@ from launchprof.session import Hazard
 def shape_history(ev: Evidence) -> dict[str, list[tuple[int, ...]]]:
     seen: dict[str, list[tuple[int, ...]]] = {}
     for call in ev.calls:
-        for leaf in call.get("args", []):
-            if leaf.get("kind") == "tensor":
-                seen.setdefault(leaf["path"], []).append(tuple(leaf.get("shape") or ()))
+        for leaf in call.args:
+            if leaf.kind == "tensor":
+                seen.setdefault(str(leaf.path), []).append(tuple(leaf.shape or ()))
     return seen
 
 
@@ -29,7 +29,7 @@ def dynamic_shapes(ev: Evidence) -> list[Hazard]:
         distinct = sorted(set(shapes))
         shown = ", ".join("x".join(map(str, s)) for s in distinct[:6]) + (f", … ({len(distinct)} shapes)" if len(distinct) > 6 else "")
         parts.append(f"`{path}`: {shown}")
-    fallbacks = sum(1 for f in ev.fallbacks if f.get("reason") == "shape")
+    fallbacks = sum(1 for f in ev.fallbacks if f.reason == "shape")
     tail = f"; {fallbacks} calls did not match the captured shape and ran eagerly" if fallbacks else ""
     msg = "argument shapes vary between calls (" + "; ".join(parts) + ")" + tail
     return [hazard("dynamic-shape", msg, ev.call_site or target_site(ev.target), arguments=sorted(varying))]

@@ -10,12 +10,13 @@ from launchprof.session import Hazard
 def host_side_effects(ev: Evidence) -> list[Hazard]:
     out = []
     seen = set()
-    for e in (ev.probe or {}).get("effects", []):
-        key = (e.get("file"), e.get("line"))
+    for e in ev.probe.effects if ev.probe is not None else []:
+        key = (e.file, e.line)
         if key in seen:
             continue
         seen.add(key)
         code = code_text(e)
-        msg = f"{e.get('what', 'host work')} (`{code}`) runs once at capture, never on replay" if code else f"{e.get('what')} runs once at capture, never on replay"
+        what = e.what if e.what is not None else "host work"
+        msg = f"{what} (`{code}`) runs once at capture, never on replay" if code else f"{e.what} runs once at capture, never on replay"
         out.append(hazard("host-side-effect", msg, e))
     return out

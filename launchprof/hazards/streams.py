@@ -9,27 +9,28 @@ from __future__ import annotations
 
 from typing import Any
 
+from launchprof.events.observation import ProbeEntry
 from launchprof.evidence import Evidence
 from launchprof.hazards.common import code_text, hazard
 from launchprof.session import Hazard
 
 
-def unjoined_forks(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def unjoined_forks(ops: list[ProbeEntry]) -> list[ProbeEntry]:
     event_stream: dict[Any, Any] = {}
-    forks: dict[Any, dict[str, Any]] = {}  # side stream -> fork op
+    forks: dict[Any, ProbeEntry] = {}  # side stream -> fork op
     for op in ops:
-        origin = op.get("origin")
-        kind = op.get("op")
+        origin = op.origin
+        kind = op.op
         if kind == "record":
-            event_stream[op.get("event")] = op.get("stream")
+            event_stream[op.event] = op.stream
         elif kind == "wait_stream":
-            waiter, waited = op.get("waiter"), op.get("waited")
+            waiter, waited = op.waiter, op.waited
             if waited == origin and waiter != origin:
                 forks.setdefault(waiter, op)
             elif waiter == origin and waited in forks:
                 forks.pop(waited)
         elif kind == "wait_event":
-            waiter, source = op.get("waiter"), event_stream.get(op.get("event"))
+            waiter, source = op.waiter, event_stream.get(op.event)
             if source == origin and waiter != origin:
                 forks.setdefault(waiter, op)
             elif waiter == origin and source in forks:
@@ -38,10 +39,10 @@ def unjoined_forks(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def unjoined_streams(ev: Evidence) -> list[Hazard]:
-    if ev.capture and ev.capture.get("ok"):
+    if ev.capture is not None and ev.capture.ok:
         return []  # capture ended cleanly: every fork was joined, whatever the bookkeeping saw
-    ops = (ev.probe or {}).get("streams", [])
-    capture_says = bool(ev.capture and not ev.capture.get("ok") and ev.capture.get("kind") == "unjoined-stream")
+    ops = ev.probe.streams if ev.probe is not None else []
+    capture_says = ev.capture is not None and not ev.capture.ok and ev.capture.kind == "unjoined-stream"
     out = []
     for fork in unjoined_forks(ops):
         code = code_text(fork)

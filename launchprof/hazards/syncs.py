@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+from launchprof.events.observation import ProbeEntry, ProbeEvent
 from launchprof.evidence import Evidence
 from launchprof.hazards.common import code_text, hazard, target_site
 from launchprof.session import Hazard
@@ -11,48 +14,50 @@ def hidden_syncs(ev: Evidence) -> list[Hazard]:
     """Every synchronising site the probe call hit, one finding per line."""
     out: list[Hazard] = []
     seen: set[tuple[str | None, int | None]] = set()
-    syncs = list((ev.probe or {}).get("syncs", []))
+    syncs = list(ev.probe.syncs if ev.probe is not None else [])
     # A pageable copy warns as a sync too; one line, one finding, the more specific kind.
-    pageable = {(s.get("file"), s.get("line")) for s in syncs if s.get("kind") == "pageable-copy"}
-    cap = ev.capture or {}
-    if cap.get("kind") == "pageable-copy" and cap.get("file"):
-        pageable.add((cap.get("file"), cap.get("line")))
-        if (cap.get("file"), cap.get("line")) not in {(s.get("file"), s.get("line")) for s in syncs}:
-            syncs.append({**cap, "kind": "pageable-copy", "what": "host-to-device copy from pageable memory"})
+    pageable = {(s.file, s.line) for s in syncs if s.kind == "pageable-copy"}
+    cap = ev.capture
+    if cap is not None and cap.kind == "pageable-copy" and cap.file:
+        pageable.add((cap.file, cap.line))
+        if (cap.file, cap.line) not in {(s.file, s.line) for s in syncs}:
+            what = "host-to-device copy from pageable memory"
+            syncs.append(ProbeEntry(file=cap.file, line=cap.line, code=cap.code, function=cap.function, snippet=cap.snippet, kind="pageable-copy", what=what))
     for s in syncs:
-        if (s.get("file"), s.get("line")) in pageable:
-            s = {**s, "kind": "pageable-copy"}
-        key = (s.get("file"), s.get("line"))
+        if (s.file, s.line) in pageable:
+            s = dataclasses.replace(s, kind="pageable-copy")
+        key = (s.file, s.line)
         if key in seen:
             continue
         seen.add(key)
-        kind = s.get("kind") or "hidden-sync"
-        what = s.get("what") or s.get("op") or "synchronising call"
+        kind = s.kind or "hidden-sync"
+        what = s.what or s.op or "synchronising call"
         code = code_text(s)
         where = f" in `{code}`" if code else ""
         if kind == "pageable-copy":
             msg = f"host-to-device copy from pageable (non-pinned) memory{where}: capture cannot record it"
         else:
             msg = f"{what}{where} waits for the GPU: capture fails at this line"
-        out.append(hazard(kind, msg, s, op=s.get("op"), count=s.get("count")))
+        out.append(hazard(kind, msg, s, op=s.op, count=s.count))
     return out
 
 
 def capture_failure(ev: Evidence) -> list[Hazard]:
     """The capture error itself, when no probe finding already explains it."""
     cap = ev.capture
-    if not cap or cap.get("ok"):
+    if cap is None or cap.ok:
         return []
-    kind = cap.get("kind") or "capture-failed"
-    cuda = ", ".join(cap.get("cuda_errors") or [])
+    kind = cap.kind or "capture-failed"
+    cuda = ", ".join(cap.cuda_errors)
     detail = f" ({cuda})" if cuda else ""
+    probe = ev.probe or ProbeEvent()
     explained = {
-        "hidden-sync": [s for s in (ev.probe or {}).get("syncs", []) if s.get("kind", "hidden-sync") == "hidden-sync"],
-        "pageable-copy": [s for s in (ev.probe or {}).get("syncs", []) if s.get("kind") == "pageable-copy"],
-        "unjoined-stream": [s for s in (ev.probe or {}).get("streams", []) if s.get("op") in ("wait_stream", "wait_event")],
+        "hidden-sync": [s for s in probe.syncs if (s.kind if s.kind is not None else "hidden-sync") == "hidden-sync"],
+        "pageable-copy": [s for s in probe.syncs if s.kind == "pageable-copy"],
+        "unjoined-stream": [s for s in probe.streams if s.op in ("wait_stream", "wait_event")],
     }
-    if kind in explained and explained[kind] and not cap.get("file"):
+    if kind in explained and explained[kind] and not cap.file:
         return []  # the probe's findings carry the lines; the capture error adds nothing
-    site = cap if cap.get("file") else target_site(ev.target)
-    message = f"capture failed: {cap.get('exception', 'error')}: {cap.get('message', '')}{detail}"
-    return [hazard(kind if kind != "capture-allocation" else "capture-allocation", message, site, severity="error", cuda_errors=cap.get("cuda_errors"))]
+    site = cap if cap.file else target_site(ev.target)
+    message = f"capture failed: {cap.exception}: {cap.message}{detail}"
+    return [hazard(kind if kind != "capture-allocation" else "capture-allocation", message, site, severity="error", cuda_errors=cap.cuda_errors)]

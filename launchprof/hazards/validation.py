@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
+from launchprof.events.capture import ValidationLeaf
 from launchprof.evidence import Evidence
 from launchprof.hazards.common import hazard, target_site
 from launchprof.session import Hazard
 
 
 def replay_mismatch(ev: Evidence) -> list[Hazard]:
-    bad = [v for v in ev.validations if not v.get("match")]
+    bad = [v for v in ev.validations if not v.match]
     if not bad:
         return []
     first = bad[0]
-    worst = first.get("worst") or {}
-    where = worst.get("path") or "output"
+    worst = first.worst or ValidationLeaf()
+    where = worst.path or "output"
     # The same figure as the report's validation row: the largest difference over every
     # compared call, not the first mismatching call's.
-    diffs = [v["max_abs_diff"] for v in ev.validations if isinstance(v.get("max_abs_diff"), (int, float))]
-    size = f"max |diff| {max(diffs):.3g}" if diffs else worst.get("why", "values differ")
+    diffs = [v.max_abs_diff for v in ev.validations if v.max_abs_diff is not None]
+    size = f"max |diff| {max(diffs):.3g}" if diffs else (worst.why if worst.why is not None else "values differ")
     msg = (
         f"replay differs from eager on {len(bad)} of {len(ev.validations)} compared calls "
-        f"({size}); the first is call {first.get('index')}, in {where}"
+        f"({size}); the first is call {first.index}, in {where}"
     )
-    return [hazard("replay-mismatch", msg, target_site(ev.target), calls=[v.get("index") for v in bad])]
+    return [hazard("replay-mismatch", msg, target_site(ev.target), calls=[v.index for v in bad])]

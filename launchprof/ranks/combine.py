@@ -78,11 +78,11 @@ def rank_status(inp: RankInput) -> tuple[str, str | None]:
         return "stopped", inp.stopped
     if inp.timed_out or inp.interrupted:
         return ("timed-out" if inp.timed_out else "interrupted"), run.cause if run else None
-    if not any(e.get("type") == "worker-end" for e in events):
+    if ev.worker_end is None:
         how = inp.signal or (f"exit status {inp.exit_code}" if inp.exit_code is not None else "no exit status known")
         last = f"; its last event: {_event_line(events[-1])}" if events else "; it wrote no event"
         return "died", f"the rank's worker died ({how}) without finishing{last}"
-    if inp.report is not None and inp.report.verdict == Verdict.SCRIPT_FAILED or (run and run.cause and ev.script_end and ev.script_end.get("status") in ("exception", "exit")):
+    if inp.report is not None and inp.report.verdict == Verdict.SCRIPT_FAILED or (run and run.cause and ev.script_end and ev.script_end.status in ("exception", "exit")):
         return "script-failed", run.cause if run else None
     return "ok", run.cause if run else None
 

@@ -14,6 +14,7 @@ import os
 
 from launchprof.ranks.paths import rank_folder_file
 from launchprof.worker.config import WorkerConfig
+from launchprof.events.lifecycle import RankEvent
 from launchprof.worker.events import EventWriter
 
 
@@ -60,12 +61,13 @@ def announce_rank(config: WorkerConfig, events: EventWriter) -> None:
         return
     env = os.environ
     events.write(
-        "rank",
-        rank=rank_of_env(),
-        local_rank=_int(env.get("LOCAL_RANK")),
-        world_size=_int(env.get("WORLD_SIZE")),
-        pid=os.getpid(),
-        pgid=os.getpgid(0),
+        RankEvent(
+            rank=rank_of_env(),
+            local_rank=_int(env.get("LOCAL_RANK")),
+            world_size=_int(env.get("WORLD_SIZE")),
+            pid=os.getpid(),
+            pgid=os.getpgid(0),
+        )
     )
 
 

@@ -28,7 +28,7 @@ from launchprof.errors import UsageError
 from launchprof.input_files import check_input_file, starts_like_json
 from launchprof.model_base import adapter
 from launchprof.models import RunHeader, first_error
-from launchprof.run.events import validate_events
+from launchprof.run.events import known_events
 from launchprof.run.migrate import migrate_header
 
 SUFFIX = ".lprun"
@@ -168,7 +168,7 @@ def load_run(path: str | Path) -> Run:
     except UsageError as exc:
         raise UsageError(f"{p}: {exc}") from None
     try:
-        events = validate_events([json.loads(line) for line in lines if line.strip()])
+        events = known_events([json.loads(line) for line in lines if line.strip()])
     except (ValueError, json.JSONDecodeError) as exc:
         raise UsageError(f"{p}: malformed run events: {exc}") from None
     if lines and not events:  # an empty log is a worker stopped before its first event: still a run

@@ -19,6 +19,15 @@ from typing import Any
 from launchprof.ranks.worker_side import announce_rank, for_rank, use_rank_device
 from launchprof.worker.config import WORKER_ENV_EXIT, WorkerConfig
 from launchprof.worker.events import EventWriter
+from launchprof.events.lifecycle import (
+    EnvironmentEvent,
+    MachineEvent,
+    NoteEvent,
+    ScriptEndEvent,
+    TargetEvent,
+    TargetProblemEvent,
+    WorkerEndEvent,
+)
 
 
 def cuda_problem() -> str | None:
@@ -41,7 +50,7 @@ def start_cuda(events: EventWriter) -> bool:
     """Start CUDA; a problem is an ``environment`` event."""
     problem = cuda_problem()
     if problem is not None:
-        events.write("environment", problem=problem)
+        events.write(EnvironmentEvent(problem=problem))
     return problem is None
 
 
@@ -64,7 +73,7 @@ def main(argv: list[str]) -> int:
     from launchprof.worker.whole_script import WholeScript
 
     machine = dataclasses.asdict(collect_machine())
-    events.write("machine", machine=machine, import_s=time.perf_counter() - t_start, pid=os.getpid())
+    events.write(MachineEvent(machine=machine, import_s=time.perf_counter() - t_start, pid=os.getpid()))
     if config.calibrate:
         calibrate(machine, events)
     script = Path(config.script).resolve()
@@ -85,7 +94,7 @@ def main(argv: list[str]) -> int:
         hook.try_globals(namespace)
         if hook.installed is not None and not announced[0]:
             announced[0] = True
-            events.write("target", **hook.installed)
+            events.write(hook.installed)
 
     if spec is None:
         hook.install_decorator()
@@ -93,9 +102,9 @@ def main(argv: list[str]) -> int:
         sys.path.insert(0, str(script.parent))
         hook.import_module_target()
         if hook.problem:
-            events.write("target-problem", problem=hook.problem)
+            events.write(TargetProblemEvent(problem=hook.problem))
             return 2
-        events.write("target", **(hook.installed or {}))
+        events.write(hook.installed or TargetEvent())
         announced[0] = True
 
     for w in whole:
@@ -108,14 +117,16 @@ def main(argv: list[str]) -> int:
             try:  # after a sticky CUDA error the profiler may fail: keep the script's outcome
                 w.stop(decorated=False)
             except Exception as exc:
-                events.write("note", text=f"the whole-script profile was lost: {type(exc).__name__}: {str(exc)[:200]}")
+                events.write(NoteEvent(text=f"the whole-script profile was lost: {type(exc).__name__}: {str(exc)[:200]}"))
         _close_runs(runs, events)
     if hook.installed is not None and not announced[0]:
-        events.write("target", **hook.installed)
+        events.write(hook.installed)
     if spec is not None and hook.installed is None:
-        events.write("target-problem", problem=hook.problem or f"unknown target {spec.raw!r}: the script never defined it at module level")
-    events.write("script-end", status=outcome.status, exit_code=outcome.exit_code, exception=outcome.exception, calls=sum(r.calls for r in runs))
-    events.write("worker-end", wall_s=time.perf_counter() - t_start)
+        problem = hook.problem or f"unknown target {spec.raw!r}: the script never defined it at module level"
+        events.write(TargetProblemEvent(problem=problem))
+    calls = sum(r.calls for r in runs)
+    events.write(ScriptEndEvent(status=outcome.status, exit_code=outcome.exit_code, exception=outcome.exception, calls=calls))
+    events.write(WorkerEndEvent(wall_s=time.perf_counter() - t_start))
     events.close()
     return 0
 
@@ -139,12 +150,12 @@ def _close_runs(runs: list[Any], events: EventWriter) -> None:
         try:
             run.finish(reason="the script ended before the measurement plan completed")
         except Exception as exc:
-            events.write("note", text=f"could not close the measurement: {exc}")
+            events.write(NoteEvent(text=f"could not close the measurement: {exc}"))
     for run in runs:  # the stream check last of all: it slows the process (worker/race_check.py)
         try:
             run.final_checks()
         except Exception as exc:
-            events.write("note", text=f"the stream check could not run: {exc}")
+            events.write(NoteEvent(text=f"the stream check could not run: {exc}"))
 
 
 if __name__ == "__main__":

@@ -44,6 +44,15 @@ from launchprof.worker.plan_bursts import UserState, protected_tensors, silenced
 from launchprof.worker.rank_sync import distributed
 from launchprof.worker.trees import clone_tensors, leaves
 from launchprof.worker.validator import Snapshot
+from launchprof.events.buckets import (
+    BucketArgumentRow,
+    BucketCheckEvent,
+    BucketEndEvent,
+    BucketLeakEvent,
+    BucketMeasureEvent,
+    BucketPlanEvent,
+)
+from launchprof.events.lifecycle import NoteEvent
 
 if TYPE_CHECKING:
     from launchprof.worker.plan import TargetRun
@@ -92,7 +101,7 @@ def measure_buckets(run: TargetRun) -> None:
             return
         state = UserState(run, [(c.args, c.kwargs) for c in setup.real])
     except Exception as exc:
-        run.events.write("note", text=f"bucket plan not measured ({type(exc).__name__}: {str(exc)[:300]})")
+        run.events.write(NoteEvent(text=f"bucket plan not measured ({type(exc).__name__}: {str(exc)[:300]})"))
         return
     try:
         with silenced():
@@ -101,13 +110,13 @@ def measure_buckets(run: TargetRun) -> None:
         from launchprof.worker.capture import recover_after_failed_capture
 
         recover_after_failed_capture()
-        run.events.write("note", text=f"bucket measurement stopped ({type(exc).__name__}: {str(exc)[:300]}); what it measured before is reported")
+        run.events.write(NoteEvent(text=f"bucket measurement stopped ({type(exc).__name__}: {str(exc)[:300]}); what it measured before is reported"))
     finally:
         try:
             state.restore()
             torch.cuda.empty_cache()
         except Exception as exc:
-            run.events.write("note", text=f"state after the bucket measurement could not be restored ({type(exc).__name__}: {str(exc)[:300]})")
+            run.events.write(NoteEvent(text=f"state after the bucket measurement could not be restored ({type(exc).__name__}: {str(exc)[:300]})"))
 
 
 def _setup(run: TargetRun) -> Setup | None:
@@ -115,18 +124,18 @@ def _setup(run: TargetRun) -> Setup | None:
     axis = batch_axis({p: s for p, s in history.items() if len(set(s)) > 1})
     if axis is None:
         if run.config.buckets:  # asked for, so say why there is none
-            run.events.write("note", text="--buckets: the target's argument shapes did not vary between calls, so there is no bucket plan")
+            run.events.write(NoteEvent(text="--buckets: the target's argument shapes did not vary between calls, so there is no bucket plan"))
         return None
     sizes = list(run.config.buckets or default_sizes(max(axis.sizes)))
     source = "user" if run.config.buckets else "default"
     real = recorded_sets(run.fn, list(run.eager_sets) + list(run.replay_sets), axis.arguments)
-    run.events.write(
-        "bucket-plan", arguments=[{"argument": p, "dim": d} for p, d in axis.arguments], sizes=sizes,
+    run.events.write(BucketPlanEvent(
+        arguments=[BucketArgumentRow(argument=p, dim=d) for p, d in axis.arguments], sizes=sizes,
         source=source, limit_bytes=run.config.bucket_memory, recorded_sizes=sorted({c.size for c in real}),
-    )
+    ))
     why = _unmeasurable(run, real, sizes)
     if why:
-        run.events.write("note", text=f"bucket plan not measured: {why}")
+        run.events.write(NoteEvent(text=f"bucket plan not measured: {why}"))
         return None
     return Setup(axis.arguments, sizes, source, run.config.bucket_memory, axis.sizes, real, _moved(run, real))
 
@@ -177,11 +186,11 @@ def _measure(run: TargetRun, setup: Setup) -> None:
     if failures:
         _leaks(run, setup, plan, failures[0])
     eager_us, plan_us = _sequence(run, setup, plan)
-    run.events.write(
-        "bucket-end", kept=kept, dropped=dropped, shared_pool_bytes=shared, workspace_bytes=workspace,
+    run.events.write(BucketEndEvent(
+        kept=kept, dropped=dropped, shared_pool_bytes=shared, workspace_bytes=workspace,
         private_pool_bytes=sum(own.get(s, 0) for s in kept), eager_us=eager_us, plan_us=plan_us,
         sequence_calls=min(len(setup.sequence), MAX_SEQUENCE),
-    )
+    ))
     plan.graphs.clear()
 
 
@@ -224,11 +233,11 @@ def _private_pools(run: TargetRun, padders: dict[int, Padder], side: Any) -> tup
         except torch.cuda.OutOfMemoryError:
             recover_after_failed_capture()
             own[size] = 2**62
-            run.events.write("bucket-measure", stage="private", size=size, pool_bytes=None, error="out of memory")
+            run.events.write(BucketMeasureEvent(stage="private", size=size, pool_bytes=None, error="out of memory"))
             continue
         own[size] = pool_segment_bytes(graph) or max(torch.cuda.memory_reserved() - reserved, 0)
-        run.events.write("bucket-measure", stage="private", size=size, pool_bytes=own[size], capture_ms=ms,
-                         reserved_bytes=max(torch.cuda.memory_reserved() - reserved, 0))
+        run.events.write(BucketMeasureEvent(stage="private", size=size, pool_bytes=own[size], capture_ms=ms,
+                                            reserved_bytes=max(torch.cuda.memory_reserved() - reserved, 0)))
         del graph, out
     # The plan's own capture ran before and already holds the capture stream's workspace,
     # so this throwaway usually finds none: the one-time figure is the one measured there.
@@ -257,8 +266,8 @@ def _shared_pool(run: TargetRun, plan: Plan, side: Any) -> int:
         graph, out, ms = _capture(run.fn, plan.padders[size], side, pool)
         plan.graphs[size], plan.outs[size] = graph, out
         now = pool_bytes(pool) or 0
-        run.events.write("bucket-measure", stage="shared", size=size, capture_ms=ms, replay_us=_replay_us(graph),
-                         added_bytes=max(now - total, 0), pool_total_bytes=now)
+        run.events.write(BucketMeasureEvent(stage="shared", size=size, capture_ms=ms, replay_us=_replay_us(graph),
+                                            added_bytes=max(now - total, 0), pool_total_bytes=now))
         total = max(total, now)
     ordered = sorted(plan.kept)
     for i, size in enumerate(ordered):
@@ -323,7 +332,7 @@ def _checks(run: TargetRun, setup: Setup, plan: Plan) -> list[tuple[CallSet, dic
     failures = []
     for call, size in _calls_to_check(run, setup, plan.kept):
         result = _check(run, call, size, plan)
-        run.events.write("bucket-check", **result)
+        run.events.write(BucketCheckEvent(**result))
         if not result["match"]:
             failures.append((call, result))
     return failures
@@ -348,7 +357,7 @@ def _leaks(run: TargetRun, setup: Setup, plan: Plan, failure: tuple[CallSet, dic
     base = {"size": result["size"], "calls_size": call.size, "output": result["worst"], "max_abs_diff": result["max_abs_diff"]}
     for op in ops[:3] or [None]:
         site = (op.site or {}) if op else {}
-        run.events.write("bucket-leak", **base, op=op.name if op else None, file=site.get("file"), line=site.get("line"), code=site.get("code"))
+        run.events.write(BucketLeakEvent(**base, op=op.name if op else None, file=site.get("file"), line=site.get("line"), code=site.get("code")))
 
 
 def _timed(steps: list[Callable[[], Any]]) -> float:

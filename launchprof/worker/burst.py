@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from launchprof.worker import rank_sync
+from launchprof.events.timing import TimingEndEvent, TimingEvent, TimingStartEvent
 from launchprof.worker.events import EventWriter
 
 # Calls of one kind per burst: enough that switching kinds is a small part of the burst,
@@ -64,8 +65,11 @@ def run_bursts(
     bursts, per = schedule(repeat)
     # sets: how many recorded argument sets each kind cycles through (sample j used set
     # j % sets), so the analysis can tell a step whose time depends on its arguments.
-    events.write("timing-start", bursts=bursts, calls_per_burst=per, kinds=[k.name for k in kinds], target=bursts * per,
-                 sets={k.name: len(k.calls) for k in kinds})
+    events.write(
+        TimingStartEvent(
+            bursts=bursts, calls_per_burst=per, kinds=[k.name for k in kinds], target=bursts * per, sets={k.name: len(k.calls) for k in kinds}
+        )
+    )
     for k in kinds:
         k.walls = [0.0] * per
         k.starts = [torch.cuda.Event(enable_timing=True) for _ in range(per)]
@@ -79,7 +83,7 @@ def run_bursts(
             n = counts.get(k.name, 0)
             if n:
                 gpu = [k.starts[i].elapsed_time(k.ends[i]) * 1e3 for i in range(n)]
-                events.write("timing", kind=k.name, mode="burst", burst=b, wall_us=[w * 1e6 for w in k.walls[:n]], gpu_us=gpu)
+                events.write(TimingEvent(kind=k.name, mode="burst", burst=b, wall_us=[w * 1e6 for w in k.walls[:n]], gpu_us=gpu))
         if between is not None:
             between()
         if all(k.stopped for k in kinds):
@@ -87,7 +91,7 @@ def run_bursts(
     for k in kinds:
         target = bursts * per
         early = k.samples < target and k.stopped
-        events.write("timing-end", kind=k.name, samples=k.samples, seconds=k.seconds, stopped_early=early, why=k.why if early else "")
+        events.write(TimingEndEvent(kind=k.name, samples=k.samples, seconds=k.seconds, stopped_early=early, why=k.why if early else ""))
 
 
 def _block(k: Kind, per: int, time_cap_s: float) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from launchprof.events.lifecycle import CalibrationEvent, CalibrationProgressEvent
 from launchprof.worker.events import EventWriter
 
 
@@ -20,11 +21,11 @@ def calibrate(machine: dict[str, Any], events: EventWriter) -> dict[str, Any]:
         from launchprof.crossover.calibrate import ensure_profile
     except ImportError as exc:
         result: dict[str, Any] = {"status": "skipped", "path": None, "seconds": 0.0, "message": f"no calibration available: {exc}"}
-        events.write("calibration", **result)
+        events.write(CalibrationEvent(**result))
         return result
 
     def progress(what: str, fraction: float) -> None:
-        events.write("calibration-progress", what=what, fraction=round(float(fraction), 3))
+        events.write(CalibrationProgressEvent(what=what, fraction=round(float(fraction), 3)))
 
     try:
         got = ensure_profile(machine, progress)
@@ -36,5 +37,5 @@ def calibrate(machine: dict[str, Any], events: EventWriter) -> dict[str, Any]:
         }
     except Exception as exc:
         result = {"status": "failed", "path": None, "seconds": time.perf_counter() - t0, "message": f"{type(exc).__name__}: {exc}"}
-    events.write("calibration", **result)
+    events.write(CalibrationEvent(**result))
     return result

@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from launchprof.events.capture import AnatomyEvent, CaptureEvent, GraphNodeRow
 from launchprof.worker.frames import traceback_site
 from launchprof.worker.graphinfo import counts_of, graph_anatomy
 from launchprof.worker.memory import own_pool_bytes, peak_of, pool_segment_bytes, room_for_capture, split_pool
@@ -35,6 +36,28 @@ class Captured:
     warmup_us: float | None = None
     notes: list[str] = field(default_factory=list)
     anatomy: dict[str, Any] | None = None  # nodes and edges (worker/graphinfo.py)
+
+    def event(self, index: int, moved_args: list[str]) -> CaptureEvent:
+        """The ``capture`` event of this graph; ``moved_args`` as the inputs plan has them."""
+        return CaptureEvent(
+            ok=True,
+            index=index,
+            capture_us=self.capture_us,
+            warmup_us=self.warmup_us,
+            instantiate_us=self.instantiate_us,
+            graph_nodes=self.graph_nodes,
+            node_types=self.node_types,
+            pool_bytes=self.pool_bytes,
+            workspace_bytes=self.workspace_bytes,
+            moved_args=moved_args,
+            notes=self.notes,
+        )
+
+
+def anatomy_event(anatomy: dict[str, Any]) -> AnatomyEvent:
+    """The ``anatomy`` event from :func:`graph_anatomy`'s nodes and edges."""
+    nodes = [GraphNodeRow(id=n["id"], type=n["type"], name=n.get("name")) for n in anatomy.get("nodes") or []]
+    return AnatomyEvent(node_count=anatomy.get("node_count"), nodes=nodes, edges=anatomy.get("edges"))
 
 
 class CaptureFailed(Exception):

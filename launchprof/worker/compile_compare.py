@@ -33,6 +33,8 @@ import torch
 
 from launchprof.worker.compile_logs import TorchLogTap, clear_counters, counters_now
 from launchprof.worker.rank_sync import distributed
+from launchprof.events.lifecycle import NoteEvent
+from launchprof.events.torch_compile import CompileEvent, CompileLog, CompileStartEvent
 
 if TYPE_CHECKING:
     from launchprof.worker.events import EventWriter
@@ -69,6 +71,11 @@ class ModeResult:
     device: str = "cpu"
     logs: list[dict[str, Any]] = field(default_factory=list)
     counters: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def event(self) -> CompileEvent:
+        """The ``compile`` event: this outcome as it stands, its log records as records."""
+        fields = {**asdict(self), "logs": [CompileLog(**r) for r in self.logs]}
+        return CompileEvent(**fields)
 
 
 @contextlib.contextmanager
@@ -214,19 +221,19 @@ def measure_mode(
     fn: Callable[..., Any], mode: str, sets: list[tuple[tuple, dict]], repeat: int, timeout_s: float | None, events: EventWriter, round_no: int = 1
 ) -> ModeResult:
     """Compile, profile and time one mode; every failure ends up in the result."""
-    events.write("compile-start", mode=mode, timeout_s=timeout_s, round=round_no)
+    events.write(CompileStartEvent(mode=mode, timeout_s=timeout_s, round=round_no))
     compiled, result = warm_up(fn, mode, sets, timeout_s, round_no)
     result.device = "cuda" if torch.cuda.is_available() else "cpu"
     if compiled is not None and torch.cuda.is_available():
         try:
             profile_call(compiled, *sets[0], result)
         except Exception as exc:
-            events.write("note", text=f"compile ({mode}): kernels per call not counted ({type(exc).__name__}: {str(exc)[:200]})")
+            events.write(NoteEvent(text=f"compile ({mode}): kernels per call not counted ({type(exc).__name__}: {str(exc)[:200]})"))
         try:
             result.frames_in_timing = _bursts(compiled, result.field, sets, repeat, events)
             if result.frames_in_timing:
                 text = f"compile ({mode}): dynamo compiled {result.frames_in_timing} frame(s) during the timed calls, after the warm-up"
-                events.write("note", text=text + "; the compiled step time includes compiling")
+                events.write(NoteEvent(text=text + "; the compiled step time includes compiling"))
         except Exception as exc:
             result.status, result.error = "failed", f"timing compiled calls failed: {type(exc).__name__}: {str(exc)[:400]}"
     return result
@@ -244,11 +251,11 @@ def compare_compile(run: TargetRun) -> None:
     if "compile" not in run.config.compare:
         return
     if distributed():  # compiling on one rank while the others go on would hang their collectives
-        run.events.write("note", text="compile comparison skipped: the step runs on several ranks (torch.distributed)")
+        run.events.write(NoteEvent(text="compile comparison skipped: the step runs on several ranks (torch.distributed)"))
         return
     sets = list(run.replay_sets if run.captured is not None else run.eager_sets)
     if not sets:
-        run.events.write("note", text="compile comparison skipped: no recorded calls to run it on")
+        run.events.write(NoteEvent(text="compile comparison skipped: no recorded calls to run it on"))
         return
     rounds, given_up = max(1, run.config.compile_rounds), set()
     for round_no in range(1, rounds + 1):
@@ -256,7 +263,7 @@ def compare_compile(run: TargetRun) -> None:
             try:
                 state = UserState(run, sets)
             except Exception as exc:
-                run.events.write("note", text=f"compile comparison skipped: the user's state could not be saved ({type(exc).__name__}: {exc})")
+                run.events.write(NoteEvent(text=f"compile comparison skipped: the user's state could not be saved ({type(exc).__name__}: {exc})"))
                 return
             try:
                 status = _one_mode(run, mode, sets, silenced, round_no)
@@ -266,7 +273,7 @@ def compare_compile(run: TargetRun) -> None:
                 return
             if status != "ok" and round_no < rounds:  # each round may take --compile-timeout: not again
                 given_up.add(mode)
-                run.events.write("note", text=f"compile ({mode}): round {round_no} {'timed out' if status == 'timeout' else 'failed'}; its later rounds were not run")
+                run.events.write(NoteEvent(text=f"compile ({mode}): round {round_no} {'timed out' if status == 'timeout' else 'failed'}; its later rounds were not run"))
 
 
 def _one_mode(run: TargetRun, mode: str, sets: list[tuple[tuple, dict]], silenced: Callable[[], Any], round_no: int = 1) -> str:
@@ -279,7 +286,7 @@ def _one_mode(run: TargetRun, mode: str, sets: list[tuple[tuple, dict]], silence
         result = ModeResult(mode=mode, field=burst_kind(mode, round_no), round=round_no, status="failed", error=f"{type(exc).__name__}: {str(exc)[:400]}")
     with contextlib.suppress(Exception):
         torch._dynamo.reset()  # the script goes on with no compiled code of ours
-    run.events.write("compile", **asdict(result))  # before the restore, which may fail
+    run.events.write(result.event())  # before the restore, which may fail
     return result.status
 
 
@@ -290,5 +297,5 @@ def _restore(run: TargetRun, state: Any) -> bool:
         state.restore()
         return True
     except Exception as exc:
-        run.events.write("note", text=f"state after the compile comparison could not be restored ({type(exc).__name__}: {str(exc)[:300]})")
+        run.events.write(NoteEvent(text=f"state after the compile comparison could not be restored ({type(exc).__name__}: {str(exc)[:300]})"))
         return False

@@ -13,6 +13,7 @@ from types import FrameType, TracebackType
 import torch
 
 import launchprof
+from launchprof.events.base import Site as EventSite
 from launchprof.source import around
 
 _SKIP_DIRS = tuple(
@@ -30,8 +31,10 @@ _THIRD_PARTY = ("site-packages", "dist-packages")
 SCRIPT_ROOT: list[str] = []
 
 
-@dataclass(frozen=True)
-class Site:
+@dataclass(frozen=True, kw_only=True)
+class Site(EventSite):
+    """A frame of the user's code, every field known; events carry it as it is."""
+
     file: str
     line: int
     code: str

@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 import launchprof
+from launchprof.events.lifecycle import TargetEvent
 from launchprof.targets import TargetSpec
 from launchprof.worker.frames import definition_of
 
@@ -26,7 +27,7 @@ class Hook:
         self.spec = spec
         self.make = make
         self.on_install = on_install
-        self.installed: dict[str, Any] | None = None
+        self.installed: TargetEvent | None = None
         self.problem: str | None = None
         self._wrappers: set[int] = set()
 
@@ -105,7 +106,7 @@ class Hook:
         return wrapper
 
 
-def _describe(fn: Any, name: str) -> dict[str, Any]:
+def _describe(fn: Any, name: str) -> TargetEvent:
     target = getattr(fn, "__func__", fn)
     file, line = definition_of(fn)
-    return {"name": name, "qualname": getattr(target, "__qualname__", type(fn).__name__), "file": file, "line": line}
+    return TargetEvent(name=name, qualname=getattr(target, "__qualname__", type(fn).__name__), file=file, line=line)

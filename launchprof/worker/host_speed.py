@@ -21,6 +21,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 from typing import Any
+from launchprof.events.lifecycle import NoteEvent
+from launchprof.events.timing import HostSpeedEvent
 
 COUNTS = (64, 256)  # the calibration plan's two smallest counts
 WARM = 1  # untimed calls of each count before the first sample: the interpreter's caches
@@ -70,13 +72,13 @@ class HostSpeed:
             write_unmeasured(events, f"a sample failed: {self.error}" if self.error else "no sample was taken")
             return
         samples = {str(n): v for n, v in self.samples.items()}
-        events.write("host-speed", eager_op_us=op, counts=list(COUNTS), samples_us=samples, when=when)
+        events.write(HostSpeedEvent(eager_op_us=op, counts=list(COUNTS), samples_us=samples, when=when))
 
 
 def write_unmeasured(events: Any, why: str) -> None:
     """The one wording for a run whose host speed is missing: the report then says why its
     prediction rests on the profile's own figures."""
-    events.write("note", text=f"the host's speed was not measured ({why}); the prediction uses the profile as measured")
+    events.write(NoteEvent(text=f"the host's speed was not measured ({why}); the prediction uses the profile as measured"))
 
 
 def cuda_host_speed() -> HostSpeed:

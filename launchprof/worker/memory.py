@@ -13,6 +13,8 @@ from typing import Any
 
 import torch
 
+from launchprof.events.capture import MemoryEvent
+
 # Headroom capture needs beyond the eager step's peak: a first cuBLAS workspace (32 MiB on
 # Hopper) plus the allocator's segment rounding (2 MiB small-block and 20 MiB large-block
 # segments).
@@ -96,14 +98,14 @@ def tensor_bytes(tensors: list[torch.Tensor]) -> int:
     return sum(t.numel() * t.element_size() for t in tensors if t.is_cuda)
 
 
-def memory_event(static_bytes: int, clone_bytes: int, pool_bytes: int | None, workspace_bytes: int | None) -> dict[str, Any]:
-    """Fields of the ``memory`` event."""
+def memory_event(static_bytes: int, clone_bytes: int, pool_bytes: int | None, workspace_bytes: int | None) -> MemoryEvent:
+    """The ``memory`` event, with the device's free and total memory now."""
     free, total = torch.cuda.mem_get_info()
-    return {
-        "free_bytes": int(free),
-        "total_bytes": int(total),
-        "static_bytes": int(static_bytes),
-        "clone_bytes": int(clone_bytes),
-        "pool_bytes": pool_bytes,
-        "workspace_bytes": workspace_bytes,
-    }
+    return MemoryEvent(
+        free_bytes=int(free),
+        total_bytes=int(total),
+        static_bytes=int(static_bytes),
+        clone_bytes=int(clone_bytes),
+        pool_bytes=pool_bytes,
+        workspace_bytes=workspace_bytes,
+    )

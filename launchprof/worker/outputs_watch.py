@@ -32,6 +32,9 @@ from launchprof.worker.frames import frame_site, is_internal
 from launchprof.worker.observe import bind_arguments
 from launchprof.worker.outputs_holders import Holder, find_holder, find_view_holder, keep_line, output_names
 from launchprof.worker.trees import leaves
+from launchprof.events.base import Site as EventSite
+from launchprof.events.lifecycle import NoteEvent
+from launchprof.events.observation import KeptOutputEvent, LoopBackEvent, OutputRow, OutputsEvent
 
 FIRST_CALL = 2  # call 0 and 1 are warm-up: lazy initialisation may keep things around
 LAST_CALL = 6  # outputs of calls FIRST_CALL..LAST_CALL are watched
@@ -84,7 +87,7 @@ class OutputsWatch:
             fn(*args)
         except Exception as exc:  # launchprof's own bookkeeping must never fail the user's call
             self.failed = True
-            self.events.write("note", text=f"the kept-output watch stopped: {type(exc).__name__}: {exc}")
+            self.events.write(NoteEvent(text=f"the kept-output watch stopped: {type(exc).__name__}: {exc}"))
 
     # ---------------------------------------------------------------- internals
     def _after(self, index: int, out: Any, caller: FrameType | None) -> None:
@@ -99,7 +102,7 @@ class OutputsWatch:
         self.returned[index] = found
         if not self.outputs_written:
             self.outputs_written = True
-            self.events.write("outputs", index=index, outputs=[{"path": r.path, "name": r.name, "bytes": r.nbytes} for r in found])
+            self.events.write(OutputsEvent(index=index, outputs=[OutputRow(path=r.path, name=r.name, bytes=r.nbytes) for r in found]))
 
     def _before(self, index: int, args: tuple, kwargs: dict, caller: FrameType | None) -> None:
         self.input_storages = {_storage_of(t) for _, t in leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
@@ -122,15 +125,16 @@ class OutputsWatch:
                 self.loop_seen.add(path)
                 site = frame_site(caller)
                 self.events.write(
-                    "loop-back",
-                    index=index,
-                    argument=path,
-                    output=source.path,
-                    output_name=source.name,
-                    how=how,
-                    bytes=source.nbytes,
-                    copy_us=copy_us(leaf),
-                    site=site.as_dict() if site else None,
+                    LoopBackEvent(
+                        index=index,
+                        argument=path,
+                        output=source.path,
+                        output_name=source.name,
+                        how=how,
+                        bytes=source.nbytes,
+                        copy_us=copy_us(leaf),
+                        site=site,
+                    )
                 )
 
     def _kept(self, index: int, older: list[Returned], caller: FrameType | None) -> None:
@@ -149,23 +153,24 @@ class OutputsWatch:
                 continue
             key = (holder.name, r.path)
             self.kept_seen[key] = self.kept_seen.get(key, 0) + 1
-            self.events.write("kept-output", **_kept_fields(index, r, holder, call_site, self.kept_seen[key]), view=view)
+            self.events.write(_kept_event(index, r, holder, call_site, self.kept_seen[key], view))
 
 
-def _kept_fields(index: int, r: Returned, holder: Holder, call_site: Any, count: int) -> dict[str, Any]:
+def _kept_event(index: int, r: Returned, holder: Holder, call_site: Any, count: int, view: bool) -> KeptOutputEvent:
     where = keep_line(holder, call_site.line if call_site else None)
-    return {
-        "index": index,
-        "output": r.path,
-        "output_name": r.name,
-        "bytes": r.nbytes,
-        "holder": holder.name,
-        "holder_kind": holder.kind,
-        "holder_scope": holder.scope,
-        "where": where,
-        "call_site": call_site.as_dict() if call_site else None,
-        "count": count,
-    }
+    return KeptOutputEvent(
+        index=index,
+        output=r.path,
+        output_name=r.name,
+        bytes=r.nbytes,
+        holder=holder.name,
+        holder_kind=holder.kind,
+        holder_scope=holder.scope,
+        where=EventSite(**where),
+        call_site=call_site,
+        count=count,
+        view=view,
+    )
 
 
 def _same_state(arg: torch.Tensor, previous: list[Returned]) -> tuple[Returned, str] | None:

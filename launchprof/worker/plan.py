@@ -21,7 +21,7 @@ import torch
 
 from launchprof.worker.buckets import measure_buckets
 from launchprof.worker.burst import BURST_SETS
-from launchprof.worker.capture import CaptureFailed, Captured, capture
+from launchprof.worker.capture import CaptureFailed, Captured, anatomy_event, capture
 from launchprof.worker.compile_compare import compare_compile
 from launchprof.worker.config import WorkerConfig, in_loop_calls, pre_capture_calls
 from launchprof.worker.cupti import REPROFILED, lost_device_activity, tear_down_after_profiling
@@ -42,6 +42,10 @@ from launchprof.worker.timing import timed
 from launchprof.worker.trees import clone_tensors, copy_into, flat_tensors, tensor_leaves
 from launchprof.worker.user_errors import UserError, is_device_error
 from launchprof.worker.validator import Snapshot, cuda_rng_state, mutated_tensors, rng_advanced, validate, version_of
+from launchprof.events.lifecycle import CallSiteEvent, InternalErrorEvent, NoteEvent, PhaseEvent, PlanEndEvent
+from launchprof.events.capture import CaptureEvent
+from launchprof.events.observation import ArgLeaf, CallEvent, FallbackEvent, MutationsEvent, StateReallocEvent
+from launchprof.events.timing import EagerTimingEvent, ReplayTimingEvent, TraceEvent
 
 MAX_CALL_EVENTS = 400
 
@@ -123,7 +127,7 @@ class TargetRun:
             if self.calls == 0:
                 site = frame_site(sys._getframe(1))
                 if site is not None:
-                    self.events.write("call-site", **site.as_dict())
+                    self.events.write(CallSiteEvent(file=site.file, line=site.line, code=site.code, function=site.function))
             return self._step(args, kwargs)
         except UserError as wrapped:
             raise wrapped.original from None
@@ -134,7 +138,7 @@ class TargetRun:
                 raise
             import traceback
 
-            self.events.write("internal-error", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()[-3000:])
+            self.events.write(InternalErrorEvent(error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()[-3000:]))
             try:
                 self.finish(reason=f"launchprof internal error: {type(exc).__name__}: {exc}", bursts=False)
             except Exception:
@@ -164,17 +168,17 @@ class TargetRun:
         return handler(index, args, kwargs, records, state)
 
     def _advance(self, phase: Phase) -> None:
-        self.events.write("phase", name=phase.value, call=self.calls)
+        self.events.write(PhaseEvent(name=phase.value, call=self.calls))
         self.phase = phase
         self.in_phase = 0
 
     def _observe(self, index: int, records: list[dict[str, Any]], state: dict[str, torch.Tensor]) -> None:
         if index < MAX_CALL_EVENTS:
-            self.events.write("call", index=index, phase=self.phase.value, args=records)
+            self.events.write(CallEvent(index=index, phase=self.phase.value, args=[ArgLeaf(**r) for r in records]))
         ptrs = {name: t.data_ptr() for name, t in state.items()}
         changed = {n: p for n, p in ptrs.items() if n in self.last_ptrs and self.last_ptrs[n] != p}
         if changed and index < MAX_CALL_EVENTS:
-            self.events.write("state-realloc", index=index, names=sorted(changed))
+            self.events.write(StateReallocEvent(index=index, names=sorted(changed)))
         self.last_ptrs = ptrs
 
     # ------------------------------------------------------------------ eager phases
@@ -193,14 +197,14 @@ class TargetRun:
                 self.mutated_state.add(n)
         self.in_phase += 1
         if self.in_phase >= self.config.warmup:
-            self.events.write("mutations", args=sorted(self.mutated_args), state=sorted(self.mutated_state), cuda_rng=self.draws_cuda_rng)
+            self.events.write(MutationsEvent(args=sorted(self.mutated_args), state=sorted(self.mutated_state), cuda_rng=self.draws_cuda_rng))
             self._advance(Phase.EAGER)
         return out
 
     def _eager(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
         with nvtx_range("eager"):
             out, t = timed(lambda: self._user(*args, **kwargs))
-        self.events.write("eager-timing", index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, phase="eager", mode="in-loop")
+        self.events.write(EagerTimingEvent(index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, phase="eager", mode="in-loop"))
         self.eager_sets.append((args, kwargs))
         self.in_phase += 1
         if self.in_phase >= self.pre_capture_calls:
@@ -213,7 +217,7 @@ class TargetRun:
         if self.profiler is None:
             old_cuda = tear_down_after_profiling()  # else the bursts after this would time CUPTI's callbacks too
             if old_cuda:
-                self.events.write("note", text=old_cuda)
+                self.events.write(NoteEvent(text=old_cuda))
             self.profiler = new_profile()
             torch.cuda.synchronize()
             self.profiler.__enter__()
@@ -226,7 +230,7 @@ class TargetRun:
                 self._advance(Phase.PROBE)
             else:  # its trace lost the GPU activity: profile these calls again
                 self.in_phase = 0
-                self.events.write("note", text=REPROFILED)
+                self.events.write(NoteEvent(text=REPROFILED))
         return out
 
     def _run_dir(self) -> Any:
@@ -254,7 +258,7 @@ class TargetRun:
             return True
         self.discarded = None
         path = write_table(prof, self._run_dir(), "eager")
-        self.events.write("trace", path=path, calls=calls, what="eager", may_be_lost=may_be_lost)
+        self.events.write(TraceEvent(path=path, calls=calls, what="eager", may_be_lost=may_be_lost))
         return True
 
     def _probe(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
@@ -264,15 +268,7 @@ class TargetRun:
         for entry in found.syncs + found.effects + found.rng + found.streams:
             if entry.get("file") and entry.get("line"):
                 entry["snippet"] = snippet(entry["file"], int(entry["line"]))
-        self.events.write(
-            "probe",
-            index=index,
-            syncs=found.syncs,
-            effects=found.effects,
-            rng=found.rng,
-            streams=found.streams,
-            functions=found.user_functions[:200],
-        )
+        self.events.write(found.event(index, max_functions=200))
         self.host_writes, self.host_containers = found.writes, found.containers
         self._advance(Phase.CAPTURE)
         return out
@@ -302,32 +298,19 @@ class TargetRun:
                 info = failed.info
                 if info.get("file") and info.get("line"):
                     info["snippet"] = snippet(info["file"], int(info["line"]))
-                self.events.write("capture", ok=False, index=index, moved_args=sorted(self.inputs.moved_args), **info)
+                self.events.write(CaptureEvent(ok=False, index=index, moved_args=sorted(self.inputs.moved_args), **info))
                 snap.restore()
                 self.finish(reason="capture failed")
                 return self._user(*args, **kwargs)
         cap = self.captured
-        self.events.write(
-            "capture",
-            ok=True,
-            index=index,
-            capture_us=cap.capture_us,
-            warmup_us=cap.warmup_us,
-            instantiate_us=cap.instantiate_us,
-            graph_nodes=cap.graph_nodes,
-            node_types=cap.node_types,
-            pool_bytes=cap.pool_bytes,
-            workspace_bytes=cap.workspace_bytes,
-            moved_args=sorted(self.inputs.moved_args),
-            notes=cap.notes,
-        )
+        self.events.write(cap.event(index, sorted(self.inputs.moved_args)))
         if cap.anatomy:
-            self.events.write("anatomy", **cap.anatomy)
+            self.events.write(anatomy_event(cap.anatomy))
         self.captured_signature = call_signature(records)
         self.captured_scalars = scalar_values(records)
         self.inputs.plan(cap.static_args, cap.static_kwargs, args, kwargs)
         clone_bytes = tensor_bytes(flat_tensors(cap.static_out))
-        self.events.write("memory", **memory_event(self.inputs.static_bytes(), clone_bytes, cap.pool_bytes, cap.workspace_bytes))
+        self.events.write(memory_event(self.inputs.static_bytes(), clone_bytes, cap.pool_bytes, cap.workspace_bytes))
         # The capture itself ran the step on the static buffers: undo it, then this call
         # becomes the first validation (same data as captured).
         snap.restore()
@@ -374,10 +357,10 @@ class TargetRun:
         self.bursts_done = True
         run_plan_bursts(self)
 
-    def _fallback(self, index: int, args: tuple, kwargs: dict, reason: str, **extra: Any) -> Any:
+    def _fallback(self, index: int, args: tuple, kwargs: dict, reason: str, changed: list[str] | None = None) -> Any:
         """A call the graph cannot serve runs eagerly, untimed, and is counted."""
         self.fallbacks += 1
-        self.events.write("fallback", index=index, reason=reason, **extra)
+        self.events.write(FallbackEvent(index=index, reason=reason, changed=changed))
         out = self._user(*args, **kwargs)
         self._maybe_done()
         return out
@@ -386,7 +369,7 @@ class TargetRun:
         """An eager call between two replays: the in-loop speedup compares neighbours."""
         with nvtx_range("eager"):
             out, t = timed(lambda: self._user(*args, **kwargs))
-        self.events.write("eager-timing", index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, phase="interleaved", mode="in-loop")
+        self.events.write(EagerTimingEvent(index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, phase="interleaved", mode="in-loop"))
         self.eager_interleaved += 1
         self._maybe_done()
         return out
@@ -404,7 +387,7 @@ class TargetRun:
             profile_replay(self, args, kwargs)
         with nvtx_range("replay"):
             _, t = timed(lambda: self._run_graph(args, kwargs))
-        self.events.write("replay-timing", index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, mode="in-loop")
+        self.events.write(ReplayTimingEvent(index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, mode="in-loop"))
         self.replays_timed += 1
         out = clone_tensors(cap.static_out)
         self.inputs.copy_back(args, kwargs, self.mutated_args)
@@ -430,16 +413,9 @@ class TargetRun:
                 self.mutated_state,
             )
         scalars = scalar_values(describe_call(bind_arguments(self.fn, args, kwargs)))
-        self.events.write(
-            "validation",
-            index=index,
-            **result.fields,
-            changed_scalars=changed_scalars,
-            scalars={k: v for k, v in scalars.items() if k in changed_scalars},
-            captured_scalars={k: self.captured_scalars.get(k) for k in changed_scalars},
-            wall_us=result.timing.wall_us,
-            gpu_us=result.timing.gpu_us,
-        )
+        changed = {k: v for k, v in scalars.items() if k in changed_scalars}
+        captured = {k: self.captured_scalars.get(k) for k in changed_scalars}
+        self.events.write(result.event(index, changed_scalars, changed, captured))
         self._maybe_done()
         return result.eager_out
 
@@ -473,7 +449,7 @@ class TargetRun:
             try:
                 self._finish_profile(retry=False)
             except Exception as exc:
-                self.events.write("note", text=f"profiler trace could not be written: {exc}")
+                self.events.write(NoteEvent(text=f"profiler trace could not be written: {exc}"))
         if bursts:
             self._bursts()
             measure_buckets(self)  # varying shapes only: the bucket plan, measured (worker/buckets.py)
@@ -481,13 +457,14 @@ class TargetRun:
             sets = list(self.replay_sets or self.eager_sets)
             self.race_set = sets[-1] if sets else None
         self.events.write(
-            "plan-end",
-            reason=reason,
-            phase=self.phase.value,
-            calls=self.calls,
-            replays_timed=self.replays_timed,
-            validations=self.validations,
-            fallbacks=self.fallbacks,
+            PlanEndEvent(
+                reason=reason,
+                phase=self.phase.value,
+                calls=self.calls,
+                replays_timed=self.replays_timed,
+                validations=self.validations,
+                fallbacks=self.fallbacks,
+            )
         )
         self.phase = Phase.DONE
         self.captured = None

@@ -21,6 +21,7 @@ from launchprof.worker.host_speed import cuda_host_speed, write_unmeasured
 from launchprof.worker.hoststate import HostState
 from launchprof.worker.trees import clone_tensors, tensor_leaves
 from launchprof.worker.validator import Snapshot, mutated_tensors
+from launchprof.events.lifecycle import NoteEvent
 
 if TYPE_CHECKING:
     from launchprof.worker.plan import TargetRun
@@ -96,7 +97,7 @@ def run_plan_bursts(run: TargetRun) -> None:
         kinds = build_kinds(run, sets)
         state = UserState(run, sets)
     except Exception as exc:
-        run.events.write("note", text=f"timing bursts could not start ({type(exc).__name__}: {exc}); the in-loop timings are reported")
+        run.events.write(NoteEvent(text=f"timing bursts could not start ({type(exc).__name__}: {exc}); the in-loop timings are reported"))
         return
     try:
         speed, unmeasured = cuda_host_speed(), ""  # the host's speed while the step is timed, for the prediction
@@ -110,9 +111,9 @@ def run_plan_bursts(run: TargetRun) -> None:
         else:
             write_unmeasured(run.events, unmeasured)
     except Exception as exc:
-        run.events.write("note", text=f"timing bursts stopped ({type(exc).__name__}: {str(exc)[:300]}); the in-loop timings are reported")
+        run.events.write(NoteEvent(text=f"timing bursts stopped ({type(exc).__name__}: {str(exc)[:300]}); the in-loop timings are reported"))
     finally:
         try:
             state.restore()
         except Exception as exc:  # inside the user's call of the target: never raise into their script
-            run.events.write("note", text=f"state after the timing bursts could not be restored ({type(exc).__name__}: {str(exc)[:300]})")
+            run.events.write(NoteEvent(text=f"state after the timing bursts could not be restored ({type(exc).__name__}: {str(exc)[:300]})"))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from launchprof.events.timing import TraceEvent
 from launchprof.worker.profiler_tables import new_profile, write_table
 
 if TYPE_CHECKING:
@@ -30,4 +31,4 @@ def profile_replay(run: TargetRun, args: tuple, kwargs: dict) -> None:
         path = write_table(prof, run._run_dir(), "replay")
     finally:
         snap.restore()  # the extra replay must not advance the user's state, whatever failed
-    run.events.write("trace", path=path, calls=1, what="replay")
+    run.events.write(TraceEvent(path=path, calls=1, what="replay"))

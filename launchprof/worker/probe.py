@@ -25,6 +25,8 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from launchprof.events.base import Site as EventSite
+from launchprof.events.observation import ProbeEntry, ProbeEvent
 from launchprof.source import function_at
 from launchprof.worker.frames import Site, frame_site, is_internal, stack_site
 
@@ -42,6 +44,17 @@ class ProbeResult:
     # Where the step writes Python state, so launchprof's extra calls can be undone.
     writes: list[tuple[Any, str]] = field(default_factory=list)
     containers: list[Any] = field(default_factory=list)
+
+    def event(self, index: int | None, max_functions: int) -> ProbeEvent:
+        """The ``probe`` event of these findings (each entry's fields as found)."""
+        return ProbeEvent(
+            index=index,
+            syncs=[ProbeEntry(**e) for e in self.syncs],
+            effects=[ProbeEntry(**e) for e in self.effects],
+            rng=[ProbeEntry(**e) for e in self.rng],
+            streams=[ProbeEntry(**e) for e in self.streams],
+            functions=[EventSite(**f) for f in self.user_functions[:max_functions]],
+        )
 
 
 class _OpTracker(TorchDispatchMode):

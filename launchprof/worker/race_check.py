@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from launchprof.events.capture import Race, RaceAccess, RaceCheckEvent, RaceOp
 from launchprof.worker.frames import user_site
 from launchprof.worker.plan_bursts import UserState, silenced
 
@@ -39,8 +40,8 @@ class AccessLog:
     write) on earlier ops of the same call, and the races the sanitizer found."""
 
     def __init__(self) -> None:
-        self.ops: list[dict[str, Any]] = []
-        self.races: list[dict[str, Any]] = []
+        self.ops: list[RaceOp] = []
+        self.races: list[Race] = []
         self._writer: dict[int, int] = {}
         self._readers: dict[int, list[int]] = {}
 
@@ -59,16 +60,16 @@ class AccessLog:
             deps.update(self._readers.pop(ptr, []))
             self._writer[ptr] = index
         deps.discard(index)
-        self.ops.append({"op": _op_name(operator), "stream": int(stream), "deps": sorted(deps)})
+        self.ops.append(RaceOp(op=_op_name(operator), stream=int(stream), deps=sorted(deps)))
 
     def add_errors(self, errors: list[Any]) -> None:
         for err in errors:
             current, previous = getattr(err, "current_access", None), getattr(err, "previous_access", None)
             if current is None or previous is None or len(self.races) >= MAX_RACES:
                 continue
-            race = {"data_ptr": int(getattr(err, "data_ptr", 0)), "access": access_of(current), "previous": access_of(previous)}
-            key = (_site_key(race["access"]), _site_key(race["previous"]))
-            if all((_site_key(r["access"]), _site_key(r["previous"])) != key for r in self.races):
+            race = Race(data_ptr=int(getattr(err, "data_ptr", 0)), access=access_of(current), previous=access_of(previous))
+            key = (_site_key(race.access), _site_key(race.previous))
+            if all((_site_key(r.access), _site_key(r.previous)) != key for r in self.races):
                 self.races.append(race)
 
 
@@ -76,16 +77,24 @@ def _op_name(operator: Any) -> str:
     return str(getattr(operator, "name", operator))
 
 
-def _site_key(access: dict[str, Any]) -> tuple[Any, ...]:
-    return (access.get("file"), access.get("line"), access.get("type"))
+def _site_key(access: RaceAccess) -> tuple[Any, ...]:
+    return (access.file, access.line, access.type)
 
 
-def access_of(access: Any) -> dict[str, Any]:
+def access_of(access: Any) -> RaceAccess:
     """One sanitizer Access as event fields: read or write, stream, op, the user's line."""
     frames = [(f.filename, f.lineno or 0, f.name) for f in access.stack_trace]
     site = user_site(frames)
     kind = "write" if "WRITE" in str(getattr(access.type, "name", access.type)).upper() else "read"
-    return {"type": kind, "stream": int(access.stream), "op": _op_name(access.operator), **(site.as_dict() if site else {})}
+    return RaceAccess(
+        type=kind,
+        stream=int(access.stream),
+        op=_op_name(access.operator),
+        file=site.file if site else None,
+        line=site.line if site else None,
+        code=site.code if site else None,
+        function=site.function if site else None,
+    )
 
 
 def _registries() -> list[Any]:
@@ -132,7 +141,7 @@ def check_streams(run: TargetRun, args: tuple, kwargs: dict) -> None:
     try:
         state = UserState(run, [(args, kwargs)])
     except Exception as exc:
-        run.events.write("race-check", status="failed", reason=f"{type(exc).__name__}: {exc}"[:300])
+        run.events.write(RaceCheckEvent(status="failed", reason=f"{type(exc).__name__}: {exc}"[:300]))
         return
     log = AccessLog()
     status, reason = "ok", None
@@ -147,6 +156,7 @@ def check_streams(run: TargetRun, args: tuple, kwargs: dict) -> None:
     finally:
         state.restore()
     run.events.write(
-        "race-check", status=status, reason=reason, origin_stream=int(origin), races=log.races,
-        ops=log.ops[:MAX_OPS], ops_total=len(log.ops),
+        RaceCheckEvent(
+            status=status, reason=reason, origin_stream=int(origin), races=log.races, ops=log.ops[:MAX_OPS], ops_total=len(log.ops)
+        )
     )

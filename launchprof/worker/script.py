@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from launchprof.events.lifecycle import ScriptException
 from launchprof.worker.frames import traceback_site
 
 BIND_NAME = "__launchprof_bind__"
@@ -28,7 +29,7 @@ BIND_NAME = "__launchprof_bind__"
 class ScriptOutcome:
     status: str  # "ok", "exit", "exception"
     exit_code: int
-    exception: dict[str, Any] = field(default_factory=dict)
+    exception: ScriptException = field(default_factory=ScriptException)  # empty when none was raised
 
 
 def instrument(tree: ast.Module, filename: str) -> ast.Module:
@@ -55,7 +56,7 @@ def run_script(path: Path, argv: list[str], on_statement: Callable[[dict[str, An
         tree = instrument(ast.parse(source, filename=str(path)), str(path))
         code = compile(tree, str(path), "exec", dont_inherit=True)
     except SyntaxError as exc:
-        return ScriptOutcome("exception", 1, {"type": "SyntaxError", "message": str(exc.msg), "file": str(path), "line": exc.lineno})
+        return ScriptOutcome("exception", 1, ScriptException(type="SyntaxError", message=str(exc.msg), file=str(path), line=exc.lineno))
     module = types.ModuleType("__main__")
     module.__file__ = str(path)
     module.__builtins__ = builtins  # type: ignore[attr-defined]
@@ -72,18 +73,22 @@ def run_script(path: Path, argv: list[str], on_statement: Callable[[dict[str, An
             return ScriptOutcome("ok", 0)
         if isinstance(code_value, int):
             return ScriptOutcome("ok" if code_value == 0 else "exit", code_value)
-        return ScriptOutcome("exit", 1, {"type": "SystemExit", "message": str(code_value)})
+        return ScriptOutcome("exit", 1, ScriptException(type="SystemExit", message=str(code_value)))
     except BaseException as exc:  # the user's exception, reported, never re-raised into the CLI
-        site = traceback_site(exc.__traceback__)
-        return ScriptOutcome(
-            "exception",
-            1,
-            {
-                "type": type(exc).__name__,
-                # The first line names the error (CUDA errors append advice lines after it).
-                "message": (str(exc).strip().splitlines() or [""])[0][:500],
-                **(site.as_dict() if site else {}),
-                "traceback": "".join(traceback.format_exception(exc))[-4000:],
-            },
-        )
+        return ScriptOutcome("exception", 1, exception_record(exc))
     return ScriptOutcome("ok", 0)
+
+
+def exception_record(exc: BaseException) -> ScriptException:
+    """The ``script-end`` exception, pointing at the user's innermost frame."""
+    site = traceback_site(exc.__traceback__)
+    return ScriptException(
+        type=type(exc).__name__,
+        # The first line names the error (CUDA errors append advice lines after it).
+        message=(str(exc).strip().splitlines() or [""])[0][:500],
+        file=site.file if site else None,
+        line=site.line if site else None,
+        code=site.code if site else None,
+        function=site.function if site else None,
+        traceback="".join(traceback.format_exception(exc))[-4000:],
+    )

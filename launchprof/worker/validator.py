@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from launchprof.events.capture import ValidationEvent, ValidationLeaf
 from launchprof.worker.timing import Timed, timed
 from launchprof.worker.trees import clone_tensors, leaves
 
@@ -116,8 +117,24 @@ def summarise(diffs: list[dict[str, Any]]) -> dict[str, Any]:
 @dataclass
 class Validation:
     eager_out: Any
-    fields: dict[str, Any]
+    fields: dict[str, Any]  # summarise's verdict fields
     timing: Timed
+
+    def event(self, index: int, changed_scalars: list[str], scalars: dict[str, Any], captured: dict[str, Any]) -> ValidationEvent:
+        """The ``validation`` event: the verdict, the Python numbers that changed, the timing."""
+        worst = self.fields["worst"]
+        return ValidationEvent(
+            index=index,
+            match=self.fields["match"],
+            max_abs_diff=self.fields["max_abs_diff"],
+            worst=ValidationLeaf(**worst) if worst is not None else None,
+            leaves=self.fields["leaves"],
+            changed_scalars=changed_scalars,
+            scalars=scalars,
+            captured_scalars=captured,
+            wall_us=self.timing.wall_us,
+            gpu_us=self.timing.gpu_us,
+        )
 
 
 def validate(

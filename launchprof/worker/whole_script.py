@@ -13,6 +13,9 @@ from launchprof.worker.config import WorkerConfig
 from launchprof.worker.cupti import tear_down_after_profiling
 from launchprof.worker.events import EventWriter
 from launchprof.worker.profiler_tables import Timeline, new_profile, read_timeline, write_table
+from launchprof.events.lifecycle import CandidateRow, CandidatesEvent, NoteEvent
+from launchprof.events.observation import ProbeEntry, ProbeEvent
+from launchprof.events.timing import TraceEvent
 
 
 class WholeScript:
@@ -83,12 +86,12 @@ class WholeScript:
                     s["snippet"] = snippet(s["file"], int(s["line"]))
                 seen[key] = s
             seen[key]["count"] += 1
-        self.events.write("probe", index=None, syncs=list(seen.values()), effects=[], rng=[], streams=[], functions=[])
+        self.events.write(ProbeEvent(index=None, syncs=[ProbeEntry(**s) for s in seen.values()]))
         if self.prof is not None:
             self.prof.__exit__(None, None, None)
             table = read_timeline(self.prof)  # read once: the table and the ranking share it
             path = write_table(self.prof, Path(self.config.events_path).parent, "whole-script", table)
-            self.events.write("trace", path=path, calls=1, what="whole-script")
+            self.events.write(TraceEvent(path=path, calls=1, what="whole-script"))
             self.write_candidates(table)
 
     def write_candidates(self, table: Timeline | None = None) -> None:
@@ -105,6 +108,6 @@ class WholeScript:
             counts = tally(trace, is_user_file, kernel_launches(trace))
             rows = candidates(counts, shown if not shown.startswith("..") else str(script))
         except Exception as exc:  # an overview extra: never lose the run over it
-            self.events.write("note", text=f"could not rank candidate targets: {type(exc).__name__}: {exc}")
+            self.events.write(NoteEvent(text=f"could not rank candidate targets: {type(exc).__name__}: {exc}"))
             return
-        self.events.write("candidates", functions=rows)
+        self.events.write(CandidatesEvent(functions=[CandidateRow(**r) for r in rows]))

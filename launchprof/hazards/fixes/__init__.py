@@ -24,8 +24,8 @@ __all__ = ["context_of", "write_fix", "with_fixes"]
 
 
 def context_of(ev: Evidence) -> FixContext:
-    scalars = {leaf["path"].split("[")[0] for call in ev.calls for leaf in call.get("args", []) if leaf.get("kind") == "scalar"}
-    return FixContext(scalar_args=frozenset(scalars), functions=tuple((ev.probe or {}).get("functions") or ()))
+    scalars = {str(leaf.path).split("[")[0] for call in ev.calls for leaf in call.args if leaf.kind == "scalar"}
+    return FixContext(scalar_args=frozenset(scalars), functions=tuple(ev.probe.functions if ev.probe is not None else ()))
 
 
 def write_fix(h: Hazard, ctx: FixContext) -> Fix:

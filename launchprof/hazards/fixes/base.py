@@ -5,7 +5,8 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 
-from launchprof.hazards.common import code_text
+from launchprof.events.base import Site
+from launchprof.hazards.common import without_comment
 from launchprof.hazards.fixes.lines import SourceLine
 from launchprof.hazards.kinds import KINDS
 from launchprof.models import Fix
@@ -17,7 +18,7 @@ class FixContext:
     """Facts about the run a writer may need beyond the line itself."""
 
     scalar_args: frozenset[str] = frozenset()  # target arguments that are Python numbers
-    functions: tuple[dict, ...] = ()  # user functions the probe call ran (file, line, function)
+    functions: tuple[Site, ...] = ()  # user functions the probe call ran (file, line, function)
     extra: dict = field(default_factory=dict)
 
 
@@ -41,7 +42,7 @@ def statement_text(src: SourceLine, first: int, last: int) -> str:
     lines = lines_of(src.file or "")[first - 1 : last]
     kept = []
     for raw in lines:  # each line without its comment, indentation kept
-        body = code_text({"code": raw})
+        body = without_comment(raw)
         kept.append(raw[: len(raw) - len(raw.lstrip())] + body + "\n" if body else "\n")
     return textwrap.dedent("".join(kept)).rstrip()
 

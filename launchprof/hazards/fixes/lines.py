@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from launchprof.hazards.common import code_text
+from launchprof.hazards.common import without_comment
 from launchprof.source import line_at, lines_of
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -82,7 +82,7 @@ def enclosing_function(module: ast.Module | None, line: int | None) -> FunctionN
 def source_line(file: str | None, line: int | None, code: str | None = None) -> SourceLine:
     """The line as stored in the run (or on disk), else the code recorded with the hazard."""
     raw = line_at(file, line) if file and line else ""
-    text = code_text({"code": raw or code or ""})
+    text = without_comment(raw or code or "")
     indent = raw[: len(raw) - len(raw.lstrip())] if raw else ""
     return SourceLine(file, line, text, indent, parse_statement(text), parse_module(file))
 

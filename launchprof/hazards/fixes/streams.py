@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from launchprof.hazards.common import code_text
+from launchprof.hazards.common import without_comment
 from launchprof.hazards.fixes.base import cannot, indent_of, make
 from launchprof.hazards.fixes.lines import SourceLine, call_name, dotted, unparse
 from launchprof.models import Fix
@@ -46,7 +46,7 @@ def join_fix(src: SourceLine) -> Fix:
     indent = indent_of(src, block.lineno)
     last = line_at(src.file or "", anchor).rstrip("\n")
     base = indent_of(src, anchor)
-    before = code_text({"code": last})
+    before = without_comment(last)
     pad = base[len(indent):] if base.startswith(indent) else ""
     after = f"{pad}{before}\n{join}"
     note = f"Add `{join}` after line {anchor} (the end of `with torch.cuda.stream({side}):`), at the `with`'s indentation: the capture stream waits for the side work."

@@ -1,0 +1,61 @@
+"""The worker's events as typed records: written by the worker, read by the analysis.
+
+One frozen dataclass per event type (docs/worker-events.md), its ``TYPE`` the event's
+``type`` string. Stdlib only, because the worker imports it inside the user's process;
+:mod:`launchprof.run.events` validates the JSON lines back into these same classes.
+"""
+
+from __future__ import annotations
+
+from launchprof.events import buckets, capture, lifecycle, observation, timing, torch_compile
+from launchprof.events.base import Event, Site
+
+# The event types the analysis reads, by their ``type``; a reader drops any other.
+RECORDS: dict[str, type[Event]] = {
+    cls.TYPE: cls
+    for cls in (
+        lifecycle.RankEvent,
+        lifecycle.MachineEvent,
+        lifecycle.EnvironmentEvent,
+        lifecycle.CalibrationEvent,
+        lifecycle.TargetEvent,
+        lifecycle.TargetProblemEvent,
+        lifecycle.CallSiteEvent,
+        lifecycle.ScriptEndEvent,
+        lifecycle.WorkerEndEvent,
+        lifecycle.PhaseEvent,
+        lifecycle.PlanEndEvent,
+        lifecycle.NoteEvent,
+        lifecycle.InternalErrorEvent,
+        lifecycle.CandidatesEvent,
+        timing.TimingStartEvent,
+        timing.TimingEvent,
+        timing.TimingEndEvent,
+        timing.EagerTimingEvent,
+        timing.ReplayTimingEvent,
+        timing.HostSpeedEvent,
+        timing.TraceEvent,
+        capture.CaptureEvent,
+        capture.MemoryEvent,
+        capture.ValidationEvent,
+        capture.AnatomyEvent,
+        capture.RaceCheckEvent,
+        observation.CallEvent,
+        observation.MutationsEvent,
+        observation.StateReallocEvent,
+        observation.FallbackEvent,
+        observation.ProbeEvent,
+        observation.OutputsEvent,
+        observation.KeptOutputEvent,
+        observation.LoopBackEvent,
+        buckets.BucketPlanEvent,
+        buckets.BucketMeasureEvent,
+        buckets.BucketCheckEvent,
+        buckets.BucketLeakEvent,
+        buckets.BucketEndEvent,
+        torch_compile.CompileStartEvent,
+        torch_compile.CompileEvent,
+    )
+}
+
+__all__ = ["RECORDS", "Event", "Site"]

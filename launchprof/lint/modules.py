@@ -76,16 +76,14 @@ class ModuleInfo:
 
     def static_path(self, expr: ast.expr) -> str | None:
         """The dotted path a Name/Attribute chain stands for, through this module's imports."""
-        parts: list[str] = []
-        while isinstance(expr, ast.Attribute):
-            parts.append(expr.attr)
-            expr = expr.value
-        if not isinstance(expr, ast.Name):
+        written = v.dotted_name(expr)
+        if written is None:
             return None
-        root = self.imports.get(expr.id)
+        head, dot, rest = written.partition(".")
+        root = self.imports.get(head)
         if root is None:
-            root = f"{self.name}.{expr.id}" if expr.id in self.functions or expr.id in self.classes else expr.id
-        return ".".join([root, *reversed(parts)])
+            root = f"{self.name}.{head}" if head in self.functions or head in self.classes else head
+        return root + dot + rest
 
     def global_val(self, name: str) -> Val | None:
         """What a module-level name is, as far as lint can tell (cached)."""

@@ -25,7 +25,8 @@ def run_header(
     argv: Sequence[str] = (),
     machine: Machine | None = None,
 ) -> RunHeader:
-    """``machine``: the caller's, else the one the worker's ``machine`` event gave (:class:`launchprof.evidence.Evidence`)."""
+    """The header of a run; ``machine`` is what the caller knows of it (analyze and the API
+    pass the one the worker's ``machine`` event gave), None when nothing is known."""
     return RunHeader(
         format_version=RUN_FORMAT_VERSION,
         launchprof_version=__version__,

@@ -169,7 +169,7 @@ def check_writable(path: Path) -> None:
         if not os.access(path, os.W_OK):
             raise UsageError(f"output path {path} is not writable")
         return  # a FIFO, pty or device is written in place: its folder need not be writable
-    if path.suffix.lower() == ".py" and not os.path.exists(path):
+    if not os.path.exists(path) and _names_python(path):
         raise UsageError(f"output path {path} is named as Python source: launchprof never writes a report as code; choose another name")
     if _is_regular(path):
         refuse_replacing(path)
@@ -185,12 +185,21 @@ def refuse_replacing(path: Path) -> None:
     for ``script.json``, and the code would be gone), and a file whose owner may not write
     it. The mode bits decide, not ``os.access``: root may write anything, and the atomic
     rename would replace a read-only file that the shell's ``>`` refuses."""
+    from launchprof.input_files import is_python_script
+
     real = Path(os.path.realpath(path))  # a symlink is written through: its target is what goes
-    if ".py" in (path.suffix.lower(), real.suffix.lower()):
+    if _names_python(path) or is_python_script(real):  # a .py/.pyw name, or a python shebang
         raise UsageError(f"output path {path} is an existing Python file: launchprof never writes a report over code; choose another file")
     mode = os.stat(path).st_mode
     if not mode & stat.S_IWUSR:
         raise UsageError(f"output path {path} is not writable (read-only, mode {stat.S_IMODE(mode):04o}): chmod u+w it or choose another file")
+
+
+def _names_python(path: Path) -> bool:
+    """Named as lint names Python source (``.py``, ``.pyw``)."""
+    from launchprof.lint.named import SOURCE_SUFFIXES
+
+    return path.name.lower().endswith(SOURCE_SUFFIXES)
 
 
 def refuse_folder(path: Path) -> None:

@@ -114,6 +114,13 @@ def test_an_existing_python_file_is_never_replaced(tmp_path: Path, nothing_read:
     new = tmp_path / "new.py"
     refused(invoke("report", REPORT, "-f", "json", "-o", new), "named as Python source")
     assert not new.exists()
+    tool = tmp_path / "tool"  # a script known by its shebang, and a Windows .pyw
+    tool.write_text("#!/usr/bin/env python3\nprint(1)\n")
+    gui = tmp_path / "gui.pyw"
+    gui.write_text("x = 1\n")
+    for script in (tool, gui):
+        refused(invoke("report", REPORT, "-f", "json", "-o", script), "Python file")
+    assert tool.read_text().startswith("#!") and gui.read_text() == "x = 1\n"
 
 
 def test_a_refusal_names_its_reason_without_f(tmp_path: Path, nothing_read: None) -> None:

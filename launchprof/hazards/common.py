@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import ast
-import io
-import tokenize
 import dataclasses
 from typing import Any
 
 from launchprof.events.base import Site
 from launchprof.events.lifecycle import TargetEvent
+from launchprof.hazards.identity import without_comment
 from launchprof.hazards.kinds import KINDS
 from launchprof.source import around, function_at, line_at
 from launchprof.session import Hazard
@@ -18,20 +17,6 @@ from launchprof.session import Hazard
 def code_text(site: Site | None) -> str:
     """The source line of a site without its trailing comment, for messages."""
     return without_comment(site.code if site is not None and site.code else "")
-
-
-def without_comment(code: str) -> str:
-    """A line of code stripped, less its trailing comment."""
-    code = code.strip()
-    if "#" in code:
-        try:
-            tokens = list(tokenize.generate_tokens(io.StringIO(code + "\n").readline))
-            comment = next((t for t in tokens if t.type == tokenize.COMMENT), None)
-            if comment is not None:
-                code = code[: comment.start[1]].rstrip()
-        except (tokenize.TokenError, IndentationError):
-            pass
-    return code
 
 
 def hazard(kind: str, message: str, site: Site | None, severity: str | None = None, **details: Any) -> Hazard:

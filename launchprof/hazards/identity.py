@@ -5,7 +5,7 @@ the code text at its line are the same: an edit above it moves the line number b
 not make it "new". The code text is normalised (whitespace collapsed, trailing comment
 dropped) so reformatting a line does not change it either.
 
-The report's hazard model and lint's plain hazard both get their ``fingerprint`` here
+The report's hazard model (which lint builds too) gets its ``fingerprint`` here
 (:func:`fingerprint_of`); ``compare`` matches and SARIF fingerprints hazards from the
 reader's own project root (:func:`identity_from`, :func:`match_key`,
 :func:`located_fingerprint`).
@@ -31,18 +31,23 @@ class Identified(Protocol):
     fingerprint: str
 
 
-def normalise_code(code: str | None) -> str:
-    """The code of one line without its comment, whitespace collapsed."""
-    text = (code or "").strip()
-    if "#" in text:
+def without_comment(code: str) -> str:
+    """A line of code stripped, less its trailing comment."""
+    code = code.strip()
+    if "#" in code:
         try:
-            tokens = list(tokenize.generate_tokens(io.StringIO(text + "\n").readline))
+            tokens = list(tokenize.generate_tokens(io.StringIO(code + "\n").readline))
             comment = next((t for t in tokens if t.type == tokenize.COMMENT), None)
             if comment is not None:
-                text = text[: comment.start[1]]
+                code = code[: comment.start[1]].rstrip()
         except (tokenize.TokenError, IndentationError, SyntaxError):
             pass
-    return " ".join(text.split())
+    return code
+
+
+def normalise_code(code: str | None) -> str:
+    """The code of one line without its comment, whitespace collapsed."""
+    return " ".join(without_comment(code or "").split())
 
 
 def hazard_fingerprint(kind: str, file: str | None, code: str | None) -> str:

@@ -12,7 +12,8 @@ import re
 
 from launchprof.events.base import Site
 from launchprof.evidence import Evidence
-from launchprof.hazards.common import around, first_use, function_at, hazard, line_at, target_site, without_comment
+from launchprof.hazards.common import around, first_use, function_at, hazard, line_at, target_site
+from launchprof.hazards.identity import without_comment
 from launchprof.hazards.fixes.state import rebinding_site
 from launchprof.session import Hazard
 
@@ -109,8 +110,8 @@ def argument_names(ev: Evidence, paths: list[str]) -> dict[str, str]:
 
 
 def mutated_arguments(ev: Evidence) -> list[Hazard]:
-    """Issue 13 item 5: an argument the target changes in place that is also a new tensor each
-    call. Under a graph the static copy changes and the caller's tensor does not."""
+    """An argument the target changes in place that is also a new tensor each call. Under a
+    graph the static copy changes and the caller's tensor does not."""
     moved = set(ev.capture.moved_args if ev.capture is not None else [])
     both = sorted(moved & set(ev.mutations.args))
     out = []

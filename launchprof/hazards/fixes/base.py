@@ -6,7 +6,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from launchprof.events.base import Site
-from launchprof.hazards.common import without_comment
+from launchprof.hazards.identity import without_comment
 from launchprof.hazards.fixes.lines import SourceLine
 from launchprof.hazards.kinds import KINDS
 from launchprof.models import Fix

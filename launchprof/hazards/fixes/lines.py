@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from launchprof.hazards.common import without_comment
+from launchprof.hazards.identity import without_comment
 from launchprof.source import line_at, lines_of
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from launchprof.hazards.common import without_comment
+from launchprof.hazards.identity import without_comment
 from launchprof.hazards.fixes.base import cannot, indent_of, make
 from launchprof.hazards.fixes.lines import SourceLine, call_name, dotted, unparse
 from launchprof.models import Fix

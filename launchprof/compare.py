@@ -34,7 +34,7 @@ from scipy import stats
 from launchprof.errors import UsageError
 from launchprof.hazards.identity import identity_from, match_key
 from launchprof.project import relative_to_root
-from launchprof.session import Hazard, Report, Stats
+from launchprof.models import Hazard, Report, Stats
 from launchprof.stats import speedup_of
 
 ALPHA = 0.05  # two-sided significance level of the Mann-Whitney U test

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from launchprof.errors import UsageError
 
 if TYPE_CHECKING:  # annotations only
-    from launchprof.session import Report
+    from launchprof.models import Report
 
 FAIL_ON_CHOICES = ("never", "error", "warning", "no-benefit")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bucket_events import measured_plan
 from launchprof.hazards.kinds import KINDS
-from launchprof.session import (
+from launchprof.models import (
     SCHEMA_VERSION,
     EagerProfile,
     Hazard,
@@ -26,8 +26,8 @@ from launchprof.session import (
     Stats,
     Timeline,
     Validation,
-    load_report,
 )
+from launchprof.analysis.load import load_report
 
 ROOT = Path("/home/ci/llm-decode")
 DATA = Path(__file__).resolve().parent / "data"

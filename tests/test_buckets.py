@@ -34,7 +34,7 @@ from launchprof.render import RenderOptions
 from launchprof.render.console import ConsoleRenderer
 from launchprof.render.html import HtmlRenderer
 from launchprof.render.markdown import MarkdownRenderer
-from launchprof.session import load_report
+from launchprof.analysis.load import load_report
 from recorded import load, load_evidence, recorded
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,7 +14,7 @@ from launchprof.compare import METRICS, compare, evaluate, parse_rule
 from launchprof.errors import UsageError
 from launchprof.render.markdown import md_text
 from launchprof.cli import app
-from launchprof.session import Report
+from launchprof.models import Report
 
 runner = CliRunner()
 

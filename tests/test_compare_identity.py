@@ -17,7 +17,7 @@ import reports
 from launchprof.cli import app
 from launchprof.compare import compare, evaluate, parse_rule
 from launchprof.hazards.identity import hazard_fingerprint
-from launchprof.session import Hazard, Report
+from launchprof.models import Hazard, Report
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parent.parent

@@ -22,7 +22,7 @@ from launchprof.cli import app
 from launchprof.compare import ALPHA, compare, gate, p_text, parse_rule, significance_of
 from launchprof.analysis import analyse
 from launchprof.run import load_run
-from launchprof.session import Report, Stats
+from launchprof.models import Report, Stats
 
 RUNS = reports.DATA / "runs"
 runner = CliRunner()

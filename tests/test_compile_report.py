@@ -15,7 +15,7 @@ from launchprof.compile_report import CompileFinding, CompileResult
 from launchprof.evidence import parse_events
 from launchprof.render import RenderOptions, renderer_for
 from launchprof.enums import Severity
-from launchprof.session import Hazard, Report, Stats
+from launchprof.models import Hazard, Report, Stats
 
 DATA = Path(__file__).resolve().parent / "data" / "compile"
 ROOT = Path(__file__).resolve().parent.parent
@@ -256,7 +256,7 @@ def test_the_recompile_limit_in_each_torch_wording() -> None:
 def test_the_advice_opens_with_which_of_the_three_to_use() -> None:
     """The fastest by measured step time; among those within 10% of it, eager before compile
     before hand capture (the least to get wrong first)."""
-    from launchprof.session import EagerProfile, ReplayProfile
+    from launchprof.models import EagerProfile, ReplayProfile
 
     def first(eager_us: float, hand_us: float | None, compile_us: float, hazards: list | None = None) -> str:
         eager = dataclasses.replace(reports.graphs_help().eager, step_us=Stats(eager_us, eager_us, eager_us, 20))

@@ -14,7 +14,7 @@ from launchprof.crossover.plans import CALIBRATION_PLAN, QUICK_PLAN
 from launchprof.crossover.simulate import SimulatedDevice, simulate_samples
 from launchprof.crossover.spread import NOISY_SPREAD, relative_spread
 from launchprof.render.crossover import print_profile, render_json
-from launchprof.session import Machine
+from launchprof.models import Machine
 
 H200 = Machine(gpu="NVIDIA H200", driver="580.95.05", cuda="13.0", torch="2.11.0+cu130", python="3.12.3")
 TRUE = SimulatedDevice()

@@ -26,7 +26,7 @@ from launchprof.crossover.simulate import SimulatedDevice, simulate_samples
 from launchprof.crossover.sweep import DEFAULT_PLAN, QUICK_PLAN, SweepResult
 from launchprof.predict import predict_speedup
 from launchprof.render.crossover import print_profile
-from launchprof.session import Machine
+from launchprof.models import Machine
 
 H200 = Machine(gpu="NVIDIA H200", driver="580.95.05", cuda="13.0", torch="2.11.0+cu130", python="3.12.3")
 DATA = Path(__file__).parent / "data"

@@ -19,7 +19,8 @@ from launchprof.cli import app
 from launchprof.enums import Severity, Verdict
 from launchprof.errors import UsageError
 from launchprof.models import SCHEMA_VERSION, report_json_schema
-from launchprof.session import Report, load_report
+from launchprof.models import Report
+from launchprof.analysis.load import load_report
 from tests.recorded import DATA, report_of
 
 SCHEMA_DOC = Path(__file__).resolve().parent.parent / "docs" / "report.schema.json"
@@ -177,7 +178,7 @@ def test_unknown_keys_are_ignored_at_every_level():
 
 
 def test_the_models_import_without_pydantic():
-    code = "import sys, launchprof.session, launchprof.models; print(sorted(m for m in sys.modules if m.startswith('pydantic')))"
+    code = "import sys, launchprof.models; print(sorted(m for m in sys.modules if m.startswith('pydantic')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(SCHEMA_DOC.parent.parent)})
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
 

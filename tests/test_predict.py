@@ -12,7 +12,7 @@ from launchprof.crossover.profile import Interval
 from launchprof.crossover.simulate import simulate_samples
 from launchprof.crossover.sweep import DEFAULT_PLAN
 from launchprof.predict import breakeven_replays, finite_median, node_excess_us, predict_speedup, replay_model
-from launchprof.session import Machine
+from launchprof.models import Machine
 from launchprof.stats import Estimate
 
 H200 = Machine(gpu="NVIDIA H200", driver="580.95.05", cuda="13.0", torch="2.11.0+cu130", python="3.12.3")
@@ -209,7 +209,7 @@ def test_basis_names_the_profile_and_the_inputs(recorded):
 
 def test_the_prediction_carries_the_eager_steps_interval_and_its_source(profile):
     from launchprof.predict import eager_step_interval
-    from launchprof.session import Stats
+    from launchprof.models import Stats
 
     step = Stats(1400.0, 1300.0, 1500.0, 50)
     ci = eager_step_interval(step)

@@ -16,7 +16,7 @@ from launchprof.crossover.fit import derive_profile
 from launchprof.crossover.simulate import simulate_samples
 from launchprof.crossover.sweep import QUICK_PLAN, SweepResult
 from launchprof.errors import EnvironmentProblem, Interrupted, UsageError
-from launchprof.session import Machine
+from launchprof.models import Machine
 
 H200 = Machine(gpu="NVIDIA H200", driver="580.95.05", cuda="13.0", torch="2.11.0+cu130", python="3.12.3")
 H100 = Machine(gpu="NVIDIA H100 80GB HBM3", driver="570.86.15", cuda="12.8", torch="2.9.0+cu128", python="3.12.3")

@@ -17,7 +17,7 @@ import pytest
 import reports
 from launchprof.render import RenderOptions, figures, renderer_for
 from launchprof.render.junit import JUnitRenderer, lint_kinds
-from launchprof.session import Prediction, Report, Speedup, Stats, Validation
+from launchprof.models import Prediction, Report, Speedup, Stats, Validation
 
 OPTIONS = RenderOptions(project_root=reports.ROOT, width=200)  # sentences stay on one line
 TEXT_FORMATS = ("text", "md", "html", "junit")

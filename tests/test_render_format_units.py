@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from launchprof.render import format as fmt
-from launchprof.session import Stats
+from launchprof.models import Stats
 
 
 @pytest.mark.parametrize(

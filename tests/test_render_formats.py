@@ -25,7 +25,7 @@ from launchprof.render.html import HtmlRenderer
 from launchprof.render.junit import JUnitRenderer
 from launchprof.render.markdown import MarkdownRenderer
 from launchprof.render.sarif import FINGERPRINT_KEY, SarifRenderer
-from launchprof.session import KernelSpan, Report, Timeline
+from launchprof.models import KernelSpan, Report, Timeline
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "golden" / "report.md"
 SARIF_SCHEMA = Path(__file__).resolve().parent / "schemas" / "sarif-schema-2.1.0.json"

@@ -185,7 +185,7 @@ def test_report_profile_recomputes_the_prediction(tmp_path):
 def test_notes_name_extra_nodes_and_memory_held_for_no_gain():
     from launchprof.analysis.notes import extra_nodes, memory_for_no_gain
     from launchprof.render.notes_text import note_text
-    from launchprof.session import EagerProfile, ReplayProfile, Speedup
+    from launchprof.models import EagerProfile, ReplayProfile, Speedup
 
     eager = EagerProfile(None, 4, None, None, None)
     replay = ReplayProfile(None, 7, None, 3 << 20, node_types={"kernel": 5, "memset": 2})

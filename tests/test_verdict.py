@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from launchprof.enums import Verdict
-from launchprof.session import Speedup, Validation
+from launchprof.models import Speedup, Validation
 from launchprof.verdict import VERDICT_ORDER, RanksFacts, RunFacts, decide, decide_ranks
 
 OK = Validation(3, 3, 0.0)

@@ -21,7 +21,7 @@ from launchprof.evidence import Evidence
 from launchprof.enums import Severity
 from launchprof.models import Hazard
 from launchprof.render.format import duration
-from launchprof.session import EagerProfile, Report, ReplayProfile
+from launchprof.models import EagerProfile, Report, ReplayProfile
 from launchprof.stats import stats_of
 
 FIELDS = {"reduce-overhead": "compile", "default": "compile-no-cudagraphs"}

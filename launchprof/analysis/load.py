@@ -12,13 +12,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from launchprof.errors import UsageError
-from launchprof.input_files import WANTED_SAVED, check_input_file, has_zip_signature, is_python_script, starts_like_json
+from launchprof.input_files import REPORT, WANTED_SAVED, check_input_file, has_zip_signature, is_python_script, refuse_other_kind, starts_like_json
+from launchprof.jsonfile import read_json_object
 from launchprof.models import Report
 from launchprof.run import SUFFIX
 
 if TYPE_CHECKING:  # the profile module loads only when a profile is read
     from launchprof.crossover.profile import DeviceProfile
-    from launchprof.session import Machine
+    from launchprof.models import Machine
+
+
+def load_report(path: str | Path) -> Report:
+    """Read a JSON report; a missing, truncated, foreign or malformed file is a UsageError."""
+    p = Path(path)
+    check_input_file(p, "a JSON report", f"report file not found: {p}")
+    data = read_json_object(p, "a launchprof report")
+    refuse_other_kind(p, data, REPORT, WANTED_SAVED)
+    try:
+        return Report.from_dict(data)
+    except UsageError as exc:
+        raise UsageError(f"{p}: {exc}") from None
 
 
 def is_run_file(path: Path) -> bool:
@@ -76,8 +89,6 @@ def open_saved(path: Path, given: Path | None = None) -> tuple[Report, ChosenPro
     if is_python_script(path):
         raise UsageError(f"{path} is a Python script, not a report or run file: `launchprof analyze {path}` runs scripts")
     if not is_run_file(path):
-        from launchprof.session import load_report
-
         report = load_report(path)
         return report, choose_profile(None, given) if given is not None else None
     from launchprof.analysis import analyse

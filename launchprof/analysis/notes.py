@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from launchprof.findings import Note, NoteCode, note
-from launchprof.session import EagerProfile, ReplayProfile, Report, Speedup
+from launchprof.models import EagerProfile, ReplayProfile, Report, Speedup
 
 
 def with_notes(report: Report, added: Sequence[Note], first: bool = False) -> Report:

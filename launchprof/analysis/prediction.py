@@ -13,7 +13,7 @@ from launchprof.evidence import Evidence
 from launchprof.findings import Note, NoteCode, note
 from launchprof.hazards.inputs import reallocated_arguments
 from launchprof.predict import RNG_PROLOGUE_FILLS
-from launchprof.session import EagerProfile, Prediction
+from launchprof.models import EagerProfile, Prediction
 from launchprof.stats import Estimate
 from launchprof.trace import CallProfile
 

@@ -8,7 +8,7 @@ from launchprof.analysis.timing import eager_samples, loop_stats, replay_samples
 from launchprof.events.capture import MemoryEvent
 from launchprof.evidence import Evidence
 from launchprof.findings import Note, NoteCode, note
-from launchprof.session import EagerProfile, ReplayProfile, Validation
+from launchprof.models import EagerProfile, ReplayProfile, Validation
 from launchprof.stats import stats_of
 from launchprof.trace import CallProfile
 

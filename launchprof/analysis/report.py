@@ -28,7 +28,7 @@ from launchprof.hazards.rules import find_hazards
 from launchprof.hazards.outputs import output_costs
 from launchprof.render.notes_text import note_texts
 from launchprof.run.file import Run
-from launchprof.session import SCHEMA_VERSION, KernelSpan, Report, Timeline
+from launchprof.models import SCHEMA_VERSION, KernelSpan, Report, Timeline
 from launchprof.snippet import capture_snippet
 from launchprof.source import use_sources
 from launchprof.trace import CallProfile, gpu_table, launch_api_table, per_call, timeline_of

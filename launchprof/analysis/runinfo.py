@@ -9,7 +9,7 @@ from launchprof.analysis.timing import uses_bursts
 from launchprof.events.lifecycle import ScriptException
 from launchprof.evidence import Evidence
 from launchprof.findings import Note, NoteCode, note
-from launchprof.session import RunInfo
+from launchprof.models import RunInfo
 
 
 def script_failed(ev: Evidence, worker: dict[str, Any]) -> bool:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from launchprof.events.capture import CaptureEvent
 from launchprof.evidence import Evidence
 from launchprof.findings import Note, NoteCode, note
-from launchprof.session import Speedup, Stats
+from launchprof.models import Speedup, Stats
 from launchprof.stats import speedup_of, stats_of
 
 BURST, IN_LOOP = "burst", "in-loop"

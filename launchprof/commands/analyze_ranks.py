@@ -36,7 +36,7 @@ from launchprof.ranks.paths import rank_path
 from launchprof.ranks.runner import RankRun, RanksResult, run_ranks
 from launchprof.render import RenderOptions, renderer_for
 from launchprof.run import default_run_path, in_kept_runs, load_run, prune
-from launchprof.session import Report
+from launchprof.models import Report
 from launchprof.commands.worker_config import worker_config
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from launchprof.errors import UsageError
 from launchprof.outputs import plan_outputs, stream_is_utf8, write_output
 from launchprof.render.compare import FORMATS, print_text, render
 from launchprof.render.format import to_ascii
-from launchprof.session import Report
+from launchprof.models import Report
 
 @dataclass(frozen=True)
 class CompareOptions:

@@ -27,7 +27,7 @@ from launchprof.render.github import annotations, github_enabled
 from launchprof.render.paths import report_root, sorted_hazards
 
 if TYPE_CHECKING:  # annotations only
-    from launchprof.session import Report
+    from launchprof.models import Report
 
 # With the report also in a file, the terminal lists this many findings and points there.
 TERMINAL_FINDINGS = 50

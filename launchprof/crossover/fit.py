@@ -42,7 +42,7 @@ from launchprof.crossover.determined import undetermined_coefficients, undetermi
 from launchprof.crossover.setup_cost import Line, fit_lines, replays_interval, setup_interval_us
 from launchprof.crossover.spread import host_coefficients, summarise_rounds
 from launchprof.predict import breakeven_replays
-from launchprof.session import Machine
+from launchprof.models import Machine
 from launchprof.stats import SEED, bootstrap, interval_of, median_of, resampled
 
 GAIN_THRESHOLD = 0.05

@@ -28,7 +28,7 @@ from pydantic.dataclasses import dataclass
 from launchprof.errors import UsageError
 from launchprof.input_files import PROFILE, RUN_FILE, WANTED_PROFILE, check_input_file, is_run_zip, other_kind, refuse_other_kind
 from launchprof.jsonfile import read_json_object
-from launchprof.session import Machine
+from launchprof.models import Machine
 
 SCHEMA_VERSION = 2  # 2: per-coefficient spread across rounds, noisy flag, Series.round
 _CONFIG = ConfigDict(extra="ignore")  # newer files add fields: an older reader ignores them

@@ -20,7 +20,7 @@ import pandas as pd
 
 from launchprof.events.base import Site
 from launchprof.hazards.common import hazard
-from launchprof.session import Hazard
+from launchprof.models import Hazard
 
 # Kernel names of collectives: NCCL's device kernels (ncclDevKernel_AllReduce_Sum_f32_RING_LL,
 # ncclKernel_...), and the spelled-out op names other backends and symmetric memory use.

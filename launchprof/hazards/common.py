@@ -11,7 +11,7 @@ from launchprof.events.lifecycle import TargetEvent
 from launchprof.hazards.identity import without_comment
 from launchprof.hazards.kinds import KINDS
 from launchprof.source import around, function_at, line_at
-from launchprof.session import Hazard
+from launchprof.models import Hazard
 
 
 def code_text(site: Site | None) -> str:

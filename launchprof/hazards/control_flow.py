@@ -9,7 +9,7 @@ from launchprof.evidence import Evidence
 from launchprof.hazards.common import around, function_at, hazard, line_at, target_site
 from launchprof.hazards.scalars import scalar_history
 from launchprof.hazards.shapes import varying_shapes
-from launchprof.session import Hazard
+from launchprof.models import Hazard
 
 
 def data_dependent_control_flow(ev: Evidence) -> list[Hazard]:

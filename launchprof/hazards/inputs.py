@@ -15,7 +15,7 @@ from launchprof.evidence import Evidence
 from launchprof.hazards.common import around, first_use, function_at, hazard, line_at, target_site
 from launchprof.hazards.identity import without_comment
 from launchprof.hazards.fixes.state import rebinding_site
-from launchprof.session import Hazard
+from launchprof.models import Hazard
 
 _CURRENT = re.compile(r"^\[(\d+)\](.*)$")
 _WRAPPED = re.compile(r"^\[0\]\[(\d+)\](.*)$")

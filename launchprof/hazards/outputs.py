@@ -19,7 +19,7 @@ from launchprof.events.observation import KeptOutputEvent, LoopBackEvent
 from launchprof.evidence import Evidence
 from launchprof.hazards.common import hazard, target_site
 from launchprof.models import KeptOutput, LoopBack, OutputsAdvice
-from launchprof.session import Hazard
+from launchprof.models import Hazard
 
 SHARE_BASIS = "each kept output's share, by bytes, of the measured clone of all outputs (replay.clone_us)"
 

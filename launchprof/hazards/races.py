@@ -13,7 +13,7 @@ from typing import Any
 from launchprof.events.capture import RaceAccess
 from launchprof.evidence import Evidence
 from launchprof.hazards.common import code_text, hazard
-from launchprof.session import Hazard
+from launchprof.models import Hazard
 
 
 def _stream(access: RaceAccess, origin: Any) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from launchprof.evidence import Evidence
 from launchprof.hazards.common import hazard
-from launchprof.session import Hazard
+from launchprof.models import Hazard
 
 
 def foreign_rng(ev: Evidence) -> list[Hazard]:

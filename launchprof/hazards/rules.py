@@ -10,7 +10,7 @@ from launchprof.evidence import Evidence
 from launchprof.hazards import control_flow, inputs, outputs, races, rng, scalars, shapes, side_effects, streams, syncs, validation
 from launchprof.hazards.common import is_library_file, user_target
 from launchprof.hazards.fixes import with_fixes
-from launchprof.session import Hazard
+from launchprof.models import Hazard
 
 Rule = Callable[[Evidence], list[Hazard]]
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from launchprof.evidence import Evidence
 from launchprof.hazards.common import first_use, hazard, target_site
-from launchprof.session import Hazard
+from launchprof.models import Hazard
 
 
 def scalar_history(ev: Evidence) -> dict[str, list[Any]]:

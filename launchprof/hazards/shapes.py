@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from launchprof.evidence import Evidence
 from launchprof.hazards.common import hazard, target_site
-from launchprof.session import Hazard
+from launchprof.models import Hazard
 
 
 def shape_history(ev: Evidence) -> dict[str, list[tuple[int, ...]]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from launchprof.evidence import Evidence
 from launchprof.hazards.common import code_text, hazard
-from launchprof.session import Hazard
+from launchprof.models import Hazard
 
 
 def host_side_effects(ev: Evidence) -> list[Hazard]:

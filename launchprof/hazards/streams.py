@@ -12,7 +12,7 @@ from typing import Any
 from launchprof.events.observation import ProbeEntry
 from launchprof.evidence import Evidence
 from launchprof.hazards.common import code_text, hazard
-from launchprof.session import Hazard
+from launchprof.models import Hazard
 
 
 def unjoined_forks(ops: list[ProbeEntry]) -> list[ProbeEntry]:

@@ -7,7 +7,7 @@ import dataclasses
 from launchprof.events.observation import ProbeEntry, ProbeEvent
 from launchprof.evidence import Evidence
 from launchprof.hazards.common import code_text, hazard, target_site
-from launchprof.session import Hazard
+from launchprof.models import Hazard
 
 
 def hidden_syncs(ev: Evidence) -> list[Hazard]:

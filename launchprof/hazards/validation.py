@@ -5,7 +5,7 @@ from __future__ import annotations
 from launchprof.events.capture import ValidationLeaf
 from launchprof.evidence import Evidence
 from launchprof.hazards.common import hazard, target_site
-from launchprof.session import Hazard
+from launchprof.models import Hazard
 
 
 def replay_mismatch(ev: Evidence) -> list[Hazard]:

@@ -4,7 +4,7 @@ A rule reads the facts the walker recorded for one function (``fn``) and, where 
 hazard needs a wider view (a stream forked in one function may be joined by its
 caller), the facts of every function reached from the same target (``tree``). Rules
 never walk the AST and never print; they return findings that the engine turns into
-:class:`~launchprof.session.Hazard` records with the kind's fix hint.
+:class:`~launchprof.models.Hazard` records with the kind's fix hint.
 
 Each rule fires only on what it is sure of: lint runs in CI, where a false alarm
 costs more trust than a miss on code it cannot read.

@@ -15,7 +15,7 @@ from launchprof.render import format as fmt
 
 if TYPE_CHECKING:  # annotations only
     from launchprof.models import Anatomy
-    from launchprof.session import Report
+    from launchprof.models import Report
 
 COLORS = {"kernel": "#4c78a8", "memcpy": "#f58518", "memset": "#54a24b", "event_record": "#b279a2", "wait_event": "#b279a2"}
 COL_W, ROW_H, R = 70.0, 34.0, 11.0

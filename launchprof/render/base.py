@@ -1,6 +1,6 @@
 """The renderer interface: one class per format (pyinstrument's ``renderers/``).
 
-A renderer turns a :class:`~launchprof.session.Report` into text. It never measures
+A renderer turns a :class:`~launchprof.models.Report` into text. It never measures
 and never analyses; everything it shows is already in the report, so a session saved
 on a GPU machine renders the same on a CI runner without one.
 """
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only
     from launchprof.crossover.profile import DeviceProfile
-    from launchprof.session import Report
+    from launchprof.models import Report
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from launchprof.render import format as fmt
 
 if TYPE_CHECKING:  # annotations only
     from launchprof.compile_report import CompileFinding, CompileResult
-    from launchprof.session import Report
+    from launchprof.models import Report
 
 HEADER = ("", "eager", "hand capture", "torch.compile", "compile, no graphs")
 

@@ -36,7 +36,7 @@ from launchprof.render.ranks import console_ranks
 from launchprof.render.whole import Whole, code_text, whole_parts
 
 if TYPE_CHECKING:  # annotations only
-    from launchprof.session import Report
+    from launchprof.models import Report
 
 
 def headline(report: Report) -> Text:

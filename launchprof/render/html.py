@@ -32,7 +32,7 @@ from launchprof.render.paths import location, relative, report_root, sorted_haza
 if TYPE_CHECKING:  # annotations only: the device profile's module loads pydantic, which lint's reports skip
     from launchprof.crossover.profile import DeviceProfile
 from launchprof.render.ranks import html_ranks
-from launchprof.session import Hazard, KernelSpan, Report
+from launchprof.models import Hazard, KernelSpan, Report
 from launchprof.source import around
 
 fmt_us = fmt.duration

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from launchprof.render.base import Renderer
 
 if TYPE_CHECKING:  # annotations only
-    from launchprof.session import Report
+    from launchprof.models import Report
 
 
 class JsonRenderer(Renderer):

@@ -18,7 +18,7 @@ from launchprof.render import figures
 from launchprof.render.base import Renderer
 from launchprof.render.paths import location, report_root, sorted_hazards
 from launchprof.render.ranks import rank_checks
-from launchprof.session import Hazard, Report
+from launchprof.models import Hazard, Report
 
 def lint_kinds() -> frozenset[str]:
     """The kinds `launchprof lint` can find, as its own rules declare them; the others need a run.

@@ -22,7 +22,7 @@ from launchprof.render.base import Renderer
 from launchprof.render.figures import key_numbers, location, machine_line, sorted_hazards, verdict_sentence
 from launchprof.render.paths import relative, report_root
 from launchprof.render.ranks import markdown_ranks
-from launchprof.session import Report
+from launchprof.models import Report
 
 NA = fmt.NA
 

@@ -16,7 +16,7 @@ from markupsafe import Markup, escape
 from launchprof.render import format as fmt
 
 if TYPE_CHECKING:  # annotations only
-    from launchprof.session import Report
+    from launchprof.models import Report
 
 HEADER = ("rank", "status", "verdict", "eager step", "replay step", "speedup", "kernels / nodes", "collectives eager / graph", "graph memory", "workspace", "hazards")
 

@@ -20,7 +20,7 @@ from launchprof.hazards.kinds import KINDS, HazardKind
 from launchprof.render.base import Renderer
 from launchprof.render.paths import relative, report_root
 from launchprof.render.ranks import sarif_ranks
-from launchprof.session import Hazard, Report
+from launchprof.models import Hazard, Report
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"

@@ -25,7 +25,7 @@ from launchprof.buckets import (
 )
 from launchprof.events.buckets import BucketCheckEvent, BucketEndEvent, BucketEvent, BucketLeakEvent, BucketMeasureEvent, BucketPlanEvent
 from launchprof.evidence import Evidence
-from launchprof.findings import Note, NoteCode, note, text_note
+from launchprof.findings import Note, NoteCode, note
 from launchprof.hazards.shapes import varying_shapes
 from launchprof.render.notes_text import note_texts
 from launchprof.models_buckets import BucketArgument, BucketMeasure, BucketPlan, BucketSpeedup, PaddingLeak
@@ -124,7 +124,7 @@ def _safety(ev: Evidence, leaks: list[PaddingLeak]) -> bool | None:
 
 
 def _notes(ev: Evidence, axis: BatchAxis, shared: int | None, limit: int, measured: bool) -> list[Note]:
-    notes = [text_note(str(e.text)) for e in _events(ev, BucketEndEvent) if e.text]
+    notes: list[Note] = []
     if not measured:
         notes.append(note(NoteCode.BUCKETS_NOT_MEASURED))
     if shared is not None and shared > limit:

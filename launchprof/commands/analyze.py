@@ -142,14 +142,13 @@ def save_run(
     rundir: Path,
     evidence: Evidence,
     profile: DeviceProfile | None = None,
-    machine: Machine | None = None,
 ) -> Path:
     """Pack the worker's folder into the run file (see launchprof.run), with the device profile
     the prediction uses, and keep the last runs."""
     worker = WorkerOutcome(result.returncode, result.timed_out, result.interrupted, round(result.wall_s, 3), options.timeout)
     header = run_header(
         options.script, options.target, root, worker, options.repeat,
-        argv=options.script_args, machine=machine if machine is not None else evidence.machine,
+        argv=options.script_args, machine=evidence.machine,
     )
     # Trace paths in events are relative to the worker's run folder (docs/worker-events.md).
     traces = {what: rundir / p for what, p in evidence.traces.items() if p and (rundir / p).is_file()}
@@ -273,9 +272,8 @@ def run(options: AnalyzeOptions) -> int:
         failed = script_failed(evidence, {"timed_out": result.timed_out})
         if options.locate_async:
             locate_async(options, root, result, evidence, console)
-        machine = evidence.machine
-        profile = load_device_profile(options.profile, machine, console)
-        run_path = save_run(options, root, result, rundir, evidence, profile, machine)
+        profile = load_device_profile(options.profile, evidence.machine, console)
+        run_path = save_run(options, root, result, rundir, evidence, profile)
     finally:
         # The script's hidden output is kept (and named below) only when the script failed.
         if not (failed and result.log_path is not None and result.log_path.exists()):

@@ -83,7 +83,6 @@ class BucketEndEvent(Event):
     eager_us: list[float] = field(default_factory=list)  # the observed call sequence, timed whole
     plan_us: list[float] = field(default_factory=list)
     sequence_calls: int | None = None
-    text: str | None = omitted()
 
 
 BucketEvent = BucketPlanEvent | BucketMeasureEvent | BucketCheckEvent | BucketLeakEvent | BucketEndEvent

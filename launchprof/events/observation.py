@@ -92,7 +92,6 @@ class ProbeEvent(Event):
     rng: list[ProbeEntry] = field(default_factory=list)
     streams: list[ProbeEntry] = field(default_factory=list)
     functions: list[Site] = field(default_factory=list)  # the user functions the call ran
-    copy_us: float | None = omitted()
 
 
 @dataclass(frozen=True, kw_only=True)

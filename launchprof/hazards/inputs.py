@@ -53,10 +53,8 @@ def reallocated_inputs(ev: Evidence) -> list[Hazard]:
     moved = reallocated_arguments(ev)
     if moved:
         total = sum(moved.values())
-        copy_us = ev.probe.copy_us if ev.probe is not None else None
-        cost = f"; copying them in costs about {copy_us:.1f} µs per call" if isinstance(copy_us, (int, float)) else ""
         names = ", ".join(f"`{p}`" for p in sorted(moved))
-        msg = f"{names} {'is a new allocation' if len(moved) == 1 else 'are new allocations'} each call ({total:,} bytes); launchprof copies {'it' if len(moved) == 1 else 'them'} into the static input buffers{cost}"
+        msg = f"{names} {'is a new allocation' if len(moved) == 1 else 'are new allocations'} each call ({total:,} bytes); launchprof copies {'it' if len(moved) == 1 else 'them'} into the static input buffers"
         out.append(hazard("reallocated-input", msg, ev.call_site or target_site(ev.target), severity="info", arguments=sorted(moved)))
     names = sorted({n for r in ev.state_reallocs for n in r.names})
     failed = any(not v.match for v in ev.validations)

@@ -2,7 +2,7 @@
 
 ``analyze`` calls this with the eager trace's numbers, so the prediction exists even
 when capture failed ("fix these hazards and expect about 3.1x"). Pure functions: no
-GPU, no torch, tested on CPU against the H200 numbers in docs/architecture.md.
+GPU, no torch, tested on CPU against the numbers measured on an H200 in docs/architecture.md.
 
 The estimate of one replay of N kernels is the crossover model
 (:mod:`launchprof.crossover.fit`):
@@ -103,7 +103,7 @@ def node_excess_us(profile: DeviceProfile, node: float) -> float:
 
 # A profile without a traced empty kernel (the calibration inside analyze runs no profiler)
 # cannot take a kernel's own fixed cost out of the gap, and the whole gap per node counted
-# it twice: on the H200 (2026-12-01) calibration gaps of 0.78 and 1.45 µs against 0.155 µs
+# it twice: calibration gaps of 0.78 and 1.45 µs against 0.155 µs
 # where both were measured (gap 0.731 - traced empty kernel 0.576) put the replay of
 # dynamic_shapes' 18 nodes at 87.6 µs against 59.5 measured. Traced durations already hold
 # that fixed cost, so the excess is taken as 0 there, with the gap as its upper bound.

@@ -9,7 +9,7 @@ percentile bootstrap of the ratio of medians of two independent samples, so it i
 honest about how few calls a short script gives us. It is the method of
 ``scipy.stats.bootstrap(..., paired=False, method="percentile")``, written in numpy
 because importing scipy.stats costs about 1 s of every ``report`` (tests/test_stats_verdict.py
-checks the two agree on the H200's recorded samples).
+checks the two agree on recorded GPU samples).
 
 Seeds are fixed, so the same samples always give the same interval (CI logs and
 re-rendered reports must be reproducible): every bootstrap starts from :data:`SEED`; the

@@ -89,7 +89,7 @@ def hazards_caught(result: CompileResult, hazards: Sequence[Hazard] = ()) -> lis
     """launchprof's own warnings and errors for hand capture that compile also named: what
     compile works around where hand capture would go wrong. A graph break or recompile (its
     guards) names a hazard of the same kind in the same file; a cudagraph skip only one of
-    the same kind at the same line. A finding alone is not one: on the H200 compile skipped
+    the same kind at the same line. A finding alone is not one: compile skipped
     graphs for an input mutated in place in a clean step, which hand capture replays
     correctly (stream_race_fixed.py); nor is a finding of another kind on a hazard's line."""
     guards = {(f.kind, f.file) for f in result.graph_breaks if f.kind and f.file}
@@ -112,7 +112,7 @@ def _fusion_and_graphs(eager: EagerProfile | None, ro: CompileResult, plain: Com
     parts = []
     eager_k = eager.kernels_per_step if eager else None
     # Fusion is read without graphs (mode="default"): reduce-overhead's count also holds the
-    # copies its graphs add (decode_loop on the H200: 108 kernels, 125 with graphs).
+    # copies its graphs add (decode_loop: 108 kernels, 125 with graphs).
     by_default = plain is not None and plain.ok
     fused_k = plain.kernels_per_step if by_default else ro.kernels_per_step
     which = "without graphs" if by_default else "reduce-overhead"
@@ -137,7 +137,7 @@ def _why_no_graphs(ro: CompileResult) -> str:
     """What torch said, in counts: its skip reasons, else the recompiles (a step that
     recompiles on every new value reaches dynamo's recompile limit and then runs uncompiled,
     with no skip message, only a "Dynamo recompile limit exceeded" counter: side_effects.py
-    did, 8 recompiles, on the H200)."""
+    did, 8 recompiles)."""
     n = len(ro.skip_reasons)
     if n:
         return f"{_plural(n, 'distinct skip reason')} from torch"
@@ -241,10 +241,10 @@ def over_rounds(events: Sequence[CompileEvent], ev: Evidence, root: str | None =
     """One mode over its compiles (``--compile-rounds``: dynamo reset each time, inductor's
     kernel caches kept): the round with the median step time (the slower middle one for an
     even count) stands for the mode; each ok round's figures go in ``rounds_us`` and
-    ``rounds_compile_s``. Compiled objects of one small step can run 1.7x apart (H200,
-    2026-12-02), so one round alone says which one it got, not how compile does.
-    ``compile_s`` is the first round's: later rounds reuse the process's caches (H200:
-    two_streams_ok's reduce-overhead took 1.9 s, then 0.10 and 0.10 s), and what a user
+    ``rounds_compile_s``. Compiled objects of one small step can run 1.7x apart, so one
+    round alone says which one it got, not how compile does.
+    ``compile_s`` is the first round's: later rounds reuse the process's caches
+    (two_streams_ok's reduce-overhead took 1.9 s, then 0.10 and 0.10 s), and what a user
     waits for is the first compile. A first round that failed or timed out is the mode's
     result, whatever the warm rounds after it did."""
     results = [compile_result(e, ev, root) for e in events]

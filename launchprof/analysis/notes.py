@@ -48,7 +48,7 @@ def extra_nodes(eager: EagerProfile | None, replay: ReplayProfile | None) -> Not
 
 def eager_trace_lost(eager: EagerProfile, replay: ReplayProfile | None, said_lost: bool = False) -> bool:
     """The eager profile holds no kernel and no copy while the captured graph holds kernel
-    nodes: the profiler lost the eager trace (seen on the H200 when an earlier
+    nodes: the profiler lost the eager trace (as happens when an earlier
     torch.profiler session in the process had ended without a CUPTI teardown). A step that
     only copies has memcpy nodes, not kernels, and copies in its eager trace.
 

@@ -22,13 +22,13 @@ from launchprof.trace import CallProfile
 #   step is timed the same way (worker/burst.py: host clock on bare calls, events outside).
 # Before the burst timer, each timed step also carried CUDA events and the plan's
 # bookkeeping; "eager step minus GPU span" was added to the replay for that. Added on top of
-# a latency-mode LaunchGraph it counted the wait twice (H200 runs: +9 to +22 µs a step).
+# a latency-mode LaunchGraph it counted the wait twice (+9 to +22 µs a step).
 
 
 # PyTorch's RNG prologue (launchprof.predict.RNG_PROLOGUE_FILLS ops before each
 # ``CUDAGraph.replay()`` of a graph that draws random numbers). Since torch 2.7
 # (pytorch#143777) a graph that draws none skips them, so the crossover's LaunchGraph
-# (timed on graphs without RNG) does not hold them: on the H200 (torch 2.11)
+# (timed on graphs without RNG) does not hold them: on torch 2.11, measured on an H200,
 # dropout_train's replay trace shows the two fill kernels ahead of the graph's, and its
 # replay read 41.1 µs against 29.6 µs predicted without them. Before 2.7 every replay
 # paid them, the crossover's too, so nothing is added there.
@@ -55,8 +55,8 @@ def rng_prologue_fills(ev: Evidence) -> int:
 
 HOST_DRIFT = 0.15  # the profile's NOISY bound: a host this much faster or slower is said in a note
 
-# The profile's coefficients that the host's speed sets: launch calls, not GPU work. On the
-# H200 (2026-12-01, one machine) two default sweeps a minute apart read eager_op_us 9.82 and
+# The profile's coefficients that the host's speed sets: launch calls, not GPU work. On
+# one machine two default sweeps a minute apart read eager_op_us 9.82 and
 # 6.65 µs, raw_launch_us 5.85 and 4.09, graph_launch_fixed_us 12.83 and 8.54: all three
 # moved by the same 1.43-1.50x, while the per-node GPU figures (graph_node_us 0.684/0.695,
 # floor 0.677/0.678) stayed. The process's host speed is what differs (analyze runs on that
@@ -152,7 +152,7 @@ def gpu_clock_scale(eager: EagerProfile) -> float | None:
     """How much longer the kernels ran during the timed bursts than in the profiled call.
 
     The node times come from one profiled call; the eager and replay steps are timed later,
-    in bursts. A GPU kept busy for seconds lowers its clocks: on the H200 (2026-12-01)
+    in bursts. A GPU kept busy for seconds lowers its clocks:
     long_kernels' profiled step (the second of three runs) kept the GPU busy 2796 µs (1.4% idle), while its bursts read
     a 3215 µs GPU span, and replay 3181-3252 µs against 2806 predicted. Where the step keeps
     the GPU busy, the bursts' event-timed span is the kernels' time at the bursts' clocks,

@@ -39,7 +39,7 @@ NO_CUDA = "launchprof.analyze and launchprof.check need a CUDA device: {problem}
 # scalar changes); past this many times plan_size it is closed as it stands.
 EXTRA_CALLS_FACTOR = 3
 # PyTorch's CUDA sanitizer, once imported, leaves GPU trace hooks on that slow every later
-# CUDA op of the process (H200, 2026-12-01: a 60-op step timed 669 µs in a plain loop before
+# CUDA op of the process (a 60-op step timed 669 µs in a plain loop before
 # launchprof.analyze and 903-944 µs after it). The CLI runs it in its worker after the
 # script ends; in the caller's own process it waits to be asked for.
 STREAM_CHECK_SKIPPED = (

@@ -104,9 +104,9 @@ def cached_profile_path(machine: Machine) -> Path | None:
 
 def needs_recheck(path: Path) -> DeviceProfile | None:
     """The cached profile when it is a calibration that flagged itself noisy and was not
-    measured a second time yet, else None. On the H200 (2026-12-01) the calibration of a
-    freshly started machine's first analyze read 9.07 µs per eager op, flagged NOISY,
-    against 6.4-6.6 µs in sweeps later that day: kept for good, it would make every later
+    measured a second time yet, else None. The calibration of a freshly started machine's
+    first analyze read 9.07 µs per eager op, flagged NOISY, against 6.4-6.6 µs in later
+    sweeps on the same machine: kept for good, it would make every later
     prediction count launches about 1.4x too dear."""
     from launchprof.crossover.profile import load_profile
 

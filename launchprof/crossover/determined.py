@@ -5,7 +5,7 @@ twice it (:data:`UNDETERMINED_FACTOR`; for a negative figure, the same on its ma
 when it contains zero while not being a single point. Then the data cannot tell the figure
 from half or double itself, so the median is a rough size, not a value to compare or repeat.
 
-Why a factor of two. On an NVIDIA H200 two default sweeps back to back (session 5) agreed
+Why a factor of two. Measured on an H200, two default sweeps back to back agreed
 within 10% on every coefficient except the intercept of instantiate time against node count,
 ``instantiate_fixed_us``: 9.9 µs with 95% interval [2.5, 41.4] against 24.8 µs with
 [4.2, 39.2]. The intervals overlap almost entirely; the medians differ by 2.5x because the
@@ -14,12 +14,12 @@ line is fitted to and the intercept is an extrapolation. Both intervals reach fa
 the median (0.25x and 0.17x of it), so both are flagged. A rule on the half-width alone
 (half-width above the median) would flag the first run and miss the second (17.5 < 24.8),
 because bootstrap intervals of intercepts are skewed; comparing each end with the median
-catches both. In the recorded default H200 profile (``tests/data/profile.json``, one round)
+catches both. In the recorded default profile (``tests/data/profile.json``, one round)
 every other coefficient lies within 0.67x-1.26x of its median except re-instantiate per node,
-2.48 [0.51, 2.97], which is flagged too; another H200 default sweep flagged none
+2.48 [0.51, 2.97], which is flagged too; another default sweep flagged none
 of the coefficients its table shows, the widest being instantiate per node, 1.37
 [1.04, 2.47]. A stricter factor (1.5) would flag that slope (its high end is 1.80x the
-median), a coefficient session 5 repeated within 10% (1.234 and 1.163): the point of the
+median), a coefficient two sweeps repeated within 10% (1.234 and 1.163): the point of the
 flag is a figure the sweep leaves open, not one that is merely imprecise.
 
 The rule is about the coefficient's own interval, not the spread across rounds (the noisy

@@ -193,7 +193,7 @@ class Gpu:
 
 def _external_stream(cupy: Any, handle: int) -> Any:
     """cupy's wrapper of torch's stream, made once per stream: it was made on every timed
-    call, inside the launches it timed. The cupy on the H200 deprecates ``ExternalStream``
+    call, inside the launches it timed. The cupy launchprof was tested with deprecates ``ExternalStream``
     (its ``Stream.from_external`` wants an object with ``__cuda_stream__``, not a handle)
     with a warning on every construction, which pytest printed 20 times a sweep."""
     import warnings

@@ -9,7 +9,7 @@ host does not always land on the same coefficient), every sample carries its rou
 the fit takes the median of the per-round coefficients and records their spread.
 
 Why ``eager_op_us`` read about 40% above a plain loop of the same ``x.add_`` (9.9 against
-7.0 µs on an H200): the old measurement differed from a plain loop in three ways. It ran
+7.0 µs): the old measurement differed from a plain loop in three ways. It ran
 once, in one block, so a slow stretch of the host went into the figure unaveraged (the
 same run-to-run drift that moved the other host coefficients by 47-136%); it ran after
 ``import cupy`` and an NVRTC compile had loaded a second CUDA runtime and a module into

@@ -120,7 +120,7 @@ CALIBRATION_PLAN = SweepPlan(
     calibration_cycles=(0, 100_000, 400_000),
     calibration_reps=3,
     trace_launches=0,
-    host_rounds=5,  # H200: graph_launch_fixed_us, an intercept, spread 36-52% across 3 rounds; the median of 5 holds better
+    host_rounds=5,  # graph_launch_fixed_us, an intercept, spread 36-52% across 3 rounds; the median of 5 holds better
     use_cupy=False,
     measure_update=False,
 )

@@ -2,7 +2,7 @@
 
 Set-up is a line in the node count whose intercept, instantiate's fixed part, the sweep does
 not determine (:mod:`launchprof.crossover.determined`: 9.9 µs [2.5, 41.4] and 24.8 µs
-[4.2, 39.2] in two H200 runs back to back). For a large graph the per-node part dominates and
+[4.2, 39.2] in two runs back to back). For a large graph the per-node part dominates and
 the intercept does not matter; for a graph of a few nodes it is most of the set-up, and a
 point figure would claim a precision the sweep does not have. So the set-up, and the payback
 computed from it (the crossover's pay-back table), carry the coefficients' intervals (drawn

@@ -1,7 +1,7 @@
 """Hazard rules: each is ``rule(evidence) -> list[Hazard]`` (pyinstrument's processors).
 
 Rules read the worker's observations (launchprof.evidence.Evidence) and never touch a
-GPU, so each one is tested on CPU against events recorded on the H200. They are loaded
+GPU, so each one is tested on CPU against events recorded on a GPU. They are loaded
 on first use (``find_hazards``, ``RULES``), not with the package: ``lint`` needs only
 ``hazards.kinds`` and ``hazards.identity``, and loading every runtime rule with them cost
 each lint run about a twentieth of its instructions.

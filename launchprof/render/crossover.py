@@ -99,8 +99,8 @@ def print_profile(p: DeviceProfile, console: Console) -> None:
         console.print(Whole(f"note: {note}", style="dim"))
 
 
-# What the pay-back table leaves out (H200, 2026-12-01/02: analyze measured capture +
-# instantiate of 1.0-8.3 ms for its targets' 2-147-node graphs in 40 recorded runs, where
+# What the pay-back table leaves out (analyze measured capture + instantiate of 1.0-8.3 ms
+# for its targets' 2-147-node graphs in 40 recorded runs on an H200, where
 # this table's figures for those node counts are 0.05-0.5 ms).
 WORKLOAD_SETUP = (
     "These count the graph API alone. A step captured with torch.cuda.graph also runs once "

@@ -98,7 +98,7 @@ def _block(k: Kind, per: int, time_cap_s: float) -> int:
     """``per`` synchronised calls of one kind; returns how many were timed.
 
     The host clock times bare calls: a CUDA event recorded inside that window costs several
-    µs per call on the H200 (seen: 8-10 µs on a 2-kernel step), which is launchprof's, not
+    µs per call (8-10 µs on a 2-kernel step, measured on an H200), which is launchprof's, not
     the step's. The GPU span is measured on the same calls run once more, each between two
     events and a synchronisation, outside any host-timed window."""
     if k.stopped:

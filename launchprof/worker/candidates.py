@@ -2,7 +2,7 @@
 
 With ``with_stack=True`` the profiler records every Python call as a ``python_function``
 row of its Chrome trace, named ``path(def_line): name`` (the path shortened by its
-``sys.path`` prefix). ``prof.events()`` is not read: torch 2.11 (seen on the H200) leaves
+``sys.path`` prefix). ``prof.events()`` is not read: torch 2.11 leaves
 those calls out of it, so the older reading found no user function at all. The rows come
 from the profiler's result tree (launchprof.worker.python_calls), or from the exported
 trace where that fails. A kernel is charged to the innermost

@@ -243,7 +243,7 @@ def compare_compile(run: TargetRun) -> None:
     """Both modes on the bursts' argument sets, the user's state put back after each;
     nothing unless ``--compare compile`` asked for it. With ``--compile-rounds N`` each mode
     is compiled N times (dynamo reset each time; inductor's kernel caches kept), the modes
-    alternating: compiled objects of one small step can run 1.7x apart (H200, 2026-12-02),
+    alternating: compiled objects of one small step can run 1.7x apart,
     and one compile would report whichever it got. ``--compile-timeout`` holds for each mode
     in each round; a mode that failed or timed out is not compiled again."""
     from launchprof.worker.plan_bursts import UserState, silenced

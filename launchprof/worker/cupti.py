@@ -3,8 +3,8 @@
 Kineto leaves CUPTI subscribed when a ``torch.profiler`` session ends unless
 ``TEARDOWN_CUPTI=1`` (pytorch/pytorch#144455). Its callbacks then slow every later launch
 and synchronisation of the process, and the plan's timed bursts run after its profiled
-calls: they timed launchprof's profiler as well as the user's step. On the H200 (one run
-each), teardown brought analyze's eager step from 1.3-2.2x a direct timing loop to within
+calls: they timed launchprof's profiler as well as the user's step. Measured on an H200
+(one run each), teardown brought analyze's eager step from 1.3-2.2x a direct timing loop to within
 2-7% of it on four of seven samples; two stay off (docs/timing-truth.md).
 
 Kineto reads the variable at every profiler stop, so setting it before the plan's first
@@ -16,7 +16,7 @@ inductor turns teardown off), so there it is left off and the run says its small
 may read high. The whole-script overview does not set it when it runs alone (nothing is
 timed after it; unchecked on a GPU). When a decorated target takes over, the overview's
 profiler stops with a teardown too: a session that ended subscribed, followed by one that
-ends with a teardown, recorded no kernels at all on the H200.
+ends with a teardown, recorded no kernels at all (:func:`lost_device_activity`).
 """
 
 from __future__ import annotations
@@ -76,8 +76,8 @@ REPROFILED = (
 def lost_device_activity(prof: Any) -> bool:
     """True when a finished profiler session under teardown recorded no GPU activity at all.
 
-    H200, torch 2.11, CUDA 13.0 (2026-12-01, one process per case, 3 calls of a 2-op step
-    profiled per session): the first session that ends with a teardown after one that ended without
+    Torch 2.11, CUDA 13.0 (one process per case, 3 calls of a 2-op step profiled per
+    session): the first session that ends with a teardown after one that ended without
     (the caller's own torch.profiler before ``launchprof.analyze``, a script's before its
     target) recorded no kernel; the sessions after it recorded all 6. So does the first
     real session after an empty one in a fresh process, which is why launchprof does not

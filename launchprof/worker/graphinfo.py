@@ -4,7 +4,7 @@
 ``raw_cuda_graph()`` hands out its handle. cuda.bindings is optional: without it the
 report simply has no node count and no anatomy. Kernel names come from the driver API
 (``cuGraphKernelNodeGetParams`` + ``cuFuncGetName``): the runtime's
-``cudaGraphKernelNodeGetParams`` returned no parameters on the H200 (docs/architecture.md). Where the
+``cudaGraphKernelNodeGetParams`` returned no parameters on an H200 (docs/architecture.md). Where the
 driver cannot name a kernel, the analysis joins it to the replay trace by order.
 """
 

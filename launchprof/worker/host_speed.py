@@ -1,7 +1,7 @@
 """The host's speed during the timing bursts, in the device profile's own unit.
 
 A device profile is measured once and cached, and predicts for every later run; the host
-may be faster or slower then. On the H200 (2026-12-01, a 16-vCPU virtual machine, one NUMA
+may be faster or slower then. On one machine (a 16-vCPU virtual machine, one NUMA
 node) the same ``x.add_`` loop read 6.7 to 11.6 µs per op from one process to the next, and
 two default sweeps a minute apart 9.8 and 6.6: every prediction made from a cached profile
 would count launches up to 1.6x too dear or too cheap. So the worker times the profile's

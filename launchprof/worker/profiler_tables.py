@@ -33,7 +33,7 @@ _GPU_SYNC_NAMES = frozenset({"Context Sync", "Stream Sync", "Event Sync", "Strea
 def _category(event: Any) -> str | None:
     """The Chrome-trace category of one kineto event, or None for rows the analysis ignores.
 
-    Newer torch names it (``activity_type()``); torch 2.11, seen on the H200, has no such
+    Newer torch names it (``activity_type()``); torch 2.11 has no such
     accessor, so the category is read from the device type, the name and the annotation
     flag, the same facts the Chrome export uses."""
     if hasattr(event, "activity_type"):
@@ -157,7 +157,7 @@ CYCLE_WARNING = "Warning: Profiler clears events at the end of each cycle"
 def new_profile(with_stack: bool = False, activities: list[Any] | None = None) -> Any:
     """A ``torch.profiler.profile`` (CPU and CUDA activity unless told), as launchprof's sessions use.
 
-    torch 2.11 (the H200's) warned "Profiler clears events at the end of each cycle" into
+    torch 2.11 warned "Profiler clears events at the end of each cycle" into
     the user's output for every session without a schedule (pytorch/pytorch#180387). The
     session's start silences that one warning; ``acc_events=True``, which would too, makes
     torch post-process every event at each stop, the cost write_table avoids."""

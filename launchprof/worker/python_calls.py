@@ -3,7 +3,7 @@
 The candidate ranking needs every Python call (name, start, end, nesting) beside the calls
 that launch kernels. ``export_chrome_trace`` plus ``json.load`` gives both, at the cost of
 writing and parsing every op, flow and metadata row too. ``kineto_results.events()`` is no
-substitute on torch 2.11 (the H200's): ``finalizeTrace`` erases the Python calls from that
+substitute on torch 2.11: ``finalizeTrace`` erases the Python calls from that
 list ("``kinetoEvents`` does not include Python events", torch/csrc/autograd/
 profiler_kineto.cpp), and its events have no ``is_python_function``. The result tree,
 ``kineto_results.experimental_event_tree()``, keeps them on 2.11 and later: one ``PyCall``

@@ -10,7 +10,7 @@ cannot show, and which the concurrency advice needs.
 
 This runs once, after the script has ended (``TargetRun.final_checks``): importing the
 sanitizer switches on PyTorch's GPU trace hooks, which cannot be switched off again and
-slow every later CUDA op of the process (H200: 28.6 -> 73.1 µs for a 2-op step), so
+slow every later CUDA op of the process (a 2-op step went from 28.6 to 73.1 µs), so
 neither a measurement nor the script's own remaining calls may follow it. The dispatch
 mode is left at once, and the callbacks it registered are removed. The call runs on a snapshot
 that is restored afterwards, as the timing bursts do (worker/plan_bursts.py).

@@ -70,7 +70,7 @@ class WholeScript:
             if self.prof is not None:
                 # Tear CUPTI down at this stop, as at the plan's own: a session that ends
                 # subscribed followed by one that ends with teardown recorded no kernels at all
-                # on the H200 (frozen_scalar, 2026-12-01: "0 eager kernels" for a 2-node graph).
+                # (frozen_scalar: "0 eager kernels" for a 2-node graph).
                 # The plan's first profiler writes the note if teardown is not in force.
                 tear_down_after_profiling()
                 self.prof.__exit__(None, None, None)

@@ -70,8 +70,6 @@ class Evidence:
     call_site: CallSiteEvent | None = None
     calls: list[CallEvent] = field(default_factory=list)
     mutations: MutationsEvent = field(default_factory=MutationsEvent)
-    # Whether the step draws from the default CUDA generator (None: a worker that did not say).
-    cuda_rng: bool | None = None
     host_eager_op_us: float | None = None  # the profile's eager-op loop, sampled between the bursts (older runs: after them)
     host_op_slopes: list[float] = field(default_factory=list)  # µs per op of each sample pair of that loop
     # In-loop timings: the calls the script itself made (labelled "in-loop" in reports).
@@ -226,7 +224,6 @@ def _record(data: dict[str, Any], e: Record) -> None:
             data["lost_traces"].append(e.what)
     elif isinstance(e, MutationsEvent):
         data["mutations"] = e
-        data["cuda_rng"] = e.cuda_rng
     elif isinstance(e, MachineEvent):
         data["machine"] = machine_of(e.machine) if e.machine else None
     elif isinstance(e, EnvironmentEvent):

@@ -271,13 +271,13 @@ def _interval(
     eager = Estimate(eager_step_us, eager_step_us, eager_step_us)
     ci = eager_step_ci
     if ci is not None and math.isfinite(ci.low) and math.isfinite(ci.high):
-        eager = Estimate(eager_step_us, min(ci.low, eager_step_us), max(ci.high, eager_step_us))
+        eager = Estimate(eager_step_us, ci.low, ci.high).holding_median()
     rng = np.random.default_rng(DRAW_SEED)
     draws = replay_draws(model, n, kernel_us, gpu_busy_us, extra_launches, rng)
     drawn = speedup_interval(eager, draws, rng, speedup)
     if drawn is None or not (math.isfinite(drawn.low) and math.isfinite(drawn.high)):
         return None
-    return Estimate(speedup, min(drawn.low, speedup), max(drawn.high, speedup))
+    return Estimate(speedup, drawn.low, drawn.high).holding_median()
 
 
 def describe_basis(

@@ -50,7 +50,12 @@ class Estimate:
         if any(v is None or not math.isfinite(float(v)) for v in values):
             return None
         median, low, high = (float(v) for v in values)  # type: ignore[arg-type]
-        return Estimate(median, min(low, median), max(high, median))
+        return Estimate(median, low, high).holding_median()
+
+    def holding_median(self) -> Estimate:
+        """The interval stretched to hold its own median: resampled percentiles of a skewed
+        figure can leave the point estimate just outside them."""
+        return Estimate(self.median, min(self.low, self.median), max(self.high, self.median))
 
     def draw(self, rng: np.random.Generator, size: int) -> np.ndarray:
         """Split-normal draws: the interval's upper half-width above the median, lower below."""

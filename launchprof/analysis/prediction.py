@@ -47,7 +47,7 @@ def torch_version(text: object) -> tuple[int, int] | None:
 def rng_prologue_fills(ev: Evidence) -> int:
     """Ops a replay launches before the graph for its RNG prologue (0 when the step draws no
     CUDA random numbers, the worker did not say, or torch predates 2.7)."""
-    if not ev.cuda_rng:
+    if not ev.mutations.cuda_rng:  # the step draws from the default CUDA generator (None: not said)
         return 0
     version = torch_version(ev.machine.torch if ev.machine else None)
     return RNG_PROLOGUE_FILLS if version is not None and version >= FILLS_ONLY_WITH_RNG_FROM else 0

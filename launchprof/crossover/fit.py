@@ -96,8 +96,8 @@ def fit_line(
         draws = resampled([g for _, g in pairs], resamples, np.random.default_rng(seed))
         boot = np.column_stack([median_of(d) for d in draws])
         for i, (point, est) in enumerate(zip((a, b), _wls(x, boot, w))):
-            drawn = interval_of(est, point)
-            lows[i], highs[i] = min(point, drawn.low), max(point, drawn.high)
+            drawn = interval_of(est, point).holding_median()
+            lows[i], highs[i] = drawn.low, drawn.high
     elif len(pairs) >= 3:
         from scipy import stats
 

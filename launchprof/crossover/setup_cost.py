@@ -42,8 +42,7 @@ def setup_interval_us(lines: Sequence[Line], nodes: int, point: float) -> Estima
         if fixed is not None:
             part = part + fixed.draw(rng, DRAWS)
         total += np.maximum(part, 0.0)
-    drawn = interval_of(total, point)
-    return Estimate(point, min(drawn.low, point), max(drawn.high, point))
+    return interval_of(total, point).holding_median()
 
 
 def fit_lines(*fits: LineFit | None) -> list[Line]:

@@ -102,8 +102,8 @@ def make_run(fn, calls: list[tuple[tuple, dict]], tmp_path: Path, **config) -> T
     # The worker sees CUDA state only; here the module's CPU buffers stand in for it.
     module = getattr(importlib.import_module(fn.__module__), "model", None) if fn.__module__ in sys.modules else None
     if module is not None:
-        run._state_of = lambda args, kwargs: dict(module.named_buffers())
-    run.mutated_state = set(run._state_of(*calls[0]))
+        run.state_of = lambda args, kwargs: dict(module.named_buffers())
+    run.mutated_state = set(run.state_of(*calls[0]))
     return run
 
 

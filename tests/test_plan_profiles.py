@@ -31,16 +31,16 @@ class _Run:
         self.snap = _Snap()
         self.replays = 0
 
-    def _snapshot(self, args: tuple, kwargs: dict, state: dict) -> _Snap:
+    def snapshot(self, args: tuple, kwargs: dict, state: dict) -> _Snap:
         return self.snap
 
-    def _state_of(self, args: tuple, kwargs: dict) -> dict[str, Any]:
+    def state_of(self, args: tuple, kwargs: dict) -> dict[str, Any]:
         return {}
 
-    def _run_dir(self) -> Path:
+    def run_dir(self) -> Path:
         return self.tmp
 
-    def _run_graph(self, args: tuple, kwargs: dict) -> None:
+    def run_graph(self, args: tuple, kwargs: dict) -> None:
         self.replays += 1
         if self.fail:
             raise RuntimeError("replay failed")

@@ -6,15 +6,16 @@ loop, while argument sets are recorded. Once enough sets are recorded (or when t
 closes), eager, replay and clone are timed back to back in bursts on them (worker/burst.py):
 those are the reported numbers. Every step writes its result to the event log at once, so
 whatever the script does next (crash, exit, stop calling) cannot lose it. After the plan
-ends the original function runs untouched.
+ends the original function runs untouched: ``TargetRun`` is the plan's state machine.
 """
 
 from __future__ import annotations
 
 import collections
-import enum
 import sys
+import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -33,6 +34,7 @@ from launchprof.worker.nvtx_ranges import nvtx_range
 from launchprof.worker.observe import bind_arguments, call_signature, describe_call, module_state, referenced_state, scalar_values
 from launchprof.worker.outputs_watch import OutputsWatch, caller_frame
 from launchprof.worker.plan_bursts import run_plan_bursts
+from launchprof.worker.plan_phases import FINISH_REASONS, TRANSITIONS, Exit, Phase
 from launchprof.worker.plan_profiles import profile_replay
 from launchprof.worker.probe import probe_call
 from launchprof.worker.profiler_tables import new_profile, write_table
@@ -50,18 +52,26 @@ from launchprof.events.timing import EagerTimingEvent, ReplayTimingEvent, TraceE
 MAX_CALL_EVENTS = 400
 
 
-class Phase(enum.Enum):
-    WARMUP = "warmup"
-    EAGER = "eager"
-    PROFILE = "profile"
-    PROBE = "probe"
-    CAPTURE = "capture"
-    REPLAY = "replay"
-    DONE = "done"
-
-
 class TargetRun:
-    """Callable that stands in for the target while the plan runs."""
+    """Callable that stands in for the target while the plan runs: a state machine.
+
+    Each call runs the handler of the current phase (``handlers``); a handler ends its phase
+    through ``_transition``, by ``TRANSITIONS`` (worker/plan_phases.py). The table to check:
+
+    from     exit            to       when
+    WARMUP   CALLS_MADE      EAGER    ``config.warmup`` calls made (their mutations are written first)
+    EAGER    CALLS_MADE      PROFILE  ``pre_capture_calls`` timed calls made
+    PROFILE  CALLS_MADE      PROBE    ``config.profile_calls`` profiled calls made, their trace kept GPU activity
+    PROFILE  TRACE_LOST      PROFILE  the same, but the trace lost all GPU activity: the calls are profiled again, once
+    PROBE    CALLS_MADE      CAPTURE  its one call made
+    CAPTURE  CAPTURED        REPLAY   the graph was captured; this call becomes the first validation
+    CAPTURE  CAPTURE_FAILED  DONE     the capture failed; this call runs eagerly
+    REPLAY   COMPLETE        DONE     enough timed replays, interleaved eager calls and validations
+    REPLAY   STUCK           DONE     ``6 * in_loop_calls + 10`` replay-phase calls without that
+
+    ``finish`` goes from any phase to DONE (the script ended, or launchprof's own error);
+    a call in DONE runs the function untouched, without reaching a handler.
+    """
 
     def __init__(self, fn: Callable[..., Any], name: str, config: WorkerConfig, events: EventWriter) -> None:
         self.fn = fn
@@ -136,8 +146,6 @@ class TargetRun:
                 # Kernels run asynchronously: the user's device assert or OOM surfaces at
                 # launchprof's next synchronise. It is the script's failure, not ours.
                 raise
-            import traceback
-
             self.events.write(InternalErrorEvent(error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()[-3000:]))
             try:
                 self.finish(reason=f"launchprof internal error: {type(exc).__name__}: {exc}", bursts=False)
@@ -152,7 +160,9 @@ class TargetRun:
         except Exception as exc:
             raise UserError(exc) from None
 
-    def _state_of(self, args: tuple, kwargs: dict) -> dict[str, torch.Tensor]:
+    def state_of(self, args: tuple, kwargs: dict) -> dict[str, torch.Tensor]:
+        """The tensors the call can reach besides its arguments: globals the function
+        references and the state of modules among its arguments, by name."""
         state = referenced_state(self.fn)
         state.update(module_state(bind_arguments(self.fn, args, kwargs)))
         return state
@@ -161,16 +171,33 @@ class TargetRun:
         index = self.calls
         self.calls += 1
         records = describe_call(bind_arguments(self.fn, args, kwargs))
-        state = self._state_of(args, kwargs)
+        state = self.state_of(args, kwargs)
         self._observe(index, records, state)
         self.inputs.observe(args, kwargs)
-        handler = getattr(self, f"_{self.phase.value}")  # _warmup, _eager, _profile, _probe, _capture, _replay
-        return handler(index, args, kwargs, records, state)
+        return self.handlers()[self.phase](index, args, kwargs, records, state)
 
-    def _advance(self, phase: Phase) -> None:
-        self.events.write(PhaseEvent(name=phase.value, call=self.calls))
-        self.phase = phase
+    def handlers(self) -> dict[Phase, Callable[..., Any]]:
+        """Phase -> handler, built per call (the run holds no cycle); DONE's calls reach none."""
+        return {Phase.WARMUP: self._warmup, Phase.EAGER: self._eager, Phase.PROFILE: self._profile,
+                Phase.PROBE: self._probe, Phase.CAPTURE: self._capture, Phase.REPLAY: self._replay}  # fmt: skip
+
+    def _transition(self, why: Exit) -> None:
+        """The phase ends for ``why``: on to the one ``TRANSITIONS`` names (written as an event;
+        the same one counts its calls again; DONE closes the plan). DONE is final."""
+        if self.phase is Phase.DONE:
+            return
+        target = TRANSITIONS[self.phase, why]
+        if target is Phase.DONE:
+            return self.finish(reason=FINISH_REASONS[why])
+        if target is not self.phase:
+            self.events.write(PhaseEvent(name=target.value, call=self.calls))
+            self.phase = target
         self.in_phase = 0
+
+    def _calls_made(self) -> bool:
+        """Whether a counted phase has made its calls (the CALLS_MADE rows of the table)."""
+        wanted = {Phase.WARMUP: self.config.warmup, Phase.EAGER: self.pre_capture_calls, Phase.PROFILE: self.config.profile_calls}
+        return self.in_phase >= wanted[self.phase]
 
     def _observe(self, index: int, records: list[dict[str, Any]], state: dict[str, torch.Tensor]) -> None:
         if index < MAX_CALL_EVENTS:
@@ -196,9 +223,9 @@ class TargetRun:
             if version_of(t) is None or (n in before_state and version_of(t) != before_state[n]):
                 self.mutated_state.add(n)
         self.in_phase += 1
-        if self.in_phase >= self.config.warmup:
+        if self._calls_made():
             self.events.write(MutationsEvent(args=sorted(self.mutated_args), state=sorted(self.mutated_state), cuda_rng=self.draws_cuda_rng))
-            self._advance(Phase.EAGER)
+            self._transition(Exit.CALLS_MADE)
         return out
 
     def _eager(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
@@ -207,8 +234,8 @@ class TargetRun:
         self.events.write(EagerTimingEvent(index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, phase="eager", mode="in-loop"))
         self.eager_sets.append((args, kwargs))
         self.in_phase += 1
-        if self.in_phase >= self.pre_capture_calls:
-            self._advance(Phase.PROFILE)
+        if self._calls_made():
+            self._transition(Exit.CALLS_MADE)
         return out
 
     def _profile(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
@@ -225,17 +252,16 @@ class TargetRun:
             out = self._user(*args, **kwargs)
             torch.cuda.synchronize()
         self.in_phase += 1
-        if self.in_phase >= self.config.profile_calls:
+        if self._calls_made():
             if self._finish_profile():
-                self._advance(Phase.PROBE)
+                self._transition(Exit.CALLS_MADE)
             else:  # its trace lost the GPU activity: profile these calls again
-                self.in_phase = 0
+                self._transition(Exit.TRACE_LOST)
                 self.events.write(NoteEvent(text=REPROFILED))
         return out
 
-    def _run_dir(self) -> Any:
-        from pathlib import Path
-
+    def run_dir(self) -> Any:
+        """The run folder, where the profiler traces go (beside the event log)."""
         return Path(self.config.events_path).parent
 
     def _finish_profile(self, retry: bool = True) -> bool:
@@ -257,7 +283,7 @@ class TargetRun:
         else:
             return True
         self.discarded = None
-        path = write_table(prof, self._run_dir(), "eager")
+        path = write_table(prof, self.run_dir(), "eager")
         self.events.write(TraceEvent(path=path, calls=calls, what="eager", may_be_lost=may_be_lost))
         return True
 
@@ -270,17 +296,17 @@ class TargetRun:
                 entry["snippet"] = snippet(entry["file"], int(entry["line"]))
         self.events.write(found.event(index, max_functions=200))
         self.host_writes, self.host_containers = found.writes, found.containers
-        self._advance(Phase.CAPTURE)
+        self._transition(Exit.CALLS_MADE)
         return out
 
     # ------------------------------------------------------------------ capture and replay
-    def _snapshot(self, args: tuple, kwargs: dict, state: dict) -> Snapshot:
+    def snapshot(self, args: tuple, kwargs: dict, state: dict) -> Snapshot:
         """Clones of everything the call mutates, and the CUDA RNG state, to undo it."""
         return Snapshot.take(mutated_tensors(tensor_leaves(self._canon(args, kwargs)), self.mutated_args, state, self.mutated_state))
 
     def _capture(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
         static_args, static_kwargs = self.inputs.make(args, kwargs)
-        snap = self._snapshot(args, kwargs, state)
+        snap = self.snapshot(args, kwargs, state)
 
         def reset() -> None:
             snap.restore()
@@ -300,7 +326,7 @@ class TargetRun:
                     info["snippet"] = snippet(info["file"], int(info["line"]))
                 self.events.write(CaptureEvent(ok=False, index=index, moved_args=sorted(self.inputs.moved_args), **info))
                 snap.restore()
-                self.finish(reason="capture failed")
+                self._transition(Exit.CAPTURE_FAILED)
                 return self._user(*args, **kwargs)
         cap = self.captured
         self.events.write(cap.event(index, sorted(self.inputs.moved_args)))
@@ -314,7 +340,7 @@ class TargetRun:
         # The capture itself ran the step on the static buffers: undo it, then this call
         # becomes the first validation (same data as captured).
         snap.restore()
-        self._advance(Phase.REPLAY)
+        self._transition(Exit.CAPTURED)
         return self._validate(index, args, kwargs, state, changed_scalars=[])
 
     def _replay(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
@@ -374,7 +400,7 @@ class TargetRun:
         self._maybe_done()
         return out
 
-    def _run_graph(self, args: tuple, kwargs: dict) -> None:
+    def run_graph(self, args: tuple, kwargs: dict) -> None:
         """Copy what changed into the static buffers, replay. Kept lean: it is timed."""
         assert self.captured is not None
         self.inputs.copy_in(args, kwargs)
@@ -386,7 +412,7 @@ class TargetRun:
         if not self.profiled_replay:
             profile_replay(self, args, kwargs)
         with nvtx_range("replay"):
-            _, t = timed(lambda: self._run_graph(args, kwargs))
+            _, t = timed(lambda: self.run_graph(args, kwargs))
         self.events.write(ReplayTimingEvent(index=index, wall_us=t.wall_us, gpu_us=t.gpu_us, mode="in-loop"))
         self.replays_timed += 1
         out = clone_tensors(cap.static_out)
@@ -402,7 +428,7 @@ class TargetRun:
         with nvtx_range("replay"):
             result = validate(
                 self._user,
-                lambda: self._run_graph(args, kwargs),
+                lambda: self.run_graph(args, kwargs),
                 cap.static_out,
                 args,
                 kwargs,
@@ -427,7 +453,7 @@ class TargetRun:
         )
         stuck = self.replay_calls >= 6 * self.in_loop_calls + 10
         if enough or stuck:
-            self.finish(reason="complete" if enough else "replay phase could not collect enough matching calls")
+            self._transition(Exit.COMPLETE if enough else Exit.STUCK)
 
     def final_checks(self) -> None:
         """The stream check, once the script is done with the GPU. Importing the sanitizer

@@ -57,7 +57,7 @@ def protected_tensors(run: TargetRun, sets: list[tuple[tuple, dict]]) -> list[to
     """Every tensor the bursts may change that the user can see afterwards."""
     out: list[torch.Tensor] = []
     for args, kwargs in sets:
-        out += mutated_tensors(tensor_leaves(run.inputs.canon(args, kwargs)), run.mutated_args, run._state_of(args, kwargs), run.mutated_state)
+        out += mutated_tensors(tensor_leaves(run.inputs.canon(args, kwargs)), run.mutated_args, run.state_of(args, kwargs), run.mutated_state)
     return out
 
 

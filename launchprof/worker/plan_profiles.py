@@ -21,14 +21,14 @@ def profile_replay(run: TargetRun, args: tuple, kwargs: dict) -> None:
     from torch.profiler import record_function
 
     run.profiled_replay = True
-    snap = run._snapshot(args, kwargs, run._state_of(args, kwargs))
+    snap = run.snapshot(args, kwargs, run.state_of(args, kwargs))
     try:
         torch.cuda.synchronize()
         with new_profile() as prof:
             with record_function("launchprof/replay"), record_function("launchprof/call0"):
-                run._run_graph(args, kwargs)
+                run.run_graph(args, kwargs)
                 torch.cuda.synchronize()
-        path = write_table(prof, run._run_dir(), "replay")
+        path = write_table(prof, run.run_dir(), "replay")
     finally:
         snap.restore()  # the extra replay must not advance the user's state, whatever failed
     run.events.write(TraceEvent(path=path, calls=1, what="replay"))

@@ -18,7 +18,7 @@ import json
 from typing import TYPE_CHECKING, Annotated, Any
 
 from launchprof.enums import Severity, Verdict
-from launchprof.findings import Note
+from launchprof.findings import Note, Param
 from launchprof.hazards.identity import fingerprint_of
 from launchprof.model_base import Before, adapter, model, plain  # unknown keys ignored: reports from a newer launchprof load
 from launchprof.models_buckets import BucketPlan
@@ -96,11 +96,20 @@ class Hazard:
     # number) keeps its identity. Derived whenever the code is known; a fingerprint read from
     # a report whose hazard carries no code is kept, since it cannot be derived again here.
     fingerprint: str = ""
+    # What was found as a record (launchprof.hazard_codes): ``message`` and ``hint`` are its
+    # words (launchprof.render.hazard_text). A hazard without a code (from a report written
+    # before hazards had codes, or built from a sentence alone) gets ``text`` and its
+    # message as ``{"text": message}``.
+    code: str = ""
+    params: dict[str, Param] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # The rules pass a kind's severity as they declare it; renderers compare by identity.
         object.__setattr__(self, "severity", Severity(self.severity))
         object.__setattr__(self, "fingerprint", fingerprint_of(self))
+        if not self.code:
+            object.__setattr__(self, "code", "text")
+            object.__setattr__(self, "params", {"text": self.message})
 
 
 @model

@@ -12,18 +12,17 @@ import dataclasses
 from pathlib import Path
 from launchprof.enums import Severity
 from launchprof.evidence import Evidence
+from launchprof.hazard_codes import Placed
+from launchprof.hazards.common import restated
 from launchprof.model_base import adapter
 from launchprof.models import Candidate, Hazard, Report
 from launchprof.project import relative_to_root
-
-WOULD_BREAK = "would break capture if this ran inside a target: "
-
 
 def as_info(hazard: Hazard) -> Hazard:
     if hazard.severity is Severity.INFO:
         return hazard
     details = {**hazard.details, "whole_script_severity": str(hazard.severity)}
-    return dataclasses.replace(hazard, severity=Severity.INFO, message=WOULD_BREAK + hazard.message, details=details)
+    return dataclasses.replace(restated(hazard, {Placed.WHOLE_SCRIPT: True}), severity=Severity.INFO, details=details)
 
 
 def candidates_of(ev: Evidence, root: str | None) -> list[Candidate]:

@@ -19,8 +19,11 @@ import re
 import pandas as pd
 
 from launchprof.events.base import Site
+from launchprof.findings import Param
+from launchprof.hazard_codes import HazardCode
 from launchprof.hazards.common import hazard
 from launchprof.models import Hazard
+from launchprof.render.hazard_runtime_text import short_name
 
 # Kernel names of collectives: NCCL's device kernels (ncclDevKernel_AllReduce_Sum_f32_RING_LL,
 # ncclKernel_...), and the spelled-out op names other backends and symmetric memory use.
@@ -31,14 +34,6 @@ CONTEXT = 2
 
 def is_collective(names: pd.Series) -> pd.Series:
     return names.astype(str).str.contains(COLLECTIVE_PATTERN, flags=re.IGNORECASE, regex=True)
-
-
-def short_name(name: str, width: int = 70) -> str:
-    """A kernel name a line can hold: no ``void``, no template arguments or parameters."""
-    text = re.sub(r"^void\s+", "", str(name))
-    cut = min((i for i in (text.find("<"), text.find("(")) if i > 0), default=len(text))
-    text = text[:cut]
-    return text if len(text) <= width else text[: width - 1] + "\u2026"
 
 
 def first_call(gpu: pd.DataFrame) -> pd.DataFrame:
@@ -68,17 +63,16 @@ def uncaptured_collectives(eager: pd.DataFrame, replay: pd.DataFrame, site: Site
     main = step["stream"].value_counts().idxmax()  # the stream the step launches most of its kernels on
     lost = coll[coll["name"].isin(missing.index)]
     side = sorted({s for s in lost["stream"].tolist() if s != main}, key=str)
-    names = ", ".join(f"`{short_name(n)}` x{int(c)}" for n, c in missing.items())
-    where = (
-        f"issued on side stream {', '.join(map(str, side))}, which never joined the capture (the step's own stream is {main})"
-        if side
-        else f"issued on the step's own stream {main}, yet not in the graph"
-    )
-    msg = (
-        f"rank {rank}: {int(missing.sum())} of {len(coll)} collective(s) of the eager step are missing from the captured graph "
-        f"({names}), {where}: a replay on this rank skips them while the other ranks wait in them"
-    )
-    return [hazard("uncaptured-collective", msg, site, ranks=[rank], streams=[str(s) for s in side], missing=int(missing.sum()))]
+    params: dict[str, Param] = {
+        "rank": rank,
+        "missing": int(missing.sum()),
+        "collectives": len(coll),
+        "kernels": [str(n) for n in missing.index],
+        "counts": [int(c) for c in missing.to_numpy()],
+        "side_streams": [str(s) for s in side],
+        "main_stream": str(main),
+    }
+    return [hazard("uncaptured-collective", HazardCode.UNCAPTURED_COLLECTIVE, params, site, ranks=[rank], streams=[str(s) for s in side], missing=int(missing.sum()))]
 
 
 def _first_difference(a: list[str], b: list[str]) -> int | None:
@@ -114,16 +108,16 @@ def collective_divergence(sequences: dict[int, list[str]], site: Site | None) ->
             what, sa, sb = "kernel", a, b
         if pos is None:
             continue
-        here = lambda s: f"`{short_name(s[pos])}`" if pos < len(s) else "nothing (its step ends)"  # noqa: E731
-        consequence = (
-            "collectives are matched by order across ranks, so a replay (and this eager step) would deadlock or mix up data"
-            if what == "collective"
-            else "a graph captured on each rank replays a different step on each; a branch taken on one rank only is the usual cause"
-        )
-        msg = (
-            f"ranks {base} and {other} run different {what} sequences per step ({len(sa)} vs {len(sb)} {what}s): "
-            f"first difference at {what} {pos + 1}, rank {base} runs {here(sa)}, rank {other} runs {here(sb)}; {consequence}"
-        )
+        params: dict[str, Param] = {
+            "base": base,
+            "other": other,
+            "sequence": what,
+            "base_count": len(sa),
+            "other_count": len(sb),
+            "position": pos + 1,
+            "base_runs": str(sa[pos]) if pos < len(sa) else None,  # None: that rank's step ends first
+            "other_runs": str(sb[pos]) if pos < len(sb) else None,
+        }
         lines = {str(base): _around(sa, pos), str(other): _around(sb, pos)}
-        out.append(hazard("collective-divergence", msg, site, ranks=[base, other], position=pos + 1, sequence=what, lines=lines))
+        out.append(hazard("collective-divergence", HazardCode.COLLECTIVE_DIVERGENCE, params, site, ranks=[base, other], position=pos + 1, sequence=what, lines=lines))
     return out

@@ -8,10 +8,13 @@ from typing import Any
 
 from launchprof.events.base import Site
 from launchprof.events.lifecycle import TargetEvent
+from launchprof.findings import Param
+from launchprof.hazard_codes import HazardCode
 from launchprof.hazards.identity import without_comment
 from launchprof.hazards.kinds import KINDS
 from launchprof.source import around, function_at, line_at
 from launchprof.models import Hazard
+from launchprof.render.hazard_text import hazard_hint, hazard_message, placed_message
 
 
 def code_text(site: Site | None) -> str:
@@ -19,7 +22,8 @@ def code_text(site: Site | None) -> str:
     return without_comment(site.code if site is not None and site.code else "")
 
 
-def hazard(kind: str, message: str, site: Site | None, severity: str | None = None, **details: Any) -> Hazard:
+def hazard(kind: str, code: HazardCode, params: dict[str, Param], site: Site | None, severity: str | None = None, **details: Any) -> Hazard:
+    """A runtime hazard: what it found (``code``, ``params``), its words written from them."""
     site = site or Site()
     extra = {k: v for k, v in details.items() if v is not None}
     for key in ("code", "function", "snippet"):
@@ -28,13 +32,22 @@ def hazard(kind: str, message: str, site: Site | None, severity: str | None = No
     return Hazard(
         kind=kind,
         severity=severity or KINDS[kind].severity,
-        message=message,
+        message=hazard_message(code.value, params),
         file=site.file,
         line=int(site.line) if site.line else None,
-        hint=KINDS[kind].hint,
+        hint=hazard_hint(kind, code.value, params),
         source="runtime",
         details=extra,
+        code=code.value,
+        params=params,
     )
+
+
+def restated(h: Hazard, added: dict[str, Param]) -> Hazard:
+    """``h`` placed in a wider view: ``added`` joins its params and its message is written
+    again from them (launchprof.hazard_codes.Placed)."""
+    message = placed_message(h.code, h.params, h.message, added)
+    return dataclasses.replace(h, message=message, params={**h.params, **added})
 
 
 def first_use(target: TargetEvent | None, name: str) -> Site | None:

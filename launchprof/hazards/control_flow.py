@@ -6,6 +6,8 @@ import ast
 
 from launchprof.events.base import Site
 from launchprof.evidence import Evidence
+from launchprof.findings import Param
+from launchprof.hazard_codes import HazardCode
 from launchprof.hazards.common import around, function_at, hazard, line_at, target_site
 from launchprof.hazards.scalars import scalar_history
 from launchprof.hazards.shapes import varying_shapes
@@ -16,10 +18,9 @@ def data_dependent_control_flow(ev: Evidence) -> list[Hazard]:
     seqs = [s for s in ev.kernel_sequences if s]
     if len(seqs) < 2 or all(s == seqs[0] for s in seqs) or varying_shapes(ev):
         return []
-    lengths = sorted({len(s) for s in seqs})
-    msg = f"the kernel sequence differs between calls ({' vs '.join(map(str, lengths))} kernels): only the branch taken during capture would replay"
+    params: dict[str, Param] = {"kernel_counts": sorted({len(s) for s in seqs})}
     site = _branch_on_varying(ev) or target_site(ev.target)
-    return [hazard("data-dependent-control-flow", msg, site, kernel_counts=[len(s) for s in seqs])]
+    return [hazard("data-dependent-control-flow", HazardCode.KERNEL_SEQUENCE_DIFFERS, params, site, kernel_counts=[len(s) for s in seqs])]
 
 
 def _branch_on_varying(ev: Evidence) -> Site | None:

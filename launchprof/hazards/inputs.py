@@ -12,6 +12,8 @@ import re
 
 from launchprof.events.base import Site
 from launchprof.evidence import Evidence
+from launchprof.findings import Param
+from launchprof.hazard_codes import HazardCode
 from launchprof.hazards.common import around, first_use, function_at, hazard, line_at, target_site
 from launchprof.hazards.identity import without_comment
 from launchprof.hazards.fixes.state import rebinding_site
@@ -52,21 +54,18 @@ def reallocated_inputs(ev: Evidence) -> list[Hazard]:
     out = []
     moved = reallocated_arguments(ev)
     if moved:
-        total = sum(moved.values())
-        names = ", ".join(f"`{p}`" for p in sorted(moved))
-        msg = f"{names} {'is a new allocation' if len(moved) == 1 else 'are new allocations'} each call ({total:,} bytes); launchprof copies {'it' if len(moved) == 1 else 'them'} into the static input buffers"
-        out.append(hazard("reallocated-input", msg, ev.call_site or target_site(ev.target), severity="info", arguments=sorted(moved)))
+        params: dict[str, Param] = {"arguments": sorted(moved), "bytes": sum(moved.values())}
+        site = ev.call_site or target_site(ev.target)
+        out.append(hazard("reallocated-input", HazardCode.REALLOCATED_ARGUMENTS, params, site, severity="info", arguments=sorted(moved)))
     names = sorted({n for r in ev.state_reallocs for n in r.names})
     failed = any(not v.match for v in ev.validations)
     for name in names:
-        msg = f"`{name}` is rebound to a new tensor between calls: a graph keeps reading the memory captured the first time"
-        if failed:
-            msg += "; validation confirms replay differs from eager"
         site = first_use(ev.target, name) or target_site(ev.target)
         rebound = _rebound_at(ev, name)
+        params: dict[str, Param] = {"name": name, "validation_differs": failed}
         if rebound:
-            msg += f"; it is rebound at {rebound['file']}:{rebound['line']} (`{rebound['code']}`)"
-        out.append(hazard("reallocated-input", msg, site, severity="error", variable=name, rebound_at=rebound))
+            params |= {"rebound_file": rebound["file"], "rebound_line": rebound["line"], "rebound_code": rebound["code"]}
+        out.append(hazard("reallocated-input", HazardCode.REBOUND_STATE, params, site, severity="error", variable=name, rebound_at=rebound))
     return out + mutated_arguments(ev)
 
 
@@ -114,12 +113,8 @@ def mutated_arguments(ev: Evidence) -> list[Hazard]:
     both = sorted(moved & set(ev.mutations.args))
     out = []
     for path, name in argument_names(ev, both).items():
-        msg = (
-            f"the target changes `{name}` in place, but `{name}` is a new tensor each call and is copied into a "
-            f"static buffer: under a hand-written graph the caller's `{name}` no longer changes"
-        )
         site = _mutation_site(ev, name) or first_use(ev.target, name) or target_site(ev.target)
-        out.append(hazard("reallocated-input", msg, site, severity="warning", argument=name, mutated=True, path=path))
+        out.append(hazard("reallocated-input", HazardCode.MUTATED_ARGUMENT, {"name": name}, site, severity="warning", argument=name, mutated=True, path=path))
     return out
 
 

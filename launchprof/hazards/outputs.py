@@ -17,6 +17,8 @@ import re
 import statistics
 from launchprof.events.observation import KeptOutputEvent, LoopBackEvent
 from launchprof.evidence import Evidence
+from launchprof.findings import Param
+from launchprof.hazard_codes import HazardCode
 from launchprof.hazards.common import hazard, target_site
 from launchprof.models import KeptOutput, LoopBack, OutputsAdvice
 from launchprof.models import Hazard
@@ -55,38 +57,38 @@ def _kept(ev: Evidence) -> dict[tuple[str, str], KeptOutputEvent]:
     return out
 
 
-def _fix(e: KeptOutputEvent) -> str:
+def _fix(e: KeptOutputEvent) -> str | None:
     """The storing line with the clone written in, when it is a plain ``holder.append(name)``."""
     code = str((e.where.code if e.where is not None else None) or "")
-    holder, name = re.escape(str(e.holder)), str(e.output_name or "")
+    holder = re.escape(str(e.holder))
     m = re.search(rf"{holder}\s*\.\s*(append|appendleft|add|insert)\((.*)\)\s*$", code.split("#")[0].rstrip())
     if m and m.group(2).strip():
         parts = m.group(2).rsplit(",", 1) if m.group(1) == "insert" else [m.group(2)]
         value = parts[-1].strip()
         head = (parts[0] + ", ") if len(parts) == 2 else ""
-        return f"`{code[: m.start(2)].strip()}{head}{value}.clone())`"
-    return f"`{name}.clone()` where `{e.holder}` keeps it"
+        return f"{code[: m.start(2)].strip()}{head}{value}.clone())"
+    return None
 
 
 def kept_outputs(ev: Evidence) -> list[Hazard]:
     out = []
     for e in _kept(ev).values():
-        holder, kind, scope = e.holder, e.holder_kind, e.holder_scope
+        holder = e.holder
         name = e.output_name or f"output{e.output}"
-        where = f"`{holder}` ({'an attribute of' if kind == 'attribute' else 'a variable in' if kind == 'variable' else f'a {kind} in'} `{scope}`)"
         count = e.count or 1
-        what = f"every step's `{name}`" if count > 1 else f"a step's `{name}`"
-        if e.view:
-            what += " (a view of it, which shares its memory)"
-        share = clone_share_us(ev, e.bytes)
-        cost = f"; about {share:.1f} µs per call (its share by bytes of the measured clone of all outputs)" if share is not None else ""
-        msg = (
-            f"{where} keeps {what} past the next call (seen on {count} watched call{'s' if count > 1 else ''}): under a CUDA "
-            f"graph every kept entry aliases the same static output buffer, which the next replay overwrites. "
-            f"Clone what you keep: {_fix(e)}{cost}"
-        )
+        params: dict[str, Param] = {
+            "holder": holder,
+            "holder_kind": e.holder_kind,
+            "scope": e.holder_scope,
+            "output": name,
+            "calls": count,
+            "view": bool(e.view),
+            "share_us": clone_share_us(ev, e.bytes),
+            "fix_code": _fix(e),  # the storing line with the clone written in, when launchprof can write it
+            "fix_name": str(e.output_name or ""),
+        }
         site = e.where or e.call_site or ev.call_site or target_site(ev.target)
-        out.append(hazard("kept-output", msg, site, variable=holder, output=name, calls=count, bytes=e.bytes))
+        out.append(hazard("kept-output", HazardCode.KEPT_OUTPUT, params, site, variable=holder, output=name, calls=count, bytes=e.bytes))
     return out
 
 
@@ -101,22 +103,11 @@ def loop_back_state(ev: Evidence) -> list[Hazard]:
     out = []
     for arg, e in _loop_backs(ev).items():
         name = e.output_name or f"output{e.output}"
-        same = "is the" if e.how == "same-object" else "has the same contents as the"
         copy = e.copy_us
         nbytes = e.bytes
-        size = f"{nbytes:,} bytes" if isinstance(nbytes, int) else "its bytes"
-        saving = (
-            f"copying it into the static input costs about {copy:.1f} µs per call ({size}, measured alone)"
-            if isinstance(copy, (int, float))
-            else f"a graph copies it into the static input every call ({size})"
-        )
-        msg = (
-            f"`{arg}` of each call {same} `{name}` the previous call returned: the state loops back, and {saving}. "
-            f"Write the step for it: keep the state in a static buffer that the captured step updates in place "
-            f"(`{arg}_static.copy_({name}_new)` at its end) and pass `{arg}_static` every call: no copy-in, no clone"
-        )
+        params: dict[str, Param] = {"argument": arg, "output": name, "same_object": e.how == "same-object", "copy_us": copy, "bytes": nbytes}
         site = e.site or ev.call_site or target_site(ev.target)
-        out.append(hazard("loop-back", msg, site, argument=arg, output=name, copy_us=copy, bytes=nbytes))
+        out.append(hazard("loop-back", HazardCode.LOOP_BACK, params, site, argument=arg, output=name, copy_us=copy, bytes=nbytes))
     return out
 
 

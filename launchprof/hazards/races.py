@@ -12,29 +12,26 @@ from typing import Any
 
 from launchprof.events.capture import RaceAccess
 from launchprof.evidence import Evidence
+from launchprof.findings import Param
+from launchprof.hazard_codes import HazardCode
 from launchprof.hazards.common import code_text, hazard
 from launchprof.models import Hazard
+from launchprof.render.hazard_runtime_text import race_fix
 
 
-def _stream(access: RaceAccess, origin: Any) -> str:
-    return "the calling stream" if access.stream == origin else f"side stream {access.stream}"
-
-
-def _where(access: RaceAccess) -> str:
-    code = code_text(access)
-    line = f"line {access.line}" if access.line else "an unknown line"
-    return f"`{code}` ({line})" if code else line
+def _access(who: str, access: RaceAccess, origin: Any) -> dict[str, Param]:
+    """One access as a race's params: its line and code, its stream and whether that is the calling one."""
+    return {
+        f"{who}_line": access.line,
+        f"{who}_code": code_text(access),
+        f"{who}_stream": access.stream,
+        f"{who}_on_origin": access.stream == origin,
+    }
 
 
 def fix_of(later: RaceAccess, earlier: RaceAccess, origin: Any) -> str:
     """The wait that orders the two, written for the later access's line."""
-    reader, writer = _stream(later, origin), _stream(earlier, origin)
-    at = f"line {later.line}" if later.line else "the access"
-    after = f" after line {earlier.line}" if earlier.line else ""
-    return (
-        f"before {at}, make {reader} wait for {writer}: `torch.cuda.current_stream().wait_stream(<{writer}>)` "
-        f"there, or record an event on {writer}{after} and `wait_event` it before {at}"
-    )
+    return race_fix(_access("later", later, origin) | _access("earlier", earlier, origin))
 
 
 def graph_confirms(ev: Evidence) -> bool | None:
@@ -58,17 +55,14 @@ def stream_races(ev: Evidence) -> list[Hazard]:
         access, previous = race.access, race.previous
         write = previous if previous.type == "write" else access
         other = access if write is previous else previous
-        verb = "writes" if other.type == "write" else "reads"
-        msg = (
-            f"{_where(other)} {verb} memory on {_stream(other, origin)} that {_where(write)} writes on "
-            f"{_stream(write, origin)}, with nothing ordering the two"
-        )
-        if confirmed:
-            msg += "; the captured graph has no edge between them either, so every replay races"
-        elif confirmed is False:
-            msg += " (the captured graph happens to order every node, but eager runs race)"
+        params: dict[str, Param] = {
+            "other_type": other.type,
+            **_access("other", other, origin),
+            **_access("write", write, origin),
+            "graph_confirms": confirmed,
+        }
         out.append(hazard(
-            "stream-race", msg, access, write=_brief(write), access=_brief(other),
+            "stream-race", HazardCode.STREAM_RACE, params, access, write=_brief(write), access=_brief(other),
             fix=fix_of(access, previous, origin), graph_confirms=confirmed,
         ))
     return out

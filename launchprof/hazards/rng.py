@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from launchprof.evidence import Evidence
+from launchprof.hazard_codes import HazardCode
 from launchprof.hazards.common import hazard
 from launchprof.models import Hazard
 
@@ -15,6 +16,5 @@ def foreign_rng(ev: Evidence) -> list[Hazard]:
         if key in seen:
             continue
         seen.add(key)
-        msg = f"{r.what if r.what is not None else 'random draw'} inside the target: replay repeats the numbers drawn at capture"
-        out.append(hazard("rng-state", msg, r))
+        out.append(hazard("rng-state", HazardCode.FOREIGN_RNG, {"what": r.what}, r))
     return out

@@ -7,8 +7,9 @@ from collections.abc import Callable
 
 from launchprof.enums import hazard_order, severity_rank
 from launchprof.evidence import Evidence
+from launchprof.hazard_codes import Placed
 from launchprof.hazards import control_flow, inputs, outputs, races, rng, scalars, shapes, side_effects, streams, syncs, validation
-from launchprof.hazards.common import is_library_file, user_target
+from launchprof.hazards.common import is_library_file, restated, user_target
 from launchprof.hazards.fixes import with_fixes
 from launchprof.models import Hazard
 
@@ -52,6 +53,5 @@ def _placed(h: Hazard) -> Hazard:
     """A hazard with no line in the user's code says why, so the user does not hunt for a line that is not theirs."""
     if h.file and not is_library_file(h.file):
         return h
-    where = f"it surfaced in library code ({h.file}{':' + str(h.line) if h.line else ''})" if h.file else "no frame of the user's code was on the stack"
-    return dataclasses.replace(h, message=f"{h.message} (no line in your code: {where})")
+    return restated(h, {Placed.OUTSIDE_USER_CODE: True, Placed.LIBRARY_FILE: h.file, Placed.LIBRARY_LINE: h.line})
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from launchprof.evidence import Evidence
+from launchprof.findings import Param
+from launchprof.hazard_codes import HazardCode
 from launchprof.hazards.common import first_use, hazard, target_site
 from launchprof.models import Hazard
 
@@ -24,14 +26,16 @@ def scalar_history(ev: Evidence) -> dict[str, list[Any]]:
     return seen
 
 
-def _fmt(values: list[Any]) -> str:
+# Distinct values a frozen-scalar hazard names.
+SHOWN_VALUES = 4
+
+
+def _distinct(values: list[Any]) -> list[Any]:
     distinct: list[Any] = []
     for v in values:
         if v not in distinct:
             distinct.append(v)
-    shown = ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in distinct[:4])
-    more = f", … ({len(distinct)} distinct values)" if len(distinct) > 4 else ""
-    return shown + more
+    return distinct
 
 
 def frozen_scalars(ev: Evidence) -> list[Hazard]:
@@ -42,20 +46,16 @@ def frozen_scalars(ev: Evidence) -> list[Hazard]:
         failed = [v for v in ev.validations if path in v.changed_scalars and not v.match]
         checked = [v for v in ev.validations if path in v.changed_scalars]
         captured = next((v.captured_scalars.get(path) for v in checked), None)
-        msg = f"`{path}` is a Python number that changes between calls (seen {_fmt(values)})"
-        if failed:
-            diff = failed[0].max_abs_diff
-            msg += (
-                f"; the graph keeps the captured value {captured!r}: replay differed from eager "
-                f"(max |diff| {diff:.3g})" if isinstance(diff, (int, float)) else "; replay differed from eager"
-            )
-            severity = "error"
-        elif checked:
-            msg += "; replay with a different value matched eager, so it may not reach a kernel, but the graph still keeps the captured value"
-            severity = "warning"
-        else:
-            msg += "; the graph would keep the captured value"
-            severity = "warning"
+        distinct = _distinct(values)
+        params: dict[str, Param] = {
+            "argument": path,
+            "values": distinct[:SHOWN_VALUES],
+            "distinct": len(distinct),
+            "outcome": "differed" if failed else "matched" if checked else "unchecked",
+            "captured": captured,
+            "max_abs_diff": failed[0].max_abs_diff if failed else None,
+        }
         site = first_use(ev.target, path) or target_site(ev.target)
-        out.append(hazard("frozen-scalar", msg, site, severity=severity, argument=path, values=values[:20]))
+        severity = "error" if failed else "warning"
+        out.append(hazard("frozen-scalar", HazardCode.FROZEN_SCALAR, params, site, severity=severity, argument=path, values=values[:20]))
     return out

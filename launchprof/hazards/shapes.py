@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from launchprof.evidence import Evidence
+from launchprof.findings import Param, Scalar
+from launchprof.hazard_codes import HazardCode
+from launchprof.render.hazard_runtime_text import SHOWN_SHAPES
 from launchprof.hazards.common import hazard, target_site
 from launchprof.models import Hazard
 
@@ -24,12 +27,20 @@ def dynamic_shapes(ev: Evidence) -> list[Hazard]:
     varying = varying_shapes(ev)
     if not varying:
         return []
-    parts = []
-    for path, shapes in sorted(varying.items()):
+    counts: list[Scalar] = []
+    dims: list[Scalar] = []
+    ndims: list[Scalar] = []
+    for _, shapes in sorted(varying.items()):
         distinct = sorted(set(shapes))
-        shown = ", ".join("x".join(map(str, s)) for s in distinct[:6]) + (f", … ({len(distinct)} shapes)" if len(distinct) > 6 else "")
-        parts.append(f"`{path}`: {shown}")
-    fallbacks = sum(1 for f in ev.fallbacks if f.reason == "shape")
-    tail = f"; {fallbacks} calls did not match the captured shape and ran eagerly" if fallbacks else ""
-    msg = "argument shapes vary between calls (" + "; ".join(parts) + ")" + tail
-    return [hazard("dynamic-shape", msg, ev.call_site or target_site(ev.target), arguments=sorted(varying))]
+        counts.append(len(distinct))
+        for shape in distinct[:SHOWN_SHAPES]:
+            dims.extend(shape)
+            ndims.append(len(shape))
+    params: dict[str, Param] = {
+        "arguments": sorted(varying),
+        "shape_counts": counts,  # distinct shapes of each argument
+        "shape_dims": dims,  # the shapes named, argument by argument, their dims in a row
+        "shape_ndims": ndims,  # how many of shape_dims each named shape takes
+        "fallbacks": sum(1 for f in ev.fallbacks if f.reason == "shape"),
+    }
+    return [hazard("dynamic-shape", HazardCode.DYNAMIC_SHAPE, params, ev.call_site or target_site(ev.target), arguments=sorted(varying))]

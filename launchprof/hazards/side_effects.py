@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from launchprof.evidence import Evidence
+from launchprof.hazard_codes import HazardCode
 from launchprof.hazards.common import code_text, hazard
 from launchprof.models import Hazard
 
@@ -15,8 +16,5 @@ def host_side_effects(ev: Evidence) -> list[Hazard]:
         if key in seen:
             continue
         seen.add(key)
-        code = code_text(e)
-        what = e.what if e.what is not None else "host work"
-        msg = f"{what} (`{code}`) runs once at capture, never on replay" if code else f"{e.what} runs once at capture, never on replay"
-        out.append(hazard("host-side-effect", msg, e))
+        out.append(hazard("host-side-effect", HazardCode.HOST_SIDE_EFFECT, {"what": e.what, "code": code_text(e)}, e))
     return out

@@ -11,6 +11,8 @@ from typing import Any
 
 from launchprof.events.observation import ProbeEntry
 from launchprof.evidence import Evidence
+from launchprof.findings import Param
+from launchprof.hazard_codes import HazardCode
 from launchprof.hazards.common import code_text, hazard
 from launchprof.models import Hazard
 
@@ -45,9 +47,6 @@ def unjoined_streams(ev: Evidence) -> list[Hazard]:
     capture_says = ev.capture is not None and not ev.capture.ok and ev.capture.kind == "unjoined-stream"
     out = []
     for fork in unjoined_forks(ops):
-        code = code_text(fork)
-        msg = f"`{code}` forks work to a side stream that never rejoins the capturing stream"
-        if capture_says:
-            msg += " (capture failed: cudaErrorStreamCaptureUnjoined)"
-        out.append(hazard("unjoined-stream", msg, fork))
+        params: dict[str, Param] = {"code": code_text(fork), "capture_says": capture_says}
+        out.append(hazard("unjoined-stream", HazardCode.UNJOINED_FORK, params, fork))
     return out

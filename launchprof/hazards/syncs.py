@@ -6,6 +6,8 @@ import dataclasses
 
 from launchprof.events.observation import ProbeEntry, ProbeEvent
 from launchprof.evidence import Evidence
+from launchprof.findings import Param
+from launchprof.hazard_codes import HazardCode
 from launchprof.hazards.common import code_text, hazard, target_site
 from launchprof.models import Hazard
 
@@ -21,8 +23,7 @@ def hidden_syncs(ev: Evidence) -> list[Hazard]:
     if cap is not None and cap.kind == "pageable-copy" and cap.file:
         pageable.add((cap.file, cap.line))
         if (cap.file, cap.line) not in {(s.file, s.line) for s in syncs}:
-            what = "host-to-device copy from pageable memory"
-            syncs.append(ProbeEntry(file=cap.file, line=cap.line, code=cap.code, function=cap.function, snippet=cap.snippet, kind="pageable-copy", what=what))
+            syncs.append(ProbeEntry(file=cap.file, line=cap.line, code=cap.code, function=cap.function, snippet=cap.snippet, kind="pageable-copy"))
     for s in syncs:
         if (s.file, s.line) in pageable:
             s = dataclasses.replace(s, kind="pageable-copy")
@@ -31,14 +32,9 @@ def hidden_syncs(ev: Evidence) -> list[Hazard]:
             continue
         seen.add(key)
         kind = s.kind or "hidden-sync"
-        what = s.what or s.op or "synchronising call"
-        code = code_text(s)
-        where = f" in `{code}`" if code else ""
-        if kind == "pageable-copy":
-            msg = f"host-to-device copy from pageable (non-pinned) memory{where}: capture cannot record it"
-        else:
-            msg = f"{what}{where} waits for the GPU: capture fails at this line"
-        out.append(hazard(kind, msg, s, op=s.op, count=s.count))
+        code = HazardCode.PAGEABLE_COPY if kind == "pageable-copy" else HazardCode.SYNC
+        params: dict[str, Param] = {"what": s.what or s.op, "code": code_text(s)}
+        out.append(hazard(kind, code, params, s, op=s.op, count=s.count))
     return out
 
 
@@ -48,8 +44,6 @@ def capture_failure(ev: Evidence) -> list[Hazard]:
     if cap is None or cap.ok:
         return []
     kind = cap.kind or "capture-failed"
-    cuda = ", ".join(cap.cuda_errors)
-    detail = f" ({cuda})" if cuda else ""
     probe = ev.probe or ProbeEvent()
     explained = {
         "hidden-sync": [s for s in probe.syncs if (s.kind if s.kind is not None else "hidden-sync") == "hidden-sync"],
@@ -59,5 +53,5 @@ def capture_failure(ev: Evidence) -> list[Hazard]:
     if kind in explained and explained[kind] and not cap.file:
         return []  # the probe's findings carry the lines; the capture error adds nothing
     site = cap if cap.file else target_site(ev.target)
-    message = f"capture failed: {cap.exception}: {cap.message}{detail}"
-    return [hazard(kind if kind != "capture-allocation" else "capture-allocation", message, site, severity="error", cuda_errors=cap.cuda_errors)]
+    params: dict[str, Param] = {"exception": cap.exception, "message": cap.message, "cuda_errors": list(cap.cuda_errors)}
+    return [hazard(kind, HazardCode.CAPTURE_FAILED, params, site, severity="error", cuda_errors=cap.cuda_errors)]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from launchprof.events.capture import ValidationLeaf
 from launchprof.evidence import Evidence
+from launchprof.findings import Param
+from launchprof.hazard_codes import HazardCode
 from launchprof.hazards.common import hazard, target_site
 from launchprof.models import Hazard
 
@@ -18,9 +20,12 @@ def replay_mismatch(ev: Evidence) -> list[Hazard]:
     # The same figure as the report's validation row: the largest difference over every
     # compared call, not the first mismatching call's.
     diffs = [v.max_abs_diff for v in ev.validations if v.max_abs_diff is not None]
-    size = f"max |diff| {max(diffs):.3g}" if diffs else (worst.why if worst.why is not None else "values differ")
-    msg = (
-        f"replay differs from eager on {len(bad)} of {len(ev.validations)} compared calls "
-        f"({size}); the first is call {first.index}, in {where}"
-    )
-    return [hazard("replay-mismatch", msg, target_site(ev.target), calls=[v.index for v in bad])]
+    params: dict[str, Param] = {
+        "differing": len(bad),
+        "compared": len(ev.validations),
+        "max_abs_diff": max(diffs) if diffs else None,
+        "why": worst.why,
+        "first_call": first.index,
+        "output": where,
+    }
+    return [hazard("replay-mismatch", HazardCode.REPLAY_MISMATCH, params, target_site(ev.target), calls=[v.index for v in bad])]

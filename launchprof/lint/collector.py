@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from launchprof.enums import Severity
+from launchprof.findings import Param
+from launchprof.hazard_codes import HazardCode, Placed
 from launchprof.lint.definitions import FunctionRef
 from launchprof.lint.facts import FunctionFacts, text
 from launchprof.lint.params import callee_params, root_params
@@ -22,6 +24,7 @@ from launchprof.lint.scalars import scalar_params
 from launchprof.lint.suppress import is_suppressed
 from launchprof.lint.walker import Walker
 from launchprof.project import relative_to_root
+from launchprof.render.hazard_text import hazard_message
 
 # A function called from many places with different argument kinds is walked at most this often.
 MAX_CONTEXTS = 8
@@ -42,7 +45,8 @@ class Found:
     message: str
     file: str
     line: int
-    hint: str  # the finding's own hint, after the kind's
+    code: str  # what was found (launchprof.hazard_codes), with the params it rests on
+    params: dict[str, Param]
     details: dict[str, str]
     severity: Severity | None = None  # when not the kind's: info for host driver code under --all
 
@@ -142,12 +146,13 @@ class Collector:
                 continue
             self.unresolved.append(entry)
             if self.strict:
-                message = f"`{text(node, 60)}` is not followed: {why}; a hazard behind it would be missed"
-                self.add(facts, Finding(UNRESOLVED_KIND, node.lineno, message), ())  # type: ignore[attr-defined]
+                params: dict[str, Param] = {"call": text(node, 60), "why": why}
+                self.add(facts, Finding(UNRESOLVED_KIND, node.lineno, HazardCode.LINT_CALL_NOT_FOLLOWED, params), ())  # type: ignore[attr-defined]
 
     def add(self, facts: FunctionFacts, finding: Finding, chain: tuple[str, ...], driver: str | None = None) -> None:
         source = facts.ref.module.source
-        key = (source.path, finding.line, finding.kind, finding.message)
+        message = hazard_message(finding.code, finding.params)
+        key = (source.path, finding.line, finding.kind, message)
         if key in self._seen:
             return
         self._seen.add(key)
@@ -156,13 +161,15 @@ class Collector:
             self.suppressed += 1
             return
         details = {"function": facts.ref.qualname, "code": line.strip()}
-        message = finding.message
+        params = dict(finding.params)
         if len(chain) > 1:
-            details["call_chain"] = " → ".join([*chain, f"{os.path.basename(source.path)}:{finding.line}"])
-            message = f"{message} (reached from the target: {details['call_chain']})"
+            calls = [*chain, f"{os.path.basename(source.path)}:{finding.line}"]
+            details["call_chain"] = " → ".join(calls)
+            params[Placed.CALL_CHAIN] = calls
         severity: Severity | None = None
         if driver is not None:
             severity = Severity.INFO
-            caller = f"`{driver}`, outside its loops" if driver else 'the `if __name__ == "__main__":` block'
-            message = f"{message} (host driver code, which no graph captures: `{facts.ref.qualname}` runs only from {caller})"
-        self.hazards.append(Found(finding.kind, message, self.relative(source.path), finding.line, finding.hint, details, severity))
+            params |= {Placed.DRIVER: driver, Placed.DRIVER_FUNCTION: facts.ref.qualname}
+        if len(params) > len(finding.params):
+            message = hazard_message(finding.code, params)
+        self.hazards.append(Found(finding.kind, message, self.relative(source.path), finding.line, finding.code.value, params, details, severity))

@@ -217,9 +217,10 @@ def _lint_targets(files: list[str], target: str | None, scan: _Scan, collector: 
 
 
 def as_hazard(found: Found) -> Hazard:
-    """A finding as a report hazard: severity and fix hint from its kind."""
+    """A finding as a report hazard: severity from its kind, the fix hint from its kind and code."""
     from launchprof.hazards.kinds import KINDS
     from launchprof.models import Hazard
+    from launchprof.render.hazard_text import hazard_hint
 
     kind = KINDS[found.kind]
     return Hazard(
@@ -228,9 +229,11 @@ def as_hazard(found: Found) -> Hazard:
         message=found.message,
         file=found.file,
         line=found.line,
-        hint=f"{kind.hint} {found.hint}".strip(),
+        hint=hazard_hint(found.kind, found.code, found.params),
         source="static",
         details=found.details,
+        code=found.code,
+        params=found.params,
     )
 
 

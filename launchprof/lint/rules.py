@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from launchprof.findings import Param
+from launchprof.hazard_codes import HazardCode, SyncReason
 from launchprof.lint import values as v
 from launchprof.lint.facts import CallFact, FunctionFacts, text
 from launchprof.lint.definitions import FunctionRef
@@ -24,12 +26,13 @@ from launchprof.lint.values import Val
 
 @dataclass(frozen=True)
 class Finding:
-    """One hazard at one line of the function's file; ``hint`` is appended to the kind's hint."""
+    """One hazard at one line of the function's file: what was found (``code``, ``params``);
+    launchprof.render.hazard_text writes its message and the hint it adds to its kind's."""
 
     kind: str
     line: int
-    message: str
-    hint: str = ""
+    code: HazardCode
+    params: dict[str, Param] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -44,14 +47,7 @@ Rule = Callable[[FunctionFacts, Tree], Iterator[Finding]]
 
 # Receivers on which .item()/.tolist()/.nonzero() are not a GPU sync (host values).
 _HOST_RECEIVERS = frozenset({v.NUMPY, v.STR, v.TUPLE, v.META, v.LIT, v.NUMBER, v.HOST, v.SELF, v.INSTANCE, v.TORCHMOD, v.MODULES, v.NONE})
-_WAITS = "copies a device value to the host and waits for the GPU"
-_FORMATS = f"formats a tensor as text: it {_WAITS}"
 _BRANCHES = frozenset({"if", "while", "conditional expression"})
-# Where a Python number is written into an optimizer, the fix is a tensor setting.
-_CAPTURABLE_HINT = (
-    "Here: make `{key}` a tensor (e.g. torch.tensor({key}, device='cuda')) and create the optimizer with "
-    "capturable=True where it supports it (Adam, AdamW, SGD ...); update it with fill_() outside the graph."
-)
 
 
 # --- hidden-sync ----------------------------------------------------------------
@@ -62,62 +58,61 @@ def hidden_sync(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
     for call in fn.calls:
         why = _sync_call(call)
         if why:
-            yield Finding("hidden-sync", call.node.lineno, f"`{text(call.node)}` {why}")
+            yield Finding("hidden-sync", call.node.lineno, HazardCode.LINT_SYNC_CALL, {"call": text(call.node), **why})
     for c in fn.conditions:
         if c.val.kind not in v.DEVICE_VALUES:
             continue
-        branch = "; the branch is also data-dependent (the graph keeps the one taken at capture)" if c.construct in _BRANCHES else ""
-        yield Finding("hidden-sync", c.node.lineno, f"`{c.construct}` on the tensor value `{text(c.node)}` {_WAITS}{branch}")
+        params: dict[str, Param] = {"construct": c.construct, "expr": text(c.node), "branch": c.construct in _BRANCHES}
+        yield Finding("hidden-sync", c.node.lineno, HazardCode.LINT_SYNC_CONDITION, params)
     for node in fn.formats:
-        yield Finding("hidden-sync", node.lineno, f"`{text(node)}` {_FORMATS}")
+        yield Finding("hidden-sync", node.lineno, HazardCode.LINT_SYNC_FORMAT, {"expr": text(node)})
     for node in fn.masks:
-        yield Finding(
-            "hidden-sync",
-            node.lineno,
-            f"boolean-mask indexing `{text(node)}` has a data-dependent size: it runs nonzero and waits for the GPU",
-            "Use torch.where(mask, x, 0) or masked_fill to keep the shape fixed.",
-        )
+        yield Finding("hidden-sync", node.lineno, HazardCode.LINT_SYNC_MASK, {"expr": text(node)})
 
 
-def _sync_call(call: CallFact) -> str | None:
-    """Why this call waits for the GPU (the message after the call's text), or None."""
+def _sync_call(call: CallFact) -> dict[str, Param] | None:
+    """Why this call waits for the GPU (``lint-sync-call``'s reason), or None."""
     node = call.node
     if call.method is not None:
         m = call.method
         r = call.receiver.kind if call.receiver is not None else v.UNKNOWN
         if m == "item" and r not in _HOST_RECEIVERS:
-            return _WAITS
+            return _because(SyncReason.WAITS)
         if m in ("tolist", "numpy", "nonzero", "argwhere") and r in (v.TENSOR, v.MASK, v.ARG):  # numpy has them too
-            return _WAITS
+            return _because(SyncReason.WAITS)
         if m == "cpu" and r not in _HOST_RECEIVERS:
-            return "copies the tensor to the host and waits for the GPU"
+            return _because(SyncReason.TO_HOST)
         if m == "to" and r in (v.TENSOR, v.MASK, v.ARG) and v.device_arg(node) == "cpu":
-            return "copies the tensor to the host and waits for the GPU"
+            return _because(SyncReason.TO_HOST)
         if m in ("masked_select", "unique", "unique_consecutive", "equal", "allclose") and r in (v.TENSOR, v.MASK, v.ARG):
-            return "has a data-dependent result on the host: it waits for the GPU"
+            return _because(SyncReason.HOST_RESULT)
         if m == "synchronize" and not node.args:
-            return "waits for the GPU, which a capturing stream cannot do"
+            return _because(SyncReason.SYNCHRONIZE)
         if m == "query" and r in (v.STREAM, v.CURRENT, v.EVENT):
-            return "queries a stream or event, which is invalid while capturing"
+            return _because(SyncReason.QUERY)
         if m in v.LOG_METHODS and _is_logger(node) and r not in v.TENSOR_LIKE and _prints_tensor(call):
-            return f"formats a tensor for the log: {_WAITS}"
+            return _because(SyncReason.LOGS_TENSOR)
         if m == "format" and r == v.STR and _prints_tensor(call):
-            return _FORMATS
+            return _because(SyncReason.FORMATS_TENSOR)
         return None
     p = call.path
     if p is None:
         return None
     if p.endswith(".synchronize"):  # torch.cuda.synchronize, torch.accelerator.synchronize, ...
-        return "waits for the GPU, which a capturing stream cannot do"
+        return _because(SyncReason.SYNCHRONIZE)
     if p in v.SYNC_FNS or (p == "torch.where" and len(node.args) == 1 and not node.keywords):
-        return "needs its result (a size or a Python bool) on the host: it waits for the GPU"
+        return _because(SyncReason.SIZE_ON_HOST)
     if p in ("bool", "int", "float", "complex") and call.args and call.args[0].kind in v.DEVICE_VALUES:
-        return f"converts a tensor to a Python {p}: it {_WAITS}"
+        return {"reason": SyncReason.CONVERTS.value, "to": p}
     if (p == "print" or (p.startswith("logging.") and p[8:] in v.LOG_METHODS)) and _prints_tensor(call):
-        return f"formats a tensor on the host: it {_WAITS}"
+        return _because(SyncReason.PRINTS_TENSOR)
     if p in ("str", "repr", "format") and call.args and v.holds_tensor(call.args[0]):
-        return _FORMATS
+        return _because(SyncReason.FORMATS_TENSOR)
     return None
+
+
+def _because(reason: SyncReason) -> dict[str, Param]:
+    return {"reason": reason.value}
 
 
 def _is_logger(node: ast.Call) -> bool:
@@ -137,28 +132,28 @@ def _prints_tensor(call: CallFact) -> bool:
 def pageable_copy(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
     """Host data copied to the device inside the step: ``torch.tensor([...]).cuda()`` and kin."""
     for call in fn.calls:
-        message = _pageable(call)
-        if message:
-            yield Finding("pageable-copy", call.node.lineno, message)
+        found = _pageable(call)
+        if found:
+            yield Finding("pageable-copy", call.node.lineno, *found)
 
 
-def _pageable(call: CallFact) -> str | None:
+def _pageable(call: CallFact) -> tuple[HazardCode, dict[str, Param]] | None:
     node = call.node
     m = call.method
     r = call.receiver or v.V_UNKNOWN
     if m is not None:
         copies = (m == "cuda" or (m == "to" and v.device_arg(node) == "device")) and r.kind == v.HOST
         if copies:
-            return f"`{text(node)}` copies a tensor built on the host ({r.origin}) from pageable memory to the device"
+            return HazardCode.LINT_PAGEABLE_HOST_TENSOR, {"call": text(node), "origin": r.origin}
         if m == "copy_" and call.args and call.args[0].kind == v.HOST and r.kind != v.HOST:
-            return f"`{text(node)}` copies from a host tensor ({call.args[0].origin}) in pageable memory"
+            return HazardCode.LINT_PAGEABLE_COPY_FROM_HOST, {"call": text(node), "origin": call.args[0].origin}
         if m == "new_tensor" and r.kind in (v.TENSOR, v.MASK, v.ARG) and v.device_keyword(node) != "cpu":
-            return f"`{text(node)}` builds a device tensor from host data: a copy from pageable memory"
+            return HazardCode.LINT_PAGEABLE_NEW_TENSOR, {"call": text(node)}
         return None
     p = call.path or ""
     if p[6:] in v.FROM_DATA_FNS and p.startswith("torch.") and v.device_keyword(node) == "device":
         if not call.args or call.args[0].kind not in (v.TENSOR, v.MASK, v.ARG):
-            return f"`{text(node)}` copies host data from pageable memory to the device"
+            return HazardCode.LINT_PAGEABLE_FROM_DATA, {"call": text(node)}
     return None
 
 
@@ -174,45 +169,23 @@ def frozen_scalar(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
             continue
         seen.add((node.lineno, name))
         if v.is_counter(number):
-            yield Finding(
-                "frozen-scalar",
-                node.lineno,
-                f"Python counter `{name}` (it changes on every call) is passed to a tensor operation in "
-                f"`{text(node)}`: the graph keeps the value it had at capture",
-                f"Here: keep `{name}` in a device tensor (torch.zeros((), device='cuda')) and count it with add_(1) "
-                "inside the step, so that every replay advances it.",
-            )
+            yield Finding("frozen-scalar", node.lineno, HazardCode.LINT_FROZEN_COUNTER, {"name": name, "call": text(node)})
             continue
-        yield Finding(
-            "frozen-scalar",
-            node.lineno,
-            f"Python number `{name}` (an argument of `{tree.root.qualname}`) is passed to a tensor operation in "
-            f"`{text(node)}`: the graph keeps the value it had at capture",
-            f"Here: pass `{name}` as a device tensor and update it with fill_()/copy_().",
-        )
+        params: dict[str, Param] = {"name": name, "target": tree.root.qualname, "call": text(node)}
+        yield Finding("frozen-scalar", node.lineno, HazardCode.LINT_FROZEN_NUMBER, params)
     for w in fn.param_writes:
         if w.val.kind in v.TENSOR_LIKE or w.val.kind in (v.TENSORS, v.LIT, v.NONE):
             continue  # a tensor setting is read at replay; a constant never changes
-        what = f"Python number `{w.val.origin}`" if w.val.kind == v.NUMBER else "a Python value"
-        yield Finding(
-            "frozen-scalar",
-            w.node.lineno,
-            f"{what} is written into the optimizer's param_groups (`{text(w.node)}`): a captured optimizer step keeps "
-            "the value it had at capture",
-            _CAPTURABLE_HINT.format(key=w.key),
-        )
+        # Where a Python number is written into an optimizer, the fix is a tensor setting.
+        setting: dict[str, Param] = {"number": w.val.kind == v.NUMBER, "name": w.val.origin, "call": text(w.node), "key": w.key}
+        yield Finding("frozen-scalar", w.node.lineno, HazardCode.LINT_FROZEN_OPTIMIZER_SETTING, setting)
     for c in fn.conditions:
         name = c.val.origin or "?"
         if c.val.kind != v.NUMBER or c.construct == "for" or (c.node.lineno, name) in seen:
             continue
         seen.add((c.node.lineno, name))
-        yield Finding(
-            "frozen-scalar",
-            c.node.lineno,
-            f"Python number `{name}` (an argument of `{tree.root.qualname}`) decides the host branch "
-            f"`{c.construct} {text(c.node)}`: the graph keeps the branch taken at capture",
-            "Here: compute both branches and select with torch.where on a device tensor, or capture one graph per value.",
-        )
+        branch: dict[str, Param] = {"name": name, "target": tree.root.qualname, "construct": c.construct, "expr": text(c.node)}
+        yield Finding("frozen-scalar", c.node.lineno, HazardCode.LINT_FROZEN_BRANCH, branch)
 
 
 def _number_uses(fn: FunctionFacts) -> Iterator[tuple[ast.AST, Val]]:
@@ -255,15 +228,8 @@ def data_dependent_control_flow(fn: FunctionFacts, tree: Tree) -> Iterator[Findi
         if c.val.kind != v.NUMBER or c.node.lineno in seen:
             continue
         seen.add(c.node.lineno)
-        name = c.val.origin or "?"
-        shape = f"the loop bound `{text(c.node)}`" if c.construct == "for" else f"the host branch `{c.construct} {text(c.node)}`"
-        yield Finding(
-            "data-dependent-control-flow",
-            c.node.lineno,
-            f"`{name}` (an argument of `{tree.root.qualname}`) decides {shape}: calls with other values run "
-            "other kernels, but the graph replays the ones recorded at capture",
-            "Here: capture one graph per value (or per loop count) and pick it on the host outside the step.",
-        )
+        params: dict[str, Param] = {"name": c.val.origin or "?", "target": tree.root.qualname, "construct": c.construct, "expr": text(c.node)}
+        yield Finding("data-dependent-control-flow", c.node.lineno, HazardCode.LINT_ARGUMENT_DECIDES, params)
 
 
 # --- unjoined-stream --------------------------------------------------------------
@@ -290,15 +256,13 @@ def unjoined_stream(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
             continue
         if fn.ref is not tree.root and key.partition(".")[0] in fn.params and joined:
             continue  # a stream passed in: the caller that owns it joins it
-        where = ", ".join(f"lines {b.lineno}-{b.end_lineno}" for b in blocks.get(key, []))  # type: ignore[attr-defined]
-        side = f"the side work (`with torch.cuda.stream({key})`, {where})" if where else "the work queued on it"
-        yield Finding(
-            "unjoined-stream",
-            node.lineno,  # type: ignore[attr-defined]
-            f"stream `{key}` is forked from the current stream here, and {side} never rejoins it: "
-            "capture ends with cudaErrorStreamCaptureUnjoined",
-            f"Here: after the side work, call torch.cuda.current_stream().wait_stream({key}).",
-        )
+        side = blocks.get(key, [])
+        params: dict[str, Param] = {
+            "stream": key,
+            "block_starts": [b.lineno for b in side],  # type: ignore[attr-defined]
+            "block_ends": [b.end_lineno for b in side],  # type: ignore[attr-defined]
+        }
+        yield Finding("unjoined-stream", node.lineno, HazardCode.LINT_STREAM_NOT_JOINED, params)  # type: ignore[attr-defined]
 
 
 def _joined_streams(tree: Tree, recorded: dict[str, str | None]) -> tuple[set[str], bool]:
@@ -326,20 +290,19 @@ _NOT_A_DRAW = frozenset({"seed", "getstate", "setstate", "get_state", "set_state
 def rng_state(fn: FunctionFacts, tree: Tree) -> Iterator[Finding]:
     """numpy / Python ``random`` / a custom ``torch.Generator`` inside the step."""
     for call in fn.calls:
-        for why in _rng_uses(call):
-            yield Finding("rng-state", call.node.lineno, f"`{text(call.node)}` {why}")
+        for code, params in _rng_uses(call):
+            yield Finding("rng-state", call.node.lineno, code, {"call": text(call.node), **params})
 
 
-def _rng_uses(call: CallFact) -> Iterator[str]:
+def _rng_uses(call: CallFact) -> Iterator[tuple[HazardCode, dict[str, Param]]]:
     p = call.path or ""
     if (p.startswith("numpy.random.") or p.startswith("random.")) and p.rpartition(".")[2] not in _NOT_A_DRAW:
-        source = "numpy's" if p.startswith("numpy.") else "Python's"
-        yield f"draws from {source} random generator on the host: replay repeats the captured numbers"
+        yield HazardCode.LINT_HOST_RNG, {"source": "numpy" if p.startswith("numpy.") else "python"}
     elif p == "torch.Generator":
-        yield "creates a generator the graph does not know"
+        yield HazardCode.LINT_NEW_GENERATOR, {}
     gen = call.kwargs.get("generator")
     if gen is not None and gen.kind != v.NONE and (p.startswith("torch.") or call.method is not None):
-        yield "draws from a generator passed in (`generator=`), not torch's default one"
+        yield HazardCode.LINT_PASSED_GENERATOR, {}
 
 
 RULES: tuple[Rule, ...] = (hidden_sync, pageable_copy, frozen_scalar, data_dependent_control_flow, unjoined_stream, rng_state)

@@ -20,8 +20,9 @@ from launchprof.analysis.notes import with_notes
 from launchprof.enums import Severity, Verdict, hazard_order, severity_rank
 from launchprof.evidence import parse_events
 from launchprof.findings import NoteCode, note
+from launchprof.hazard_codes import Placed
 from launchprof.hazards.collectives import collective_divergence, collectives_per_call, first_call, uncaptured_collectives
-from launchprof.hazards.common import target_site
+from launchprof.hazards.common import restated, target_site
 from launchprof.models import Hazard, Report, RunInfo, Speedup, Validation
 from launchprof.ranks.models import RankSkew, RankSummary
 from launchprof.run.file import Run
@@ -159,8 +160,7 @@ def tagged_hazards(inputs: list[RankInput]) -> list[Hazard]:
             found[key] = (kept, [*ranks, inp.rank])
     out = []
     for h, ranks in found.values():
-        label = f"rank {ranks[0]}" if len(ranks) == 1 else "ranks " + ", ".join(map(str, ranks))
-        out.append(dataclasses.replace(h, message=f"{label}: {h.message}", details={**h.details, "ranks": ranks}))
+        out.append(dataclasses.replace(restated(h, {Placed.ON_RANKS: list(ranks)}), details={**h.details, "ranks": ranks}))
     return out
 
 

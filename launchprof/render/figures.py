@@ -14,8 +14,10 @@ import re
 from typing import Any
 
 from launchprof.enums import Severity, Verdict
+from launchprof.hazard_codes import HazardCode
 from launchprof.predict import RNG_PROLOGUE_FILLS
 from launchprof.render import format as fmt
+from launchprof.render.hazard_text import without_diff
 from launchprof.render.paths import location, report_root, sorted_hazards
 
 __all__ = ["get", "key_numbers", "location", "report_root", "sorted_hazards", "verdict_sentence"]
@@ -164,6 +166,8 @@ def validation_text(report: Any) -> str:
     return text
 
 
+# A report written before hazards had codes keeps only the words of its hazards: their
+# max |diff| is found in them.
 _NUMBER = r"[-+]?[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?"
 _DIFFS = (
     re.compile(r"\s*\(max\s*(?:\|diff\||abs diff)\s*" + _NUMBER + r"\)"),
@@ -172,14 +176,24 @@ _DIFFS = (
 
 
 def hazard_message(hazard: Any, report: Any) -> str:
-    """The hazard's message; a max |diff| in it is the validation row's, not a second figure."""
+    """The hazard's message; a max |diff| it names is the validation row's, not a second figure."""
     val = report.validation
-    if val is None or val.max_abs_diff is None or not any(p.search(hazard.message) for p in _DIFFS):
+    if val is None or val.max_abs_diff is None:
         return hazard.message
-    base = hazard.message
-    for pattern in _DIFFS:
-        base = pattern.sub("", base)
-    base = base.rstrip(" ;,:")
+    if hazard.code == HazardCode.TEXT:
+        if not any(p.search(hazard.message) for p in _DIFFS):
+            return hazard.message
+        base = hazard.message
+        for pattern in _DIFFS:
+            base = pattern.sub("", base)
+        base = base.rstrip(" ;,:")
+    else:
+        try:
+            base = without_diff(hazard.code, hazard.params)
+        except (KeyError, TypeError, ValueError):
+            base = None
+        if base is None:
+            return hazard.message
     return f"{base}; max |diff| {fmt.diff(val.max_abs_diff)} over the {val.calls_compared} compared calls"
 
 

@@ -10,14 +10,16 @@ where the line currently sits, so an edit above a hazard does not open a new ale
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
 from launchprof.enums import Severity
 from launchprof.hazards.identity import located_fingerprint
-from launchprof.hazards.kinds import KINDS, HazardKind
+from launchprof.hazards.kinds import KINDS
 from launchprof.render.base import Renderer
+from launchprof.render.hazard_hints import HINTS, TITLES
 from launchprof.render.paths import relative, report_root
 from launchprof.render.ranks import sarif_ranks
 from launchprof.models import Hazard, Report
@@ -34,7 +36,17 @@ def level(severity: str) -> str:
         return "warning"
 
 
-def _rule(kind: HazardKind) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RuleText:
+    """What a SARIF rule says of one hazard kind."""
+
+    id: str
+    severity: str
+    title: str
+    hint: str
+
+
+def _rule(kind: RuleText) -> dict[str, Any]:
     name = "".join(part.capitalize() for part in kind.id.split("-"))
     return {
         "id": kind.id,
@@ -60,9 +72,9 @@ class SarifRenderer(Renderer):
     extension = ".sarif"
 
     def render(self, report: Report) -> str:
-        kinds = dict(KINDS)
+        kinds = {k.id: RuleText(k.id, k.severity, TITLES[k.id], HINTS[k.id]) for k in KINDS.values()}
         for h in report.hazards:  # a kind newer than this launchprof still gets a rule
-            kinds.setdefault(h.kind, HazardKind(h.kind, h.severity, h.kind, h.hint))
+            kinds.setdefault(h.kind, RuleText(h.kind, h.severity, h.kind, h.hint))
         index = {kind_id: i for i, kind_id in enumerate(kinds)}
         root = report_root(report, self.options)
         run: dict[str, Any] = {
@@ -81,7 +93,7 @@ class SarifRenderer(Renderer):
         doc = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
-    def _result(self, hazard: Hazard, report: Report, kinds: dict[str, HazardKind], index: dict[str, int], root: Path) -> dict[str, Any]:
+    def _result(self, hazard: Hazard, report: Report, kinds: dict[str, RuleText], index: dict[str, int], root: Path) -> dict[str, Any]:
         result: dict[str, Any] = {
             "ruleId": hazard.kind,
             "ruleIndex": index[hazard.kind],

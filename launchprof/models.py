@@ -18,7 +18,7 @@ import json
 from typing import TYPE_CHECKING, Annotated, Any
 
 from launchprof.enums import Severity, Verdict
-from launchprof.findings import Note
+from launchprof.findings import Note, Param
 from launchprof.hazards.identity import fingerprint_of
 from launchprof.model_base import Before, adapter, model, plain  # unknown keys ignored: reports from a newer launchprof load
 from launchprof.models_buckets import BucketPlan
@@ -71,7 +71,9 @@ class Fix:
 
     ``after`` is empty when launchprof could not write the fix for this line; ``note`` then
     says so and gives the general rule. ``file``/``line`` name the line ``before`` is taken
-    from when it is not the hazard's own (the line that rebinds a captured global)."""
+    from when it is not the hazard's own (the line that rebinds a captured global).
+    ``note`` is the sentence of ``code`` and ``params`` (a FixCode, worded by
+    launchprof.render.fix_text); a fix read from a report without a code keeps its note."""
 
     before: str
     after: str
@@ -79,6 +81,8 @@ class Fix:
     file: str | None = None
     line: int | None = None
     indent: str = ""  # the indentation of ``line`` in the file: ``after`` is written without it
+    code: str = ""  # a FixCode's value: what the fix does, or why none was written
+    params: dict[str, Param] = dataclasses.field(default_factory=dict)  # the names and lines its note says
 
 
 @model

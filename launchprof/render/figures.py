@@ -16,6 +16,7 @@ from typing import Any
 from launchprof.enums import Severity, Verdict
 from launchprof.predict import RNG_PROLOGUE_FILLS
 from launchprof.render import format as fmt
+from launchprof.render.fix_text import fix_sentence
 from launchprof.render.paths import location, report_root, sorted_hazards
 
 __all__ = ["get", "key_numbers", "location", "report_root", "sorted_hazards", "verdict_sentence"]
@@ -359,7 +360,7 @@ def same_fix_as(hazards: list[Any], root: Any) -> dict[int, str]:
         fix = fix_of(h)
         if fix is None or not fix.after:
             continue
-        key = (fix.before, fix.after, fix.note)
+        key = (fix.before, fix.after, fix_sentence(fix))
         if key in first:
             out[i] = first[key]
         else:

@@ -18,6 +18,7 @@ from launchprof.enums import Severity
 from launchprof.hazards.identity import located_fingerprint
 from launchprof.hazards.kinds import KINDS, HazardKind
 from launchprof.render.base import Renderer
+from launchprof.render.fix_text import fix_sentence
 from launchprof.render.paths import relative, report_root
 from launchprof.render.ranks import sarif_ranks
 from launchprof.models import Hazard, Report
@@ -121,7 +122,7 @@ def fix_change(hazard: Hazard, root: Path) -> dict[str, Any] | None:
     # The deleted region ends at its last line's end, before the newline: no trailing newline here.
     text = "\n".join(f"{fix.indent}{line}" if line else "" for line in fix.after.splitlines())
     return {
-        "description": {"text": fix.note},
+        "description": {"text": fix_sentence(fix)},
         "artifactChanges": [
             {
                 "artifactLocation": _artifact(fix.file or hazard.file, root),

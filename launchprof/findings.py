@@ -132,7 +132,8 @@ class Note:
     params: dict[str, Param] = field(default_factory=dict)
 
 
-def note(code: NoteCode, **params: Param) -> Note:
+def note(code: StrEnum, **params: Param) -> Note:
+    """A record of ``code`` (a NoteCode, or another record's code such as a PredictionCode)."""
     return Note(code.value, params)
 
 

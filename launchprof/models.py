@@ -185,7 +185,13 @@ class Speedup:
 
 @model
 class Prediction:
-    """The speedup predicted from the eager trace and a device profile."""
+    """The speedup predicted from the eager trace and a device profile.
+
+    ``explanation`` and ``basis`` are sentences for readers; what they say is kept as records
+    (PredictionCode notes, worded by launchprof.render.prediction_text): ``explanation_finding``
+    (the replay estimate, its figures and why it gives this speedup) and ``basis_findings``
+    (the profile and measured inputs, then each scaling applied to them), whose sentences,
+    joined by "; ", are ``basis``. A prediction read from a report without them keeps its strings."""
 
     median: float
     low: float | None = None
@@ -199,6 +205,8 @@ class Prediction:
     # The launch costs the prediction used (µs, at this run's host speed): eager_op,
     # graph_launch, graph_node. The HTML panel draws these, whatever profile it is given.
     launch_costs_us: dict[str, float] | None = None
+    explanation_finding: Note | None = None
+    basis_findings: list[Note] = dataclasses.field(default_factory=list)
 
 
 @model

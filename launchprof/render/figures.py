@@ -18,6 +18,7 @@ from launchprof.predict import RNG_PROLOGUE_FILLS
 from launchprof.render import format as fmt
 from launchprof.render.fix_text import fix_sentence
 from launchprof.render.paths import location, report_root, sorted_hazards
+from launchprof.render.prediction_text import basis_of, explanation_of
 
 __all__ = ["get", "key_numbers", "location", "report_root", "sorted_hazards", "verdict_sentence"]
 
@@ -99,7 +100,10 @@ def prediction(report: Any) -> dict[str, Any] | None:
     pred = get(report, "prediction")
     if pred is not None and get(pred, "median") is not None:
         keys = ("median", "low", "high", "basis", "replay_step_us", "explanation")
-        return {k: get(pred, k) for k in keys}
+        out = {k: get(pred, k) for k in keys}
+        out["explanation"] = explanation_of(get(pred, "explanation_finding"), out["explanation"])
+        out["basis"] = basis_of(get(pred, "basis_findings"), out["basis"])
+        return out
     if report.predicted_speedup is not None:
         return {"median": report.predicted_speedup, "low": None, "high": None, "basis": None, "replay_step_us": None, "explanation": None}
     return None

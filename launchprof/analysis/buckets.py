@@ -27,7 +27,7 @@ from launchprof.events.buckets import BucketCheckEvent, BucketEndEvent, BucketEv
 from launchprof.evidence import Evidence
 from launchprof.findings import Note, NoteCode, note
 from launchprof.hazards.shapes import varying_shapes
-from launchprof.render.notes_text import note_texts
+from launchprof.render.notes_text import note_text, note_texts
 from launchprof.models_buckets import BucketArgument, BucketMeasure, BucketPlan, BucketSpeedup, PaddingLeak
 from launchprof.stats import speedup_of
 
@@ -148,6 +148,7 @@ def bucket_plan(ev: Evidence) -> BucketPlan | None:
     shared = end.shared_pool_bytes if end else None
     step = str((ev.target.name if ev.target else None) or "step").split(".")[-1].split(":")[-1]
     findings = _notes(ev, axis, shared, limit, bool(measured))
+    choice = explain(source, axis.sizes, kept, dropped, limit)
     return BucketPlan(
         arguments=[BucketArgument(argument=p, dim=d) for p, d in axis.arguments],
         recommended=kept,
@@ -158,7 +159,8 @@ def bucket_plan(ev: Evidence) -> BucketPlan | None:
         padding_waste=padding_waste(axis.sizes, kept),
         padding_safe=safe,
         speedup=_speedup(end),
-        explanation=explain(source, axis.sizes, kept, dropped, limit),
+        explanation=note_text(choice),
+        explanation_finding=choice,
         source=source,
         observed=dict(sorted(collections.Counter(axis.sizes).items())),
         eager_above=max(kept) if kept else None,

@@ -323,10 +323,17 @@ class Report:
     rank_skew: list[RankSkew] | None = None  # multi-GPU: step-time spread between ranks (stragglers)
     compile: CompileResult | None = None  # --compare compile: torch.compile(mode="reduce-overhead")
     compile_no_cudagraphs: CompileResult | None = None  # the same, mode="default" (fusion, no graphs)
+    # The verdict rule's reading of ``speedup`` (launchprof.verdict.no_measurable_gain): its
+    # interval includes 1.0, so "marginal" reads as no measurable gain. Derived from
+    # ``speedup`` whenever a report is made, so a replaced speedup can never disagree with it.
+    no_measurable_gain: bool | None = None
 
     def __post_init__(self) -> None:
+        from launchprof.verdict import no_measurable_gain  # it builds on these models
+
         # A verdict may be given as its id; readers compare it with the enum's members.
         object.__setattr__(self, "verdict", Verdict(self.verdict))
+        object.__setattr__(self, "no_measurable_gain", no_measurable_gain(self.speedup))
 
     def to_dict(self) -> dict[str, Any]:
         return plain(self)

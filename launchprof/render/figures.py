@@ -47,9 +47,8 @@ def severity(value: str) -> Severity | None:
 
 
 def no_measurable_gain(report: Any) -> bool:
-    """The speedup interval includes 1.0: replay may be no faster than eager."""
-    sp = report.speedup
-    return sp is not None and sp.low <= 1.0 <= sp.high
+    """The verdict rule found the speedup interval includes 1.0 (``Report.no_measurable_gain``)."""
+    return bool(get(report, "no_measurable_gain"))
 
 
 def verdict_label(report: Any) -> str:

@@ -3,11 +3,13 @@
 Analysis and lint say what they found with a :class:`Note`; ``launchprof.render.notes_text``
 turns each code into its sentence, with every number written by the one formatter. So the
 words can change, and every format shows the same ones, while a JSON reader keeps the
-code and the figures. Fixes, the prediction's explanation and basis and the bucket plan's
-choice are records too: fixes and the prediction with codes of their own (:class:`FixCode`,
-:class:`PredictionCode`) worded by ``render.fix_text`` and ``render.prediction_text``, the
-bucket plan's choice with a note code (``NoteCode.BUCKET_CHOICE``). A new finding is a member of :class:`NoteCode` plus its sentence in
+code and the figures. A new finding is a member of :class:`NoteCode` plus its sentence in
 the render module (a test checks that every code has one).
+
+Fixes and the prediction are records too, with codes of their own: :class:`FixCode` worded
+by ``launchprof.render.fix_text``, :class:`PredictionCode` by
+``launchprof.render.prediction_text``. The bucket plan's choice is a note
+(``NoteCode.BUCKET_CHOICE``).
 
 Plain dataclasses, no pydantic: lint builds its report without importing it.
 """

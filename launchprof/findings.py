@@ -55,6 +55,7 @@ class NoteCode(StrEnum):
     BUCKET_POOL_OVER_LIMIT = "bucket-pool-over-limit"
     BUCKETS_OTHERS_VARY = "buckets-others-vary"
     BUCKET_CHOICE = "bucket-choice"  # the plan's choice in one line (BucketPlan.explanation)
+    PADDING_LEAKS = "padding-leaks"  # how to make padding safe (BucketPlan.fix)
     LINT_CHECKED_ALL = "lint-checked-all"
     LINT_CHECKED_TARGETS = "lint-checked-targets"
     LINT_NO_TARGET = "lint-no-target"

@@ -116,3 +116,10 @@ def test_the_bucket_plans_choice_is_a_record_and_its_explanation_the_sentence() 
         "your --buckets list (5 sizes): 3 graphs, padding waste 12.5%; sizes 32, 40 dropped to keep the shared pool "
         "under 512 MiB (--bucket-memory): the 7 observed calls above 16 run eagerly"
     )
+
+
+def test_the_bucket_plans_fix_is_a_record_where_padding_leaks() -> None:
+    plan = report_of("batch_reduce").buckets
+    assert plan.padding_safe is False and plan.fix_finding == note(NoteCode.PADDING_LEAKS)
+    assert plan.fix == note_text(plan.fix_finding)
+    assert report_of("bucketed_decode").buckets.fix_finding is None

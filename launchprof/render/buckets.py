@@ -62,7 +62,7 @@ def lines(plan: BucketPlan, root: Any = None) -> list[str]:
             op = f" (`{leak.op}` over the padded dimension{where}: `{leak.code}`)" if leak.op else where
             out.append(f"  {leak.output} differs when a call of {leak.calls_size} is padded to {leak.size}{op}")
         if plan.fix:
-            out.append(f"Fix: {plan.fix}")
+            out.append(f"Fix: {note_text(plan.fix_finding, plan.fix) if plan.fix_finding else plan.fix}")
     return out + [f"note: {n}" for n in report_notes(plan)]
 
 

@@ -294,6 +294,16 @@ def _bucket_choice(p: Params) -> str:
     return line
 
 
+@sentence(NoteCode.PADDING_LEAKS)
+def _padding_leaks(p: Params) -> str:
+    return (
+        "padding leaks into a reduction over the padded dimension: the padded rows change the real rows' "
+        "results. Use a mask of the real rows and the true length held in a device tensor (copy_ it in before "
+        "each replay): e.g. `valid = torch.arange(h.shape[0], device=h.device) < n` then "
+        "`(h * valid[:, None]).sum(0) / n` instead of `h.mean(dim=0)`"
+    )
+
+
 @sentence(NoteCode.BUCKETS_OTHERS_VARY)
 def _buckets_others_vary(p: Params) -> str:
     names = ", ".join(f"{a} dim {d}" for a, d in zip(p["arguments"], p["dims"]))

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from launchprof.render.format import memory_text
+from launchprof.findings import Note, NoteCode, note
 
 DEFAULT_MEMORY_BYTES = 2 * 2**30  # --bucket-memory
 MAX_BUCKETS = 64  # more capture sizes than this is a user error, not a plan
@@ -128,21 +128,13 @@ def fit_memory(sizes: Sequence[int], pool_of: dict[int, int], limit: int) -> tup
     return kept, dropped
 
 
-def explain(source: str, seen: Sequence[int], kept: Sequence[int], dropped: Sequence[int], limit: int) -> str:
-    """The choice in one line."""
-    largest = max(seen, default=0)
-    if source == "user":
-        why = f"your --buckets list ({len(kept) + len(dropped)} sizes)"
-    else:
-        why = f"1, 2, 4, 8 then multiples of 8 up to the largest size seen ({largest})"
-    line = f"{why}: {len(kept)} graphs, padding waste {padding_waste(seen, kept) * 100:.1f}%"
-    if dropped:
-        under = memory_text(limit)
-        line += (f"; sizes {', '.join(map(str, dropped))} dropped to keep the shared pool under "
-                 f"{under} (--bucket-memory): the {eager_calls(seen, kept)} observed calls above {max(kept)} run eagerly")
-    elif eager_calls(seen, kept):
-        line += f"; {eager_calls(seen, kept)} observed calls above {max(kept)} run eagerly"
-    return line
+def explain(source: str, seen: Sequence[int], kept: Sequence[int], dropped: Sequence[int], limit: int) -> Note:
+    """The choice, as a record (its sentence: launchprof.render.notes_text)."""
+    return note(
+        NoteCode.BUCKET_CHOICE, source=source, largest=max(seen, default=0), sizes=len(kept) + len(dropped), graphs=len(kept),
+        padding_waste=padding_waste(seen, kept), dropped=list(dropped), limit_bytes=limit, eager_calls=eager_calls(seen, kept),
+        eager_above=max(kept) if kept else None,
+    )
 
 
 def paste_snippet(arguments: Sequence[tuple[str, int]], sizes: Sequence[int], step: str = "step") -> str:

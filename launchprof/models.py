@@ -71,7 +71,9 @@ class Fix:
 
     ``after`` is empty when launchprof could not write the fix for this line; ``note`` then
     says so and gives the general rule. ``file``/``line`` name the line ``before`` is taken
-    from when it is not the hazard's own (the line that rebinds a captured global)."""
+    from when it is not the hazard's own (the line that rebinds a captured global).
+    ``note`` is the sentence of ``code`` and ``params`` (a FixCode, worded by
+    launchprof.render.fix_text); a fix read from a report without a code keeps its note."""
 
     before: str
     after: str
@@ -79,6 +81,8 @@ class Fix:
     file: str | None = None
     line: int | None = None
     indent: str = ""  # the indentation of ``line`` in the file: ``after`` is written without it
+    code: str = ""  # a FixCode's value: what the fix does, or why none was written
+    params: dict[str, Param] = dataclasses.field(default_factory=dict)  # the names and lines its note says
 
 
 @model
@@ -190,7 +194,13 @@ class Speedup:
 
 @model
 class Prediction:
-    """The speedup predicted from the eager trace and a device profile."""
+    """The speedup predicted from the eager trace and a device profile.
+
+    ``explanation`` and ``basis`` are sentences for readers; what they say is kept as records
+    (PredictionCode notes, worded by launchprof.render.prediction_text): ``explanation_finding``
+    (the replay estimate, its figures and why it gives this speedup) and ``basis_findings``
+    (the profile and measured inputs, then each scaling applied to them), whose sentences,
+    joined by "; ", are ``basis``. A prediction read from a report without them keeps its strings."""
 
     median: float
     low: float | None = None
@@ -204,6 +214,8 @@ class Prediction:
     # The launch costs the prediction used (µs, at this run's host speed): eager_op,
     # graph_launch, graph_node. The HTML panel draws these, whatever profile it is given.
     launch_costs_us: dict[str, float] | None = None
+    explanation_finding: Note | None = None
+    basis_findings: list[Note] = dataclasses.field(default_factory=list)
 
 
 @model
@@ -320,10 +332,17 @@ class Report:
     rank_skew: list[RankSkew] | None = None  # multi-GPU: step-time spread between ranks (stragglers)
     compile: CompileResult | None = None  # --compare compile: torch.compile(mode="reduce-overhead")
     compile_no_cudagraphs: CompileResult | None = None  # the same, mode="default" (fusion, no graphs)
+    # The verdict rule's reading of ``speedup`` (launchprof.verdict.no_measurable_gain): its
+    # interval includes 1.0, so "marginal" reads as no measurable gain. Derived from
+    # ``speedup`` whenever a report is made, so a replaced speedup can never disagree with it.
+    no_measurable_gain: bool | None = None
 
     def __post_init__(self) -> None:
+        from launchprof.verdict import no_measurable_gain  # it builds on these models
+
         # A verdict may be given as its id; readers compare it with the enum's members.
         object.__setattr__(self, "verdict", Verdict(self.verdict))
+        object.__setattr__(self, "no_measurable_gain", no_measurable_gain(self.speedup))
 
     def to_dict(self) -> dict[str, Any]:
         return plain(self)

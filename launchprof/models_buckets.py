@@ -84,3 +84,5 @@ class BucketPlan:
     others: list[BucketArgument] = dataclasses.field(default_factory=list)  # varying, not bucketed
     notes: list[str] = dataclasses.field(default_factory=list)  # the sentences of findings, for readers
     findings: list[Note] = dataclasses.field(default_factory=list)  # one per note, in order: its code and params
+    explanation_finding: Note | None = None  # the choice as a record (bucket-choice): ``explanation`` is its sentence
+    fix_finding: Note | None = None  # ``fix`` as a record (padding-leaks)

@@ -34,6 +34,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from launchprof.findings import Note, PredictionCode, note
+from launchprof.render.prediction_text import COEFFICIENT_WORDS, basis_sentence, prediction_sentence
+
 if TYPE_CHECKING:
     from launchprof.crossover.profile import DeviceProfile
     from launchprof.crossover.uncertainty import ReplayModel
@@ -44,21 +47,17 @@ if TYPE_CHECKING:
 RNG_PROLOGUE_FILLS = 2
 
 
-# What the replay estimate reads from a profile, in words; the basis names any of them the
-# sweep left undetermined (crossover/determined.py: a 95% interval beyond 2x its median).
-PREDICTION_COEFFICIENTS = {
-    "graph_launch_fixed_us": "the graph launch's fixed cost",
-    "graph_node_us": "the cost per graph node",
-    "floor_node_us": "the per-node floor",
-    "graph_gap_us": "the time per node beyond its kernel",
-    "empty_kernel_us": "an empty kernel's traced time",
-    "eager_op_us": "the cost of an eager op",
-}
+# What the replay estimate reads from a profile; the basis names any of them the sweep left
+# undetermined (crossover/determined.py: a 95% interval beyond 2x its median).
+PREDICTION_COEFFICIENTS = tuple(COEFFICIENT_WORDS)
 
 
 @dataclass(frozen=True)
 class Prediction:
-    """A predicted speedup (the median), its 95% interval, what it rests on, and why."""
+    """A predicted speedup (the median), its 95% interval, what it rests on, and why.
+
+    ``explanation`` and ``basis`` are the sentences of the records ``why`` and ``rests_on``
+    (launchprof.render.prediction_text writes them)."""
 
     speedup: float | None
     replay_step_us_estimate: float | None
@@ -67,6 +66,14 @@ class Prediction:
     low: float | None = None  # 95% interval of the speedup
     high: float | None = None
     basis: str = ""  # which profile (GPU/driver/torch, quick or full, where from) and which measured inputs
+    why: Note | None = None
+    rests_on: Note | None = None
+
+
+def _none(code: PredictionCode) -> Prediction:
+    """No prediction, and why not."""
+    why = note(code)
+    return Prediction(None, None, prediction_sentence(why), why=why)
 
 
 def finite_median(interval: object) -> float | None:
@@ -173,14 +180,14 @@ def predict_speedup(
     path, "cached at PATH", "measured now"), for the basis.
     """
     if profile is None:
-        return Prediction(None, None, "no device profile for this GPU: run `launchprof crossover` once to get predictions")
+        return _none(PredictionCode.NO_PROFILE)
     if not kernels_per_step or kernels_per_step < 1:
-        return Prediction(None, None, "the step launched no kernels: nothing for a graph to replay")
+        return _none(PredictionCode.NO_KERNELS)
     if not _positive(eager_step_us):
-        return Prediction(None, None, "no eager step time was measured: nothing to compare a replay with")
+        return _none(PredictionCode.NO_EAGER_STEP)
     estimate = replay_estimate_us(kernels_per_step, kernel_us, gpu_busy_us, profile)
     if estimate is None:
-        return Prediction(None, None, "the device profile lacks the replay coefficients (partial sweep?): run `launchprof crossover` again")
+        return _none(PredictionCode.NO_COEFFICIENTS)
     replay, bound = estimate
     launches = (extra_launches + rng_fills) * (finite_median(profile.eager_op_us) or 0.0)
     replay = replay + launches
@@ -190,28 +197,17 @@ def predict_speedup(
         profile, n, kernel_us, gpu_busy_us, float(eager_step_us), eager_step_ci, extra_launches + rng_fills, speedup  # type: ignore[arg-type]
     )
     low, high = (interval.low, interval.high) if interval is not None else (None, None)
-    why = (
-        f"a replay of {n} graph node{'s' if n != 1 else ''} should take about {replay:.0f} µs "
-        f"({finite_median(profile.graph_launch_fixed_us):.1f} µs to launch the graph, then at least "
-        f"{finite_median(profile.graph_node_us) or finite_median(profile.floor_node_us):.2f} µs per node"
+    share = min(float(launch_api_us) / float(eager_step_us), 1.0) if _positive(launch_api_us) else None  # type: ignore[arg-type]
+    why = note(
+        PredictionCode.REPLAY_ESTIMATE, nodes=n, replay_us=replay, launch_us=finite_median(profile.graph_launch_fixed_us),
+        node_us=finite_median(profile.graph_node_us) or finite_median(profile.floor_node_us), bound=bound,
+        extra_launches=extra_launches, rng_fills=rng_fills, eager_us=float(eager_step_us), speedup=speedup,  # type: ignore[arg-type]
+        low=low, high=high, launch_share=share, slower=speedup < 1.0,
     )
-    why += ", mostly kernel time" if bound == "gpu" else ", mostly per-node overhead"
-    if extra_launches:
-        why += f", plus {extra_launches} input cop{'ies' if extra_launches != 1 else 'y'} into the static buffers"
-    if rng_fills:
-        why += f", plus torch's {rng_fills} RNG fills before each replay"
-    why += ")"
-    why += f" against {eager_step_us:.0f} µs measured eagerly: about {speedup:.1f}x"
-    if low is not None and high is not None:
-        why += f" (95% interval {low:.1f}–{high:.1f}x)"
-    if _positive(launch_api_us):
-        share = min(float(launch_api_us) / float(eager_step_us), 1.0)  # type: ignore[arg-type]
-        why += f"; the eager step spends {share:.0%} of its time in launch calls"
-    if speedup < 1.0:
-        why += "; graphs would not help here"
-    basis = describe_basis(profile, profile_source, n, kernel_us, gpu_busy_us, float(eager_step_us), eager_step_ci)  # type: ignore[arg-type]
+    rests_on = basis_record(profile, profile_source, n, kernel_us, gpu_busy_us, float(eager_step_us), eager_step_ci)  # type: ignore[arg-type]
     return Prediction(
-        speedup=speedup, replay_step_us_estimate=replay, explanation=why, bound=bound, low=low, high=high, basis=basis
+        speedup=speedup, replay_step_us_estimate=replay, explanation=prediction_sentence(why), bound=bound, low=low, high=high,
+        basis=basis_sentence([rests_on]), why=why, rests_on=rests_on,
     )
 
 
@@ -280,7 +276,7 @@ def _interval(
     return Estimate(speedup, drawn.low, drawn.high).holding_median()
 
 
-def describe_basis(
+def basis_record(
     profile: DeviceProfile,
     source: str | None,
     n: int,
@@ -288,26 +284,22 @@ def describe_basis(
     gpu_busy_us: float | None,
     eager_step_us: float,
     eager_step_ci: Estimate | None,
-) -> str:
-    """One line: which profile, and which measured inputs, the prediction rests on."""
+) -> Note:
+    """Which profile, and which measured inputs, the prediction rests on."""
     m = profile.machine
-    kind = "partial " if profile.partial else ""
-    kind += {"calibration": "quick calibration by analyze", "default": "full"}.get(profile.plan or "", "quick" if profile.quick else "full")
-    where = f", {source}" if source else ""
-    noisy = ", NOISY" if getattr(profile, "noisy", False) else ""
-    unsure = [PREDICTION_COEFFICIENTS[n] for n in getattr(profile, "undetermined", []) if n in PREDICTION_COEFFICIENTS]
-    wide = "its 95% interval" if len(unsure) == 1 else "their 95% intervals"
-    noisy += f"; that sweep leaves {' and '.join(unsure)} uncertain, {wide} over 2x wide" if unsure else ""
-    head = f"device profile {m.gpu} · driver {m.driver} · torch {m.torch} ({kind}, created {profile.created}{where}{noisy})"
+    times: int | None = None
+    median: float | None = None
     if isinstance(kernel_us, Sequence) and not isinstance(kernel_us, str) and len(kernel_us) > 0:
-        kernels = f"{len(kernel_us)} node times (median {float(np.median(kernel_us)):.2f} µs)"
+        times, median = len(kernel_us), float(np.median(kernel_us))
     elif isinstance(kernel_us, (int, float)):
-        kernels = f"node median {float(kernel_us):.2f} µs"
-    else:
-        kernels = "no node times"
-    busy = f", GPU busy {gpu_busy_us:.1f} µs" if _positive(gpu_busy_us) else ""
-    ci = f" [{eager_step_ci.low:.1f}, {eager_step_ci.high:.1f}]" if eager_step_ci else ""
-    return f"{head}; inputs: {n} graph nodes per step (the eager step's kernels and copies), {kernels}{busy}, eager step median {eager_step_us:.1f} µs{ci}"
+        median = float(kernel_us)
+    return note(
+        PredictionCode.PROFILE_BASIS, gpu=m.gpu, driver=m.driver, torch=m.torch, partial=bool(profile.partial), plan=profile.plan,
+        quick=bool(profile.quick), created=str(profile.created), source=source, noisy=bool(getattr(profile, "noisy", False)),
+        undetermined=[c for c in getattr(profile, "undetermined", []) if c in PREDICTION_COEFFICIENTS],
+        nodes=n, node_times=times, node_median_us=median, busy_us=float(gpu_busy_us) if _positive(gpu_busy_us) else None,  # type: ignore[arg-type]
+        eager_us=eager_step_us, eager_low_us=eager_step_ci.low if eager_step_ci else None, eager_high_us=eager_step_ci.high if eager_step_ci else None,
+    )
 
 
 def eager_step_interval(stats: object) -> Estimate | None:

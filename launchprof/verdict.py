@@ -59,6 +59,14 @@ def _measured(captured: bool | None, has_target: bool, validation: Validation | 
     return Verdict.GRAPHS_DONT_HELP
 
 
+def no_measurable_gain(speedup: Speedup | None) -> bool | None:
+    """The speedup's 95% interval includes 1.0: replay may be no faster than eager, so a
+    marginal verdict is no measurable gain. None when no speedup was measured."""
+    if speedup is None:
+        return None
+    return speedup.low <= 1.0 <= speedup.high
+
+
 def decide(facts: RunFacts) -> Verdict:
     """One run's verdict."""
     verdict = _measured(facts.captured, facts.has_target, facts.validation, facts.speedup)

@@ -102,3 +102,24 @@ def test_the_bucket_plan_writes_its_notes_as_records_and_renders_them() -> None:
     assert plan.notes == [note_text(f) for f in plan.findings]
     report = dataclasses.replace(report_of("decode_loop"), buckets=dataclasses.replace(plan, notes=["stale words"] * len(plan.notes)))
     assert "the measured shared pool (1 MiB) passes --bucket-memory (0.5 MiB)" in _rendered(report, "md")
+
+
+def test_the_bucket_plans_choice_is_a_record_and_its_explanation_the_sentence() -> None:
+    plan = report_of("bucketed_decode").buckets
+    choice = plan.explanation_finding
+    assert choice is not None and choice.code == NoteCode.BUCKET_CHOICE.value
+    assert plan.explanation == note_text(choice)
+    assert choice.params["graphs"] == len(plan.recommended) and 0 <= choice.params["padding_waste"] < 1  # figures, not text
+    dropped = note(NoteCode.BUCKET_CHOICE, source="user", largest=40, sizes=5, graphs=3, padding_waste=0.125, dropped=[32, 40],
+                   limit_bytes=512 << 20, eager_calls=7, eager_above=16)
+    assert note_text(dropped) == (
+        "your --buckets list (5 sizes): 3 graphs, padding waste 12.5%; sizes 32, 40 dropped to keep the shared pool "
+        "under 512 MiB (--bucket-memory): the 7 observed calls above 16 run eagerly"
+    )
+
+
+def test_the_bucket_plans_fix_is_a_record_where_padding_leaks() -> None:
+    plan = report_of("batch_reduce").buckets
+    assert plan.padding_safe is False and plan.fix_finding == note(NoteCode.PADDING_LEAKS)
+    assert plan.fix == note_text(plan.fix_finding)
+    assert report_of("bucketed_decode").buckets.fix_finding is None

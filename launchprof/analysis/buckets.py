@@ -27,17 +27,9 @@ from launchprof.events.buckets import BucketCheckEvent, BucketEndEvent, BucketEv
 from launchprof.evidence import Evidence
 from launchprof.findings import Note, NoteCode, note
 from launchprof.hazards.shapes import varying_shapes
-from launchprof.render.notes_text import note_texts
+from launchprof.render.notes_text import note_text, note_texts
 from launchprof.models_buckets import BucketArgument, BucketMeasure, BucketPlan, BucketSpeedup, PaddingLeak
 from launchprof.stats import speedup_of
-
-FIX = (
-    "padding leaks into a reduction over the padded dimension: the padded rows change the real rows' "
-    "results. Use a mask of the real rows and the true length held in a device tensor (copy_ it in before "
-    "each replay): e.g. `valid = torch.arange(h.shape[0], device=h.device) < n` then "
-    "`(h * valid[:, None]).sum(0) / n` instead of `h.mean(dim=0)`"
-)
-
 
 E = TypeVar("E", bound=BucketEvent)
 
@@ -148,6 +140,8 @@ def bucket_plan(ev: Evidence) -> BucketPlan | None:
     shared = end.shared_pool_bytes if end else None
     step = str((ev.target.name if ev.target else None) or "step").split(".")[-1].split(":")[-1]
     findings = _notes(ev, axis, shared, limit, bool(measured))
+    choice = explain(source, axis.sizes, kept, dropped, limit)
+    fix = note(NoteCode.PADDING_LEAKS) if safe is False else None
     return BucketPlan(
         arguments=[BucketArgument(argument=p, dim=d) for p, d in axis.arguments],
         recommended=kept,
@@ -158,7 +152,8 @@ def bucket_plan(ev: Evidence) -> BucketPlan | None:
         padding_waste=padding_waste(axis.sizes, kept),
         padding_safe=safe,
         speedup=_speedup(end),
-        explanation=explain(source, axis.sizes, kept, dropped, limit),
+        explanation=note_text(choice),
+        explanation_finding=choice,
         source=source,
         observed=dict(sorted(collections.Counter(axis.sizes).items())),
         eager_above=max(kept) if kept else None,
@@ -166,7 +161,8 @@ def bucket_plan(ev: Evidence) -> BucketPlan | None:
         dropped=dropped,
         memory_limit_bytes=limit,
         leaks=leaks,
-        fix=FIX if safe is False else None,
+        fix=note_text(fix) if fix is not None else None,
+        fix_finding=fix,
         snippet=paste_snippet(axis.arguments, kept, step),
         others=[BucketArgument(argument=p, dim=d) for p, d in axis.others],
         notes=note_texts(findings),

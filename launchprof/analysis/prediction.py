@@ -10,10 +10,11 @@ import dataclasses
 
 from launchprof.crossover.profile import DeviceProfile, Interval
 from launchprof.evidence import Evidence
-from launchprof.findings import Note, NoteCode, note
+from launchprof.findings import Note, NoteCode, PredictionCode, note
 from launchprof.hazards.inputs import reallocated_arguments
 from launchprof.predict import RNG_PROLOGUE_FILLS
 from launchprof.models import EagerProfile, Prediction
+from launchprof.render.prediction_text import basis_sentence
 from launchprof.stats import Estimate
 from launchprof.trace import CallProfile
 
@@ -196,26 +197,28 @@ def predicted(ev: Evidence, eager: EagerProfile | None, profile: DeviceProfile |
     )
     if result.speedup is None:
         return None
-    basis = getattr(result, "basis", None) or (
-        f"device profile for {getattr(getattr(profile, 'machine', None), 'gpu', None) or 'this GPU'}; "
-        f"eager trace: {nodes} nodes, step {eager.step_us.median:.1f} µs ({eager.timing or 'timing unknown'})"
-    )
+    basis = [result.rests_on or note(
+        PredictionCode.TRACE_BASIS, gpu=getattr(getattr(profile, "machine", None), "gpu", None), nodes=nodes,
+        eager_us=eager.step_us.median, timing=eager.timing,
+    )]
     if clock is not None:
-        basis += f"; node times scaled by {clock:.2f} to the GPU span the timed bursts read"
-    if scale is not None:
-        basis += (
-            f"; launch costs scaled by {scale.median:.2f} ({scale.low:.2f}-{scale.high:.2f} over the samples) to this run's host "
-            f"speed (an eager op took {ev.host_eager_op_us:.2f} µs in this run, {ev.host_eager_op_us / scale.median:.2f} in the profile)"
-        )
+        basis.append(note(PredictionCode.NODE_TIMES_SCALED, scale=clock))
+    if scale is not None and ev.host_eager_op_us is not None:
+        op = float(ev.host_eager_op_us)
+        basis.append(note(
+            PredictionCode.LAUNCH_COSTS_SCALED, scale=scale.median, low=scale.low, high=scale.high, run_op_us=op, profile_op_us=op / scale.median,
+        ))
     return Prediction(
         median=float(result.speedup),
         low=getattr(result, "low", None),
         high=getattr(result, "high", None),
-        basis=basis,
+        basis=basis_sentence(basis),
         replay_step_us=result.replay_step_us_estimate,
         explanation=result.explanation or None,
         host_scale=scale.median if scale is not None else None,
         launch_costs_us=_launch_costs(profile),
+        explanation_finding=result.why,
+        basis_findings=basis,
     )
 
 

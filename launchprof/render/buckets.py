@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup, escape
 
 from launchprof.render import format as fmt
-from launchprof.render.notes_text import report_notes
+from launchprof.render.notes_text import note_text, report_notes
 from launchprof.render.paths import relative
 
 if TYPE_CHECKING:  # annotations only
@@ -42,7 +42,7 @@ def _where(plan: BucketPlan) -> str:
 
 def lines(plan: BucketPlan, root: Any = None) -> list[str]:
     """The plan's sentences, in reading order (no markup)."""
-    out = [f"Capture sizes for {_where(plan)}: {', '.join(map(str, plan.recommended))} ({plan.explanation})"]
+    out = [f"Capture sizes for {_where(plan)}: {', '.join(map(str, plan.recommended))} ({note_text(plan.explanation_finding, plan.explanation) if plan.explanation_finding else plan.explanation})"]
     if plan.shared_pool_bytes is not None or plan.private_pool_bytes is not None:
         work = f"; one-time library workspace {fmt.size(plan.workspace_bytes)} apart" if plan.workspace_bytes else ""
         out.append(
@@ -62,7 +62,7 @@ def lines(plan: BucketPlan, root: Any = None) -> list[str]:
             op = f" (`{leak.op}` over the padded dimension{where}: `{leak.code}`)" if leak.op else where
             out.append(f"  {leak.output} differs when a call of {leak.calls_size} is padded to {leak.size}{op}")
         if plan.fix:
-            out.append(f"Fix: {plan.fix}")
+            out.append(f"Fix: {note_text(plan.fix_finding, plan.fix) if plan.fix_finding else plan.fix}")
     return out + [f"note: {n}" for n in report_notes(plan)]
 
 

@@ -29,6 +29,7 @@ from launchprof.render.buckets import console_buckets
 from launchprof.render.base import Renderer
 from launchprof.render.compile import compile_console
 from launchprof.render.fitted import Col, FittedTable
+from launchprof.render.fix_text import cannot_head, fix_sentence
 from launchprof.render.legend import TERMS
 from launchprof.render.notes_text import report_notes
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
@@ -134,11 +135,13 @@ def fix_text(body: Text, h: Any, root: Path, same_as: str | None) -> list[Any]:
             for line in code.splitlines():
                 diff.add_row(Text(mark, style=style), Whole(Text(line, style=style)))
         parts.append(diff)
-    if not fix.after and "The general rule:" in fix.note:
+    note = fix_sentence(fix)
+    if not fix.after and "The general rule:" in note:
         # The rule itself is printed once, under "How to fix, by kind", with all its lines.
-        parts.append(Text(f"{fix.note.split(' The general rule:')[0].rstrip('.')}: the general rule is below", style="dim"))
+        head = cannot_head(fix) or note.split(" The general rule:")[0].rstrip(".")
+        parts.append(Text(f"{head}: the general rule is below", style="dim"))
         return parts
-    parts.append(Text(fix.note, style="dim"))
+    parts.append(Text(note, style="dim"))
     return parts
 
 

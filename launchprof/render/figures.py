@@ -18,7 +18,9 @@ from launchprof.hazard_codes import HazardCode
 from launchprof.predict import RNG_PROLOGUE_FILLS
 from launchprof.render import format as fmt
 from launchprof.render.hazard_text import without_diff
+from launchprof.render.fix_text import fix_sentence
 from launchprof.render.paths import location, report_root, sorted_hazards
+from launchprof.render.prediction_text import basis_of, explanation_of
 
 __all__ = ["get", "key_numbers", "location", "report_root", "sorted_hazards", "verdict_sentence"]
 
@@ -47,9 +49,8 @@ def severity(value: str) -> Severity | None:
 
 
 def no_measurable_gain(report: Any) -> bool:
-    """The speedup interval includes 1.0: replay may be no faster than eager."""
-    sp = report.speedup
-    return sp is not None and sp.low <= 1.0 <= sp.high
+    """The verdict rule found the speedup interval includes 1.0 (``Report.no_measurable_gain``)."""
+    return bool(get(report, "no_measurable_gain"))
 
 
 def verdict_label(report: Any) -> str:
@@ -100,7 +101,10 @@ def prediction(report: Any) -> dict[str, Any] | None:
     pred = get(report, "prediction")
     if pred is not None and get(pred, "median") is not None:
         keys = ("median", "low", "high", "basis", "replay_step_us", "explanation")
-        return {k: get(pred, k) for k in keys}
+        out = {k: get(pred, k) for k in keys}
+        out["explanation"] = explanation_of(get(pred, "explanation_finding"), out["explanation"])
+        out["basis"] = basis_of(get(pred, "basis_findings"), out["basis"])
+        return out
     if report.predicted_speedup is not None:
         return {"median": report.predicted_speedup, "low": None, "high": None, "basis": None, "replay_step_us": None, "explanation": None}
     return None
@@ -373,7 +377,7 @@ def same_fix_as(hazards: list[Any], root: Any) -> dict[int, str]:
         fix = fix_of(h)
         if fix is None or not fix.after:
             continue
-        key = (fix.before, fix.after, fix.note)
+        key = (fix.before, fix.after, fix_sentence(fix))
         if key in first:
             out[i] = first[key]
         else:

@@ -19,6 +19,7 @@ from launchprof.render.compile import compile_markdown
 from launchprof.render.legend import TERMS
 from launchprof.render.notes_text import report_notes
 from launchprof.render.base import Renderer
+from launchprof.render.fix_text import fix_sentence
 from launchprof.render.figures import key_numbers, location, machine_line, sorted_hazards, verdict_sentence
 from launchprof.render.paths import relative, report_root
 from launchprof.render.ranks import markdown_ranks
@@ -156,9 +157,9 @@ class MarkdownRenderer(Renderer):
             head = f"{place} ({md_code(h.kind)}{', also ' + ', '.join(md_code(a) for a in also if a) if also else ''})"
             if fix.after:
                 diff = "\n".join([*(f"- {ln}" for ln in fix.before.splitlines()), *(f"+ {ln}" for ln in fix.after.splitlines())])
-                out.append(f"{head}\n\n```diff\n{diff}\n```\n\n{md_text(fix.note)}")
+                out.append(f"{head}\n\n```diff\n{diff}\n```\n\n{md_text(fix_sentence(fix))}")
             else:
-                out.append(f"{head}: {md_text(fix.note)}")
+                out.append(f"{head}: {md_text(fix_sentence(fix))}")
         return ["### Fixes\n\n" + "\n\n".join(out)] if out else []
 
 

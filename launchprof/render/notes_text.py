@@ -277,6 +277,33 @@ def _bucket_pool_over_limit(p: Params) -> str:
     )
 
 
+@sentence(NoteCode.BUCKET_CHOICE)
+def _bucket_choice(p: Params) -> str:
+    if p["source"] == "user":
+        why = f"your --buckets list ({p['sizes']} sizes)"
+    else:
+        why = f"1, 2, 4, 8 then multiples of 8 up to the largest size seen ({p['largest']})"
+    line = f"{why}: {p['graphs']} graphs, padding waste {percent(p['padding_waste'])}"
+    if p["dropped"]:
+        line += (
+            f"; sizes {', '.join(map(str, p['dropped']))} dropped to keep the shared pool under {memory_text(p['limit_bytes'])} "
+            f"(--bucket-memory): the {p['eager_calls']} observed calls above {p['eager_above']} run eagerly"
+        )
+    elif p["eager_calls"]:
+        line += f"; {p['eager_calls']} observed calls above {p['eager_above']} run eagerly"
+    return line
+
+
+@sentence(NoteCode.PADDING_LEAKS)
+def _padding_leaks(p: Params) -> str:
+    return (
+        "padding leaks into a reduction over the padded dimension: the padded rows change the real rows' "
+        "results. Use a mask of the real rows and the true length held in a device tensor (copy_ it in before "
+        "each replay): e.g. `valid = torch.arange(h.shape[0], device=h.device) < n` then "
+        "`(h * valid[:, None]).sum(0) / n` instead of `h.mean(dim=0)`"
+    )
+
+
 @sentence(NoteCode.BUCKETS_OTHERS_VARY)
 def _buckets_others_vary(p: Params) -> str:
     names = ", ".join(f"{a} dim {d}" for a, d in zip(p["arguments"], p["dims"]))

@@ -20,6 +20,7 @@ from launchprof.hazards.identity import located_fingerprint
 from launchprof.hazards.kinds import KINDS
 from launchprof.render.base import Renderer
 from launchprof.render.hazard_hints import HINTS, TITLES
+from launchprof.render.fix_text import fix_sentence
 from launchprof.render.paths import relative, report_root
 from launchprof.render.ranks import sarif_ranks
 from launchprof.models import Hazard, Report
@@ -133,7 +134,7 @@ def fix_change(hazard: Hazard, root: Path) -> dict[str, Any] | None:
     # The deleted region ends at its last line's end, before the newline: no trailing newline here.
     text = "\n".join(f"{fix.indent}{line}" if line else "" for line in fix.after.splitlines())
     return {
-        "description": {"text": fix.note},
+        "description": {"text": fix_sentence(fix)},
         "artifactChanges": [
             {
                 "artifactLocation": _artifact(fix.file or hazard.file, root),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from launchprof.evidence import Evidence
+from launchprof.findings import FixCode, FixReason, Param
 from launchprof.hazards.fixes.base import FixContext, cannot
 from launchprof.hazards.fixes.branches import branch_fix
 from launchprof.hazards.fixes.copies import pageable_fix
@@ -19,6 +20,7 @@ from launchprof.hazards.fixes.state import effect_fix, mutation_fix, rebinding_f
 from launchprof.hazards.fixes.streams import join_fix
 from launchprof.hazards.fixes.syncs import sync_fix
 from launchprof.models import Fix, Hazard
+from launchprof.render.fix_text import fix_note
 
 __all__ = ["context_of", "write_fix", "with_fixes"]
 
@@ -52,7 +54,7 @@ def write_fix(h: Hazard, ctx: FixContext) -> Fix:
     if h.kind == "rng-state":
         return rng_fix(src)
     if not h.line:
-        return cannot(src, h.kind, "no line in the user's code to rewrite")
+        return cannot(src, h.kind, FixReason.NO_LINE)
     return cannot(src, h.kind)
 
 
@@ -64,7 +66,7 @@ def with_fixes(hazards: list[Hazard], ev: Evidence) -> list[Hazard]:
         try:
             fix = write_fix(h, ctx)
         except (SyntaxError, ValueError, TypeError, AttributeError, IndexError, RecursionError) as exc:
-            fix = cannot(source_line(h.file, h.line, h.details.get("code")), h.kind, f"{type(exc).__name__} while reading it")
+            fix = cannot(source_line(h.file, h.line, h.details.get("code")), h.kind, FixReason.READ_ERROR, error=type(exc).__name__)
         out.append(dataclasses.replace(h, fix=fix))
     return [_point_to_causes(h, out) for h in out]
 
@@ -77,9 +79,9 @@ def _point_to_causes(h: Hazard, hazards: list[Hazard]) -> Hazard:
     causes = [o for o in hazards if o is not h and o.fix is not None and o.fix.after and o.kind in _CAUSES]
     if not causes:
         return h
-    where = ", ".join(f"{o.kind} at line {o.line}" for o in causes)
-    note = f"launchprof cannot write one fix for the mismatch itself; it follows from the frozen state found here ({where}): apply those fixes first."
-    return dataclasses.replace(h, fix=dataclasses.replace(h.fix, note=note))
+    params: dict[str, Param] = {"kinds": [o.kind for o in causes], "lines": [o.line for o in causes]}
+    note = fix_note(FixCode.MISMATCH_CAUSES, params)
+    return dataclasses.replace(h, fix=dataclasses.replace(h.fix, note=note, code=FixCode.MISMATCH_CAUSES.value, params=params))
 
 
 _CAUSES = ("frozen-scalar", "reallocated-input", "data-dependent-control-flow", "host-side-effect", "rng-state")

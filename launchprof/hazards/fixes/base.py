@@ -6,10 +6,12 @@ import textwrap
 from dataclasses import dataclass, field
 
 from launchprof.events.base import Site
+from launchprof.findings import FixCode, FixReason, Param
 from launchprof.hazards.identity import without_comment
 from launchprof.hazards.fixes.lines import SourceLine
 from launchprof.hazards.kinds import KINDS
 from launchprof.models import Fix
+from launchprof.render.fix_text import fix_note
 from launchprof.source import lines_of
 
 
@@ -22,19 +24,23 @@ class FixContext:
     extra: dict = field(default_factory=dict)
 
 
-def make(src: SourceLine, after: str, note: str, before: str | None = None, line: int | None = None, indent: str | None = None) -> Fix:
-    """A written fix for ``src`` (or for ``line`` of the same file)."""
+def make(
+    src: SourceLine, after: str, code: FixCode, params: dict[str, Param] | None = None,
+    before: str | None = None, line: int | None = None, indent: str | None = None,
+) -> Fix:
+    """A written fix for ``src`` (or for ``line`` of the same file); its note says ``code``."""
+    params = params or {}
     return Fix(
-        before=before if before is not None else src.code, after=after, note=note, file=src.file, line=line or src.line,
-        indent=src.indent if indent is None else indent,
+        before=before if before is not None else src.code, after=after, note=fix_note(code, params), file=src.file, line=line or src.line,
+        indent=src.indent if indent is None else indent, code=code.value, params=params,
     )
 
 
-def cannot(src: SourceLine, kind: str, why: str = "") -> Fix:
+def cannot(src: SourceLine, kind: str, reason: FixReason = FixReason.NONE, **figures: Param) -> Fix:
     """Say plainly that this line's fix was not written, and give the rule: never a guessed fix that reads as a real one."""
-    reason = f" ({why})" if why else ""
-    note = f"launchprof cannot write the fix for this line{reason}. The general rule: {KINDS[kind].hint}" if kind in KINDS else f"launchprof cannot write the fix for this line{reason}."
-    return Fix(before=src.code, after="", note=note, file=src.file, line=src.line, indent=src.indent)
+    params: dict[str, Param] = {"kind": kind, "reason": reason.value, **figures}
+    note = fix_note(FixCode.CANNOT, params, KINDS[kind].hint if kind in KINDS else None)
+    return Fix(before=src.code, after="", note=note, file=src.file, line=src.line, indent=src.indent, code=FixCode.CANNOT.value, params=params)
 
 
 def statement_text(src: SourceLine, first: int, last: int) -> str:

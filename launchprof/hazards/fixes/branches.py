@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from launchprof.findings import FixCode, FixReason, Param
 from launchprof.hazards.fixes.base import FixContext, cannot, make, statement_text
 from launchprof.hazards.fixes.lines import SourceLine, names_in, unparse
 from launchprof.models import Fix
@@ -22,12 +23,9 @@ def _assignment(stmts: list[ast.stmt]) -> tuple[str, ast.expr] | None:
     return None
 
 
-def _scalar_note(test: ast.expr, ctx: FixContext) -> str:
-    scalars = sorted(names_in(test) & ctx.scalar_args)
-    if not scalars:
-        return ""
-    names = ", ".join(f"`{n}`" for n in scalars)
-    return f" {names} must then be a device tensor (updated in place before each replay), not a Python number."
+def _scalars(test: ast.expr, ctx: FixContext) -> dict[str, Param]:
+    """The target's Python-number arguments the test reads: they must become device tensors."""
+    return {"scalars": list(sorted(names_in(test) & ctx.scalar_args))}
 
 
 def _condition(test: ast.expr) -> str:
@@ -46,8 +44,8 @@ def branch_fix(src: SourceLine, ctx: FixContext, kind: str) -> Fix:
     node = src.node(ast.If)
     if not isinstance(node, ast.If):
         if isinstance(src.node(ast.While), ast.While):
-            return cannot(src, kind, "a loop whose trip count depends on a tensor has no fixed kernel sequence: bound it by a fixed count")
-        return cannot(src, kind, "no `if` statement on this line")
+            return cannot(src, kind, FixReason.TENSOR_LOOP)
+        return cannot(src, kind, FixReason.NO_IF)
     before = statement_text(src, node.lineno, node.end_lineno or node.lineno)
     test = node.test
     then = _assignment(node.body)
@@ -56,8 +54,7 @@ def branch_fix(src: SourceLine, ctx: FixContext, kind: str) -> Fix:
         name, a = then
         b = other[1] if other else ast.Name(name, ast.Load())
         after = f"{name} = torch.where({_condition(test)}, {unparse(a)}, {unparse(b)})"
-        note = "Compute both values and select on the device: no host read, one kernel sequence for every call." + _scalar_note(test, ctx)
-        return make(src, after, note, before=before)
+        return make(src, after, FixCode.WHERE_SELECT, _scalars(test, ctx), before=before)
     return _cond_fix(src, node, before, ctx)
 
 
@@ -67,7 +64,7 @@ def _cond_fix(src: SourceLine, node: ast.If, before: str, ctx: FixContext) -> Fi
         {t.id for s in node.body + node.orelse for t in ast.walk(s) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
     )
     if len(assigned) != 1:
-        return cannot(src, "data-dependent-control-flow", "the branches assign several names; pass them through torch.cond as a tuple")
+        return cannot(src, "data-dependent-control-flow", FixReason.SEVERAL_NAMES)
     out = assigned[0]
     loaded = sorted({n.id for s in node.body + node.orelse for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - {"torch", "F"} | {out})
     params = ", ".join(loaded)
@@ -81,8 +78,4 @@ def _cond_fix(src: SourceLine, node: ast.If, before: str, ctx: FixContext) -> Fi
         f"def _else({params}):\n{body(node.orelse) if node.orelse else ''}{chr(10) if node.orelse else ''}    return {out}\n\n"
         f"{out} = torch.cond({unparse(node.test)}, _then, _else, ({params}{',' if len(loaded) == 1 else ''}))"
     )
-    note = (
-        "Both branches do real work: torch.cond captures each as a sub-graph (CUDA conditional nodes) "
-        "and chooses on the device at replay." + _scalar_note(node.test, ctx)
-    )
-    return make(src, after, note, before=before)
+    return make(src, after, FixCode.COND_BRANCHES, _scalars(node.test, ctx), before=before)

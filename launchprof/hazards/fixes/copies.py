@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import ast
 
+from launchprof.findings import FixCode, FixReason
 from launchprof.hazards.fixes.base import cannot, make
 from launchprof.hazards.fixes.lines import SourceLine, call_name, unparse
 from launchprof.models import Fix
 
-_NOTE = (
-    "Capture cannot record a copy from pageable host memory. Allocate a pinned staging tensor and its "
-    "device copy once, outside the step; inside it, copy_ with non_blocking=True. Refill the pinned "
-    "tensor in the caller before each replay when the host data changes."
-)
 
 
 def _to_device(node: ast.AST) -> ast.expr | None:
@@ -25,7 +21,7 @@ def _to_device(node: ast.AST) -> ast.expr | None:
 def pageable_fix(src: SourceLine) -> Fix:
     stmt = src.stmt
     if stmt is None:
-        return cannot(src, "pageable-copy", "the line is part of a longer statement")
+        return cannot(src, "pageable-copy", FixReason.LONGER_STATEMENT)
     for sub in ast.walk(stmt):
         host = _to_device(sub)
         if host is not None:
@@ -35,7 +31,7 @@ def pageable_fix(src: SourceLine) -> Fix:
                 f"{base}_dev = torch.empty_like({base}_pinned, device='cuda')\n"
                 f"# in the step:\n{unparse(_replace(stmt, sub, f'{base}_dev.copy_({base}_pinned, non_blocking=True)'))}"
             )
-            return make(src, after, _NOTE)
+            return make(src, after, FixCode.PINNED_COPY)
         if isinstance(sub, ast.Call) and call_name(sub) == "copy_" and isinstance(sub.func, ast.Attribute) and sub.args:
             dest = unparse(sub.func.value)
             name = dest.replace(".", "_").replace("[", "_").replace("]", "")
@@ -44,8 +40,8 @@ def pageable_fix(src: SourceLine) -> Fix:
                 f"# before each replay, in the caller:\n{name}_pinned.copy_({unparse(sub.args[0])})\n"
                 f"# in the step:\n{dest}.copy_({name}_pinned, non_blocking=True)"
             )
-            return make(src, after, _NOTE)
-    return cannot(src, "pageable-copy", "no .cuda()/.to()/copy_ on it that launchprof can rewrite")
+            return make(src, after, FixCode.PINNED_COPY)
+    return cannot(src, "pageable-copy", FixReason.NO_COPY_CALL)
 
 
 def _replace(stmt: ast.stmt, old: ast.AST, text: str) -> ast.AST:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 
+from launchprof.findings import FixCode, FixReason
 from launchprof.hazards.fixes.base import FixContext, cannot, make
 from launchprof.hazards.fixes.lines import SourceLine, call_name, unparse
 from launchprof.models import Fix
@@ -66,7 +67,7 @@ def _later_use(src: SourceLine, index: str, cond: str) -> tuple[int, str, str] |
 def mask_fix(src: SourceLine, ctx: FixContext) -> Fix:
     stmt = src.stmt
     if stmt is None:
-        return cannot(src, "hidden-sync", "the line is part of a longer statement")
+        return cannot(src, "hidden-sync", FixReason.LONGER_STATEMENT)
     found = _nonzero_source(stmt)
     if found:
         index, cond_node = found
@@ -75,21 +76,16 @@ def mask_fix(src: SourceLine, ctx: FixContext) -> Fix:
         if use:
             line, used, written = use
             before = f"{src.code}\n{used}"
-            note = (
-                f"A fixed-shape form: compute on every row and select with torch.where (lines {src.line} and {line}). "
-                "For a mixture of experts this runs every expert on all rows, then selects each row's expert: "
-                "more arithmetic, no host read, one graph."
-            )
-            return make(src, written, note, before=before)
+            return make(src, written, FixCode.MASK_LATER_USE, {"line": src.line, "use_line": line}, before=before)
         after = f"{index}_mask = {cond}  # compute every row, then select: torch.where({index}_mask.unsqueeze(-1), new, old)"
-        return make(src, after, "nonzero returns a size only the host can read. Keep the boolean mask (a fixed shape) and select with torch.where, or give a fixed capacity and pad.")
+        return make(src, after, FixCode.NONZERO_MASK)
     routed = _masked_assignment(stmt)
     if routed:
-        return make(src, routed, "Boolean-mask indexing has a data-dependent size. Compute on every row and select with torch.where: fixed shapes, no host read.")
+        return make(src, routed, FixCode.MASK_ASSIGN)
     selected = _masked_read(stmt)
     if selected:
-        return make(src, selected, "Boolean-mask indexing has a data-dependent size. Keep the full shape and zero the rows the mask drops (count them with mask.sum(), which stays on the device).")
-    return cannot(src, "hidden-sync", "no nonzero or boolean mask on it that launchprof can rewrite")
+        return make(src, selected, FixCode.MASK_READ)
+    return cannot(src, "hidden-sync", FixReason.NO_MASK)
 
 
 def _mask_of(node: ast.AST) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from launchprof.findings import FixCode, FixReason
 from launchprof.hazards.fixes.base import FixContext, cannot, make
 from launchprof.hazards.fixes.branches import branch_fix
 from launchprof.hazards.fixes.lines import SourceLine, names_in, unparse
@@ -35,17 +36,13 @@ class _ToTensor(ast.NodeTransformer):
 
 def scalar_fix(src: SourceLine, ctx: FixContext, argument: str | None) -> Fix:
     if not argument:
-        return cannot(src, "frozen-scalar", "the argument is not named")
+        return cannot(src, "frozen-scalar", FixReason.ARGUMENT_UNNAMED)
     name = argument.split("[")[0].split(".")[0]
     if src.stmt is None or name not in names_in(src.stmt):
-        return cannot(src, "frozen-scalar", f"`{name}` is not on this line")
+        return cannot(src, "frozen-scalar", FixReason.NAME_NOT_ON_LINE, name=name)
     if isinstance(src.stmt, (ast.If, ast.While)):
         return branch_fix(src, ctx, "frozen-scalar")
     tensor = f"{name}_t"
     rewritten = _ToTensor(name, tensor).visit(ast.parse(unparse(src.stmt)))
     after = f"{tensor}.fill_({name})  # in the caller, before each replay\n{unparse(rewritten)}  # in the step"
-    note = (
-        f"The graph keeps the value `{name}` had at capture. Allocate `{tensor} = torch.tensor({name}, device='cuda')` once, "
-        f"pass it in place of `{name}`, and update it in place (fill_/copy_) before each replay, outside the graph."
-    )
-    return make(src, after, note)
+    return make(src, after, FixCode.SCALAR_TENSOR, {"name": name, "tensor": tensor})

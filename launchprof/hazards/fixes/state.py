@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from launchprof.findings import FixCode, FixReason
 from launchprof.hazards.fixes.base import cannot, make
 from launchprof.hazards.fixes.lines import SourceLine, call_name, dotted, parse_module, source_line, unparse
 from launchprof.models import Fix
@@ -42,11 +43,11 @@ def rebinding_fix(file: str, line: int, name: str) -> Fix:
     src = source_line(file, line)
     stmt = src.stmt
     if stmt is None:
-        return cannot(src, "reallocated-input", "the rebinding is part of a longer statement")
+        return cannot(src, "reallocated-input", FixReason.REBINDING_IN_STATEMENT)
     target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else getattr(stmt, "target", None)
     value = stmt.value if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)) else None
     if target is None or value is None:
-        return cannot(src, "reallocated-input", "not a plain assignment")
+        return cannot(src, "reallocated-input", FixReason.NOT_PLAIN_ASSIGNMENT)
     lhs = unparse(target)
     if isinstance(stmt, ast.AugAssign) and type(stmt.op) in _INPLACE:
         after = f"{lhs}.{_INPLACE[type(stmt.op)]}({unparse(value)})"
@@ -54,8 +55,7 @@ def rebinding_fix(file: str, line: int, name: str) -> Fix:
         after = f"{lhs}.{_INPLACE[type(value.op)]}({unparse(value.right)})"
     else:
         after = f"{lhs}.copy_({unparse(value)})"
-    note = f"Line {line} binds `{name}` to a new tensor, but the graph keeps reading the old one's memory. Allocate it once, before the first call, and update it in place from then on, so its address never changes."
-    return make(src, after, note)
+    return make(src, after, FixCode.REBIND_IN_PLACE, {"line": line, "name": name})
 
 
 def mutation_fix(src: SourceLine, argument: str) -> Fix:
@@ -64,12 +64,7 @@ def mutation_fix(src: SourceLine, argument: str) -> Fix:
         f"# in the caller: allocate `{argument}` once and pass that same tensor every call\n"
         f"# or, after each replay: {argument}.copy_(static_{argument})"
     )
-    note = (
-        f"This line changes `{argument}` in place, but `{argument}` is a new tensor each call, so a graph "
-        f"writes into its static copy and the caller's tensor never changes. Pass the same tensor every call, "
-        f"or copy the static buffer back after each replay."
-    )
-    return make(src, after, note)
+    return make(src, after, FixCode.MUTATED_ARGUMENT, {"argument": argument})
 
 
 def effect_fix(src: SourceLine) -> Fix:
@@ -77,11 +72,11 @@ def effect_fix(src: SourceLine) -> Fix:
     if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and type(stmt.op) in _INPLACE:
         name = stmt.target.id
         after = f"{name}_t.{_INPLACE[type(stmt.op)]}({unparse(stmt.value)})  # {name}_t = torch.zeros((), device='cuda') once"
-        return make(src, after, f"Replay does not run Python: keep `{name}` in a device tensor updated in place, so each replay advances it.")
+        return make(src, after, FixCode.DEVICE_COUNTER, {"name": name})
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         name = call_name(stmt.value)
         if name in ("append", "extend", "print", "info", "debug", "warning", "log"):
-            return make(src, f"# (moved) in the caller, after each run(...): {src.code}", "Replay does not run Python: do this in the caller after each replay, on a .clone() of the output when it is kept.")
+            return make(src, f"# (moved) in the caller, after each run(...): {src.code}", FixCode.MOVED_TO_CALLER)
     return cannot(src, "host-side-effect")
 
 
@@ -102,5 +97,5 @@ def rng_fix(src: SourceLine) -> Fix:
             draw = f"{_NUMPY_RNG[dotted(sub.func).rsplit('.', 1)[-1]]}({shape}, device='cuda')"
             target = unparse(stmt.targets[0]) if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
             after = f"{target} = {draw}" if target else draw
-            return make(src, after, "Draw on the device with torch's CUDA generator: graphs register it and advance it on every replay (scale/shift it for other distributions).")
+            return make(src, after, FixCode.CUDA_RNG)
     return cannot(src, "rng-state")

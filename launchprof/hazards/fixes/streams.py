@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from launchprof.hazards.identity import without_comment
+from launchprof.findings import FixCode, FixReason
 from launchprof.hazards.fixes.base import cannot, indent_of, make
 from launchprof.hazards.fixes.lines import SourceLine, call_name, dotted, unparse
 from launchprof.models import Fix
@@ -37,11 +38,11 @@ def _side_block(src: SourceLine, side: str) -> ast.With | None:
 def join_fix(src: SourceLine) -> Fix:
     side = _side_stream(src.stmt)
     if side is None:
-        return cannot(src, "unjoined-stream", "the fork on this line is not a plain wait_stream/wait_event call")
+        return cannot(src, "unjoined-stream", FixReason.NOT_PLAIN_FORK)
     join = f"torch.cuda.current_stream().wait_stream({side})"
     block = _side_block(src, side)
     if block is None:
-        return make(src, f"{src.code}\n# ... side work ...\n{join}  # before the step returns", f"Add `{join}` after the last work on `{side}`, before the step returns.")
+        return make(src, f"{src.code}\n# ... side work ...\n{join}  # before the step returns", FixCode.JOIN_BEFORE_RETURN, {"side": side})
     anchor = block.end_lineno or block.lineno
     indent = indent_of(src, block.lineno)
     last = line_at(src.file or "", anchor).rstrip("\n")
@@ -49,5 +50,4 @@ def join_fix(src: SourceLine) -> Fix:
     before = without_comment(last)
     pad = base[len(indent):] if base.startswith(indent) else ""
     after = f"{pad}{before}\n{join}"
-    note = f"Add `{join}` after line {anchor} (the end of `with torch.cuda.stream({side}):`), at the `with`'s indentation: the capture stream waits for the side work."
-    return make(src, after, note, before=pad + before, line=anchor, indent=indent)
+    return make(src, after, FixCode.JOIN_AFTER_BLOCK, {"side": side, "line": anchor}, before=pad + before, line=anchor, indent=indent)

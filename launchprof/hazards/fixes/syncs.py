@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 
+from launchprof.findings import FixCode, FixReason
 from launchprof.hazards.fixes.base import FixContext, cannot, make
 from launchprof.hazards.fixes.branches import branch_fix
 from launchprof.hazards.fixes.lines import SourceLine, call_name, dotted, unparse
@@ -60,27 +61,21 @@ def _clamp(node: ast.Call, name: str) -> ast.AST | None:
 def sync_fix(src: SourceLine, ctx: FixContext, op: str | None, what: str) -> Fix:
     stmt = src.stmt
     if stmt is None:
-        return cannot(src, "hidden-sync", "the line is part of a longer statement")
+        return cannot(src, "hidden-sync", FixReason.LONGER_STATEMENT)
     if isinstance(stmt, (ast.If, ast.While)) or (op == "_local_scalar_dense" and isinstance(stmt, ast.Assert)):
         return branch_fix(src, ctx, "hidden-sync")
     if op in ("nonzero", "index", "masked_select") or "mask" in what or "nonzero" in src.code:
         return mask_fix(src, ctx)
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and dotted(stmt.value.func) in _SYNC_CALLS:
         after = f"# (nothing here) call {src.code} in the caller, after the replay"
-        return make(src, after, "A graph cannot wait on the GPU inside itself. Synchronise outside the target, after graph.replay() (or not at all: reading a result synchronises).")
+        return make(src, after, FixCode.SYNC_OUTSIDE)
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and call_name(stmt.value) == "print":
-        return make(src, "# (moved) print it in the caller, after the replay", "Printing a tensor copies it to the host. Return the value and print it outside the target after the replay.")
+        return make(src, "# (moved) print it in the caller, after the replay", FixCode.PRINT_OUTSIDE)
     to_host = _TO_HOST & {n.func.attr for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
     drop = set(_READS) | to_host
     walker = _KeepOnDevice(drop)
     tree = walker.visit(ast.parse(unparse(stmt)))
     changed = sorted(set(walker.changed))
     if not changed:
-        return cannot(src, "hidden-sync", "no .item()/.cpu()/.tolist()/float() on it that launchprof can rewrite")
-    after = unparse(tree)
-    reads = ", ".join(changed)
-    if to_host:
-        note = f"Keep the tensor on the device inside the target (drop {reads}); copy it to the host after the replay, outside the target, where the wait costs nothing extra."
-    else:
-        note = f"Keep the value on the device (drop {reads}): a 0-d tensor works in the same arithmetic, and the graph reads it at replay."
-    return make(src, after, note)
+        return cannot(src, "hidden-sync", FixReason.NO_HOST_READ)
+    return make(src, unparse(tree), FixCode.TO_HOST_AFTER_REPLAY if to_host else FixCode.KEEP_ON_DEVICE, {"reads": list(changed)})

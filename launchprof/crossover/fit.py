@@ -44,6 +44,7 @@ from launchprof.crossover.spread import host_coefficients, summarise_rounds
 from launchprof.predict import breakeven_replays
 from launchprof.models import Machine
 from launchprof.stats import SEED, bootstrap, interval_of, median_of, resampled
+from launchprof.version import __version__
 
 GAIN_THRESHOLD = 0.05
 GAIN_NODES = 64
@@ -332,8 +333,6 @@ def derive_profile(
     plan: str | None = None,
 ) -> DeviceProfile:
     """Everything the profile states, computed from the raw samples alone."""
-    from launchprof import __version__
-
     notes = list(notes)
     eager_op = fit_kind(samples, Kind.EAGER_OP)
     raw_method, raw = cheapest(samples, Kind.RAW_LAUNCH)

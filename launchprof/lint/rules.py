@@ -16,7 +16,7 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from launchprof.lint import values as v
+import launchprof.lint.values as v
 from launchprof.lint.facts import CallFact, FunctionFacts, text
 from launchprof.lint.definitions import FunctionRef
 from launchprof.lint.values import Val

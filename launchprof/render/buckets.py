@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup, escape
 
 from launchprof.render import format as fmt
-from launchprof.render.markdown_escape import md_table, md_text
 from launchprof.render.notes_text import report_notes
 from launchprof.render.paths import relative
 
@@ -93,6 +92,8 @@ def console_buckets(report: Any, root: Any = None) -> list[Any]:
 
 def markdown_buckets(report: Any, root: Any = None) -> list[str]:
     """The Markdown section (empty list without a plan)."""
+    from launchprof.render.markdown_escape import md_table, md_text
+
     plan = report.buckets
     if plan is None:
         return []

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup, escape
 
 from launchprof.render import format as fmt
-from launchprof.render.markdown_escape import md_table, md_text
 
 if TYPE_CHECKING:  # annotations only
     from launchprof.compile_report import CompileFinding, CompileResult
@@ -146,6 +145,8 @@ def compile_console(report: Report) -> list[Any]:
 
 def compile_markdown(report: Report) -> list[str]:
     """Markdown blocks: a heading, the table, the lines as a list."""
+    from launchprof.render.markdown_escape import md_table, md_text
+
     rows = compile_table(report)
     if rows is None:
         return []

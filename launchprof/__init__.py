@@ -8,27 +8,10 @@ function launchprof measures. It does nothing when the script runs without launc
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
-__version__ = "0.1.0"
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-# Set by the worker process (launchprof.worker.hook) before the user's script runs.
-# Outside a launchprof run it stays None and ``target`` returns the function unchanged.
-_target_hook: Callable[[Callable[..., Any]], Callable[..., Any]] | None = None
-
-
-def target(fn: F) -> F:
-    """Mark ``fn`` as the function whose calls launchprof measures and captures.
-
-    Harmless without launchprof: it returns ``fn`` itself.
-    """
-    if _target_hook is None:
-        return fn
-    return _target_hook(fn)  # type: ignore[return-value]
-
+from launchprof.marker import target
+from launchprof.version import __version__
 
 _API_NAMES = frozenset({"analyze", "check", "CaptureHazardError"})
 

@@ -15,7 +15,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from launchprof import __version__
+from launchprof.version import __version__
 from launchprof.commands.helptext import PlainCommand, PlainGroup
 from launchprof.commands.options import (  # noqa: F401 - typer reads the aliases from the signatures
     FormatOpt,

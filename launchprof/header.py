@@ -10,9 +10,9 @@ import datetime as _dt
 from collections.abc import Sequence
 from pathlib import Path
 
-from launchprof import __version__
 from launchprof.models import RUN_FORMAT_VERSION, Machine, RunHeader, WorkerOutcome
 from launchprof.project import relative_to_root
+from launchprof.version import __version__
 
 
 def run_header(

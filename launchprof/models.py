@@ -352,10 +352,18 @@ class Report:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Report:
-        """Migrate an older report to this version, then validate it (UsageError on failure)."""
-        from launchprof.run.migrate import migrate_report
+        """Validate a report of this schema version (UsageError on failure). Migrating an older
+        one is its reader's step, above the models (launchprof.analysis.load.report_from_dict)."""
+        version = data.get("schema_version") if isinstance(data, dict) else None
+        if version != SCHEMA_VERSION:
+            from launchprof.errors import UsageError
 
-        return validate_report(migrate_report(data))
+            newer = isinstance(version, int) and version > SCHEMA_VERSION
+            raise UsageError(
+                f"report schema_version {version!r} is newer than this launchprof reads ({SCHEMA_VERSION}): upgrade launchprof"
+                if newer else f"report schema_version {version!r} is not {SCHEMA_VERSION}: migrate it first (launchprof.run.migrate)"
+            )
+        return validate_report(data)
 
 
 def validate_report(data: dict[str, Any]) -> Report:

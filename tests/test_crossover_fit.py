@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from launchprof.crossover import fit
+from launchprof.crossover import lines
 from launchprof.crossover.fit import (
     derive_profile,
-    fit_line,
     gain_at,
     gain_below,
     nodes_crossover,
     refit,
     with_launch_floor,
 )
+from launchprof.crossover.lines import fit_line
 from launchprof.crossover.profile import (
     CrossoverPoint,
     Interval,
@@ -218,16 +218,16 @@ def test_cheapest_raw_launch_method_wins():
     samples = simulate_samples(QUICK_PLAN)
     slower = [dataclasses.replace(s, kind="raw_launch:cupy-empty-kernel", values_us=tuple(v * 1.5 for v in s.values_us))
               for s in samples if s.kind.startswith("raw_launch:")]
-    method, best = fit.cheapest(samples + slower, "raw_launch")
+    method, best = lines.cheapest(samples + slower, "raw_launch")
     assert method == "torch.cuda._sleep(0)"
     assert best.per_node_us.median == pytest.approx(TRUE.raw_launch_us, rel=0.05)
 
 
 def test_curve_gives_medians_by_count():
     samples = simulate_samples(QUICK_PLAN, noise=0.0)
-    points = dict(fit.curve(samples, Kind.GRAPH_LATENCY, 0.0))
+    points = dict(lines.curve(samples, Kind.GRAPH_LATENCY, 0.0))
     assert points[64] == pytest.approx(TRUE.graph_latency(0.0, 64))
-    assert dict(fit.curve(samples, Kind.EAGER_LATENCY, 0.0))[64] == pytest.approx(TRUE.eager_latency(0.0, 64))
+    assert dict(lines.curve(samples, Kind.EAGER_LATENCY, 0.0))[64] == pytest.approx(TRUE.eager_latency(0.0, 64))
 
 
 # --- the plans and the sweep's guard rails (no GPU needed) ---------------------------

@@ -19,7 +19,8 @@ torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     pytest.skip("needs a CUDA device", allow_module_level=True)
 
-from launchprof.crossover.fit import curve, derive_profile, grouped, refit  # noqa: E402
+from launchprof.crossover.fit import derive_profile, refit  # noqa: E402
+from launchprof.crossover.lines import curve, grouped  # noqa: E402
 from launchprof.crossover.profile import Kind, load_profile  # noqa: E402
 from launchprof.crossover.sweep import QUICK_PLAN, NoProgress, SweepPlan, run_sweep  # noqa: E402
 from launchprof.machine import collect_machine  # noqa: E402

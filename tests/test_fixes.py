@@ -11,7 +11,7 @@ import dataclasses
 import pytest
 from recorded import load_evidence, recorded, report_of
 
-from launchprof.hazards import find_hazards
+from launchprof.hazards.rules import find_hazards
 from launchprof.source import line_at, use_sources
 
 from recorded import load

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from launchprof.events.capture import Race, RaceCheckEvent
 from launchprof.evidence import parse_events
-from launchprof.hazards import find_hazards
+from launchprof.hazards.rules import find_hazards
 from launchprof.worker.events import event_dict
 from launchprof.worker.race_check import AccessLog, _registries, access_of, sanitized
 from recorded import SAMPLES, expected_markers

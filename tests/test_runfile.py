@@ -336,6 +336,7 @@ def test_a_corrupt_trace_inside_a_run_is_a_usage_error(tmp_path):
 def test_an_unwritable_run_file_place_keeps_the_run_and_the_report(tmp_path, monkeypatch, capsys):
     """The GPU run is done when the run file is written: a write error there must not lose it."""
     import launchprof.commands.analyze as analyze_cmd
+    import launchprof.commands.analyze_steps as analyze_steps
     from launchprof.run import file as run_file
 
     root, events, trace = _project(tmp_path)
@@ -351,7 +352,7 @@ def test_an_unwritable_run_file_place_keeps_the_run_and_the_report(tmp_path, mon
         return real(*args, **kwargs)
 
     monkeypatch.setattr(analyze_cmd, "run_worker", fake_worker)
-    monkeypatch.setattr(analyze_cmd, "write_run", failing_once)
+    monkeypatch.setattr(analyze_steps, "write_run", failing_once)
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "r.json"
     assert analyze_cmd.run(AnalyzeOptions(script=root / "pkg" / "train.py", target="step", outputs=(out,))) == 0

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 from launchprof.errors import UsageError
 from launchprof.input_files import REPORT, WANTED_SAVED, check_input_file, has_zip_signature, is_python_script, refuse_other_kind, starts_like_json
 from launchprof.jsonfile import read_json_object
-from launchprof.models import Report
+from launchprof.models import Report, validate_report
 from launchprof.run import SUFFIX
+from launchprof.run.migrate import migrate_report
 
 if TYPE_CHECKING:  # the profile module loads only when a profile is read
     from launchprof.crossover.profile import DeviceProfile
@@ -29,9 +30,14 @@ def load_report(path: str | Path) -> Report:
     data = read_json_object(p, "a launchprof report")
     refuse_other_kind(p, data, REPORT, WANTED_SAVED)
     try:
-        return Report.from_dict(data)
+        return report_from_dict(data)
     except UsageError as exc:
         raise UsageError(f"{p}: {exc}") from None
+
+
+def report_from_dict(data: dict[str, Any]) -> Report:
+    """A report from parsed JSON of any version this launchprof reads: migrated, then validated."""
+    return validate_report(migrate_report(data))
 
 
 def is_run_file(path: Path) -> bool:
@@ -91,7 +97,7 @@ def open_saved(path: Path, given: Path | None = None) -> tuple[Report, ChosenPro
     if not is_run_file(path):
         report = load_report(path)
         return report, choose_profile(None, given) if given is not None else None
-    from launchprof.analysis import analyse
+    from launchprof.analysis.report import analyse
     from launchprof.run import load_run
 
     run = load_run(path)

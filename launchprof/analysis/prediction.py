@@ -73,7 +73,7 @@ SCALE_RANGE = (0.4, 2.5)
 
 def _host_speeds(ev: Evidence, profile: DeviceProfile | None) -> tuple[float, float] | None:
     """(µs per eager op in this run, in the profile), both known and positive; else None."""
-    from launchprof import predict
+    import launchprof.predict as predict
 
     now = ev.host_eager_op_us
     then = predict.finite_median(getattr(profile, "eager_op_us", None)) if profile is not None else None
@@ -133,7 +133,7 @@ def eager_interval(ev: Evidence, eager: EagerProfile) -> Estimate | None:
     more than that during a run (clocks, other processes); the prediction's interval
     should carry that drift, not hide it. Only burst medians are used, and only when the
     reported step is the burst figure (an in-loop step keeps its own interval)."""
-    from launchprof import predict
+    import launchprof.predict as predict
 
     ci = predict.eager_step_interval(eager.step_us)
     medians = ev.burst_medians_us.get("eager") or []
@@ -171,7 +171,7 @@ def gpu_clock_scale(eager: EagerProfile) -> float | None:
 
 
 def predicted(ev: Evidence, eager: EagerProfile | None, profile: DeviceProfile | None, calls: list[CallProfile]) -> Prediction | None:
-    from launchprof import predict
+    import launchprof.predict as predict
 
     if profile is None or eager is None or eager.kernels_per_step is None or eager.step_us is None:
         return None

@@ -7,7 +7,6 @@ import datetime as _dt
 from collections.abc import Callable
 from typing import Any
 
-from launchprof import __version__
 from launchprof.analysis.anatomy import with_anatomy
 from launchprof.analysis.compile import with_compile
 from launchprof.analysis.argument_spread import argument_notes
@@ -33,6 +32,7 @@ from launchprof.snippet import capture_snippet
 from launchprof.source import use_sources
 from launchprof.trace import CallProfile, gpu_table, launch_api_table, per_call, timeline_of
 from launchprof.verdict import RunFacts, decide
+from launchprof.version import __version__
 from launchprof.worker.config import WorkerConfig, plan_size
 
 TraceSource = Callable[[str], "dict[str, Any] | None"]

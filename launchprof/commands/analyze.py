@@ -8,39 +8,33 @@ The report always comes from the saved run file (``load_run -> analyse``), the s
 
 from __future__ import annotations
 
-import importlib
 import os
-import threading
 import shutil
 import tempfile
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console
 
 from launchprof.commands.analyze_ranks import check_rank_gpus, check_ranks, run_ranks_analysis
+from launchprof.commands.analyze_steps import import_analysis_meanwhile, load_device_profile, save_run
 from launchprof.commands.checks import check_compare, check_output_creatable, check_project_root, check_script, check_target_defined
 from launchprof.commands.emit import emit
 from launchprof.commands.worker_config import worker_config
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
 from launchprof.evidence import Evidence, parse_events
 from launchprof.failon import check_choice, fail_reason
-from launchprof.header import run_header
-from launchprof.models import Machine, WorkerOutcome
 from launchprof.outputs import Output, plan_outputs, refuse_overwriting, terminal_width
 from launchprof.progress import AnalyzeProgress
 from launchprof.project import find_project_root, relative_to_root
 from launchprof.render import RenderOptions
-from launchprof.run import default_run_path, in_kept_runs, load_run, prune, write_run
+from launchprof.run import load_run
 from launchprof.runner import WorkerResult, run_worker
 from launchprof.targets import check_target_statically, parse_target
 from launchprof.trace_export import check_destination, export_traces
 from launchprof.worker.config import WORKER_ENV_EXIT, WorkerConfig
-
-if TYPE_CHECKING:  # the profile module loads with the analysis, while the worker runs
-    from launchprof.crossover.profile import DeviceProfile
 
 NO_GPU_HELP = "lint, report and compare work without a GPU"
 
@@ -114,82 +108,6 @@ def bucket_options(options: AnalyzeOptions) -> dict[str, Any]:
         return {"buckets": sizes, "bucket_memory": parse_bytes(options.bucket_memory)}
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-
-
-def load_device_profile(path: Path | None, machine: Machine | None, console: Console) -> DeviceProfile | None:
-    """The device profile for predictions, by the one rule (analysis.load.choose_profile);
-    its warnings (another GPU's profile, say) go to the terminal."""
-    from launchprof.analysis.load import choose_profile
-
-    try:
-        chosen = choose_profile(machine, path)
-    except UsageError:
-        raise
-    except Exception as exc:
-        console.print(f"[yellow]launchprof: device profile not used: {exc}[/]")
-        return None
-    if chosen is None:
-        return None
-    for warning in chosen.warnings:
-        console.print(f"[yellow]launchprof: warning: {warning}[/]")
-    return chosen.profile
-
-
-def save_run(
-    options: AnalyzeOptions,
-    root: Path,
-    result: WorkerResult,
-    rundir: Path,
-    evidence: Evidence,
-    profile: DeviceProfile | None = None,
-) -> Path:
-    """Pack the worker's folder into the run file (see launchprof.run), with the device profile
-    the prediction uses, and keep the last runs."""
-    worker = WorkerOutcome(result.returncode, result.timed_out, result.interrupted, round(result.wall_s, 3), options.timeout)
-    header = run_header(
-        options.script, options.target, root, worker, options.repeat,
-        argv=options.script_args, machine=evidence.machine,
-    )
-    # Trace paths in events are relative to the worker's run folder (docs/worker-events.md).
-    traces = {what: rundir / p for what, p in evidence.traces.items() if p and (rundir / p).is_file()}
-    path = default_run_path(options.script, list(options.outputs), options.run_out)
-    stored = profile.to_dict() if profile is not None else None
-    try:
-        write_run(header, result.events, traces, path, profile=stored)
-    except OSError as exc:
-        # The GPU run is done: never lose it to an unwritable folder (or `-o /dev/stderr`,
-        # whose neighbour `/dev/stderr.lprun` cannot exist). Keep it in the temp folder.
-        fallback = Path(tempfile.mkdtemp(prefix="launchprof-run-")) / path.name
-        write_run(header, result.events, traces, fallback, profile=stored)
-        Console(stderr=True, width=terminal_width()).print(
-            f"[yellow]launchprof: warning: cannot write the run file {path} ({exc.strerror or exc}); kept it at {fallback}[/]", soft_wrap=True
-        )
-        return fallback
-    if in_kept_runs(list(options.outputs), options.run_out):
-        prune(path.parent)
-    return path
-
-
-# The analysis modules (pandas, numpy, pydantic models: about 0.7 s to import on the CI
-# machine) are imported while the worker runs, not before it starts: the parent only waits
-# for the worker then, and analyze's wall time is judged against `python script.py`.
-# launchprof.analysis imports the rest (its report module: failure, runinfo, anatomy).
-ANALYSIS = "launchprof.analysis"
-
-
-def import_analysis_meanwhile() -> threading.Thread:
-    """Import the analysis modules in a daemon thread; a failure is left for the real import
-    after the worker, which raises it where it belongs."""
-
-    def load() -> None:
-        try:
-            importlib.import_module(ANALYSIS)
-        except Exception:
-            return
-
-    thread = threading.Thread(target=load, name="launchprof-import-analysis", daemon=True)
-    thread.start()
-    return thread
 
 
 def measure(options: AnalyzeOptions, console: Console, report_on_stdout: bool = False) -> tuple[WorkerResult, Path]:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from launchprof.commands.analyze_steps import import_analysis_meanwhile, load_device_profile, save_run
 from launchprof.commands.emit import emit
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
 from launchprof.evidence import Evidence, parse_events
@@ -48,8 +49,6 @@ WORKER = "launchprof.worker"
 
 
 def measure_ranks(options: Any, console: Console, report_on_stdout: bool, module: str = WORKER) -> tuple[RanksResult, Path]:
-    from launchprof.commands.analyze import import_analysis_meanwhile
-
     import_analysis_meanwhile()
     rundir = Path(tempfile.mkdtemp(prefix="launchprof-ranks-"))
     try:
@@ -73,8 +72,7 @@ def save_rank(options: Any, root: Path, rank: RankRun, rundir: Path, console: Co
     """Save one rank's run file and analyse it, as one GPU would. ``profiles`` keeps the device
     profile found for each machine, so that every rank on the same GPU model shares one (and
     its warnings are printed once)."""
-    from launchprof.analysis import analyse  # imported while the workers ran (analyze.import_analysis_meanwhile)
-    from launchprof.commands.analyze import load_device_profile, save_run
+    from launchprof.analysis import analyse  # imported while the workers ran (analyze_steps.import_analysis_meanwhile)
 
     evidence = _evidence(rank)
     machine = evidence.machine

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from launchprof import __version__
+from launchprof.version import __version__
 from launchprof.commands.checks import check_project_root
 from launchprof.enums import Verdict
 from launchprof.errors import ExitCode, UsageError

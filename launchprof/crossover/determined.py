@@ -55,13 +55,12 @@ def is_undetermined(interval: object) -> bool:
 
 
 def undetermined_coefficients(profile: DeviceProfile) -> list[str]:
-    """Names of the profile's coefficients (its interval fields) that the sweep does not determine."""
-    from launchprof.crossover.profile import Interval
+    """Names of the profile's coefficients (its interval fields) that the sweep does not determine.
 
-    return [
-        f.name for f in dataclasses.fields(profile)
-        if isinstance(getattr(profile, f.name), Interval) and is_undetermined(getattr(profile, f.name))
-    ]
+    The intervals are told apart by their shape, as :func:`is_undetermined` reads them, not by
+    their class: the profile's own reader calls this to judge an older file, below this module.
+    """
+    return [f.name for f in dataclasses.fields(profile) if is_undetermined(getattr(profile, f.name))]
 
 
 def rough(value: float) -> str:

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from launchprof.crossover.determined import not_determined
-from launchprof.crossover.fit import curve, fmt, kernel_durations
+from launchprof.crossover.fit import fmt, kernel_durations
+from launchprof.crossover.lines import curve
 from launchprof.crossover.profile import DeviceProfile, Kind
 from launchprof.errors import UsageError
 

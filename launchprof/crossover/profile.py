@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
+from launchprof.crossover.determined import undetermined_coefficients
 from launchprof.errors import UsageError
 from launchprof.input_files import PROFILE, RUN_FILE, WANTED_PROFILE, check_input_file, is_run_zip, other_kind, refuse_other_kind
 from launchprof.jsonfile import read_json_object
@@ -241,8 +242,6 @@ def profile_from_dict(data: dict[str, Any]) -> DeviceProfile:
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise UsageError(f"not a launchprof device profile: {where}: {first['msg']}{more}") from None
     if "undetermined" not in data:  # written before the flag existed: judge its intervals now
-        from launchprof.crossover.determined import undetermined_coefficients
-
         profile = dataclasses.replace(profile, undetermined=undetermined_coefficients(profile))
     return profile
 

@@ -15,6 +15,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from launchprof.crossover.lines import fit_kind
 from launchprof.crossover.profile import Interval, Kind, LineFit, Series
 
 NOISY_SPREAD = 0.15  # two runs should agree within 15%: rounds of one run further apart than that are noise
@@ -66,8 +67,6 @@ def host_coefficients(raw_method: str | None, shortest_kernel_us: float | None) 
 
 def per_round(samples: Sequence[Series], coef: HostCoefficient) -> list[float]:
     """The coefficient fitted to each round's samples alone (rounds without a line are left out)."""
-    from launchprof.crossover.fit import fit_kind
-
     rounds = sorted({s.round for s in samples if s.round is not None and s.kind == coef.kind})
     values = []
     for r in rounds:

@@ -6,7 +6,9 @@ Layout: :mod:`files` (which files, parsing), :mod:`modules`, :mod:`definitions` 
 arguments the code shows to be numbers), :mod:`rules` (one rule per hazard family),
 :mod:`suppress` (inline ``# launchprof: ignore``), :mod:`driver` (host driver code, info
 under ``--all``), :mod:`engine` (targets, call following, findings). Nothing here
-imports torch: lint runs on CI runners without it.
+imports torch: lint runs on CI runners without it. The modules import each other by their
+own names (``import launchprof.lint.values as v``), never this package: it loads the
+engine, which sits above every one of them.
 """
 
 from launchprof.lint.engine import LintResult, Target, lint

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import ast
 
-from launchprof.lint import calls
-from launchprof.lint import values as v
+import launchprof.lint.calls as calls
+import launchprof.lint.values as v
 from launchprof.lint.definitions import ClassInfo, FunctionRef
 from launchprof.lint.index import Index
 from launchprof.lint.facts import CallFact, FunctionFacts, StreamEvent, text

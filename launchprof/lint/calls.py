@@ -7,7 +7,7 @@ walker holds the mechanics of the walk (environment, following calls, streams).
 
 from __future__ import annotations
 
-from launchprof.lint import values as v
+import launchprof.lint.values as v
 from launchprof.lint.facts import CallFact, text
 from launchprof.lint.definitions import ClassInfo
 from launchprof.lint.values import Val

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from launchprof.lint import values as v
+import launchprof.lint.values as v
 from launchprof.lint.values import Val
 
 if TYPE_CHECKING:

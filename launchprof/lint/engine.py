@@ -251,7 +251,7 @@ def _lint_every_function(
     if not workers:
         return _check_files(files, scan, collector)
     targets: list[Target] = []
-    for part in check_in_workers(files, scan.root, collector.strict, workers, meanwhile):
+    for part in check_in_workers(check_chunk, files, scan.root, collector.strict, workers, meanwhile):
         collector.hazards.extend(part.hazards)
         collector.suppressed += part.suppressed
         collector.skipped.extend(part.skipped)

@@ -12,7 +12,7 @@ import difflib
 from pathlib import Path
 
 from launchprof.errors import UsageError
-from launchprof.lint import values as v
+import launchprof.lint.values as v
 from launchprof.lint.definitions import ClassInfo, FunctionRef
 from launchprof.lint.files import SourceFile
 from launchprof.lint.loader import ModuleLoader

@@ -12,7 +12,7 @@ import ast
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from launchprof.lint import values as v
+import launchprof.lint.values as v
 from launchprof.lint.definitions import ClassInfo, FunctionRef
 from launchprof.lint.files import SourceFile
 from launchprof.lint.values import Val

@@ -50,15 +50,24 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def check_in_workers(files: list[str], root: Path, strict: bool, workers: int, meanwhile: Callable[[], object] | None = None) -> list[ChunkResult]:
+def check_in_workers(
+    check_chunk: Callable[[list[str], Path, bool], ChunkResult],
+    files: list[str],
+    root: Path,
+    strict: bool,
+    workers: int,
+    meanwhile: Callable[[], object] | None = None,
+) -> list[ChunkResult]:
     """Check ``files`` in ``workers`` forked processes; the results come back in file order.
+
+    ``check_chunk`` is a worker's task, ``(files, root, strict) -> ChunkResult``: the engine's,
+    passed in so that this module stays below it (a module-level function: the pool sends
+    it to the workers by name).
 
     ``meanwhile`` runs in this process while the workers check: the command imports what
     it needs to render the report then, on the core the workers leave it.
     """
     import multiprocessing  # only here: a small run does not pay for importing it
-
-    from launchprof.lint.engine import check_chunk
 
     chunks = split(files, workers)
     order = sorted(range(len(chunks)), key=lambda i: -chunks[i][1])  # the biggest first: no straggler at the end

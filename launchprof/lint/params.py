@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from launchprof.lint import values as v
+import launchprof.lint.values as v
 from launchprof.lint.definitions import FunctionRef, is_number_constant
 from launchprof.lint.modules import ModuleInfo
 from launchprof.lint.values import Val

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from launchprof.findings import Param
 from launchprof.hazard_codes import HazardCode, SyncReason
-from launchprof.lint import values as v
+import launchprof.lint.values as v
 from launchprof.lint.facts import CallFact, FunctionFacts, text
 from launchprof.lint.definitions import FunctionRef
 from launchprof.lint.values import Val

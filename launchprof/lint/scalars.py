@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from launchprof.lint import values as v
+import launchprof.lint.values as v
 from launchprof.lint.definitions import FunctionRef
 from launchprof.lint.facts import CallFact
 from launchprof.lint.params import arguments, no_value

@@ -17,8 +17,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from launchprof.lint import calls
-from launchprof.lint import values as v
+import launchprof.lint.calls as calls
+import launchprof.lint.values as v
 from launchprof.lint.facts import Arith, Condition, FunctionFacts, ParamWrite, StreamEvent
 from launchprof.lint.call_walker import CallWalker
 from launchprof.lint.definitions import ClassInfo, FunctionRef, is_number_constant

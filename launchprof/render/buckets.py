@@ -92,7 +92,7 @@ def console_buckets(report: Any, root: Any = None) -> list[Any]:
 
 def markdown_buckets(report: Any, root: Any = None) -> list[str]:
     """The Markdown section (empty list without a plan)."""
-    from launchprof.render.markdown import md_table, md_text
+    from launchprof.render.markdown_escape import md_table, md_text
 
     plan = report.buckets
     if plan is None:

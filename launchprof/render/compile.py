@@ -145,7 +145,7 @@ def compile_console(report: Report) -> list[Any]:
 
 def compile_markdown(report: Report) -> list[str]:
     """Markdown blocks: a heading, the table, the lines as a list."""
-    from launchprof.render.markdown import md_table, md_text
+    from launchprof.render.markdown_escape import md_table, md_text
 
     rows = compile_table(report)
     if rows is None:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from launchprof.errors import UsageError
+from launchprof.models import RUN_FORMAT_VERSION, SCHEMA_VERSION
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -70,16 +71,12 @@ def migrate(data: dict[str, Any], key: str, current: int, migrations: dict[int, 
 
 
 def migrate_report(data: dict[str, Any]) -> dict[str, Any]:
-    from launchprof.models import SCHEMA_VERSION
-
     if not isinstance(data, dict):
         raise UsageError("not a launchprof report (top level is not an object)")
     return migrate(data, "schema_version", SCHEMA_VERSION, REPORT_MIGRATIONS, "report")
 
 
 def migrate_header(data: dict[str, Any]) -> dict[str, Any]:
-    from launchprof.models import RUN_FORMAT_VERSION
-
     if not isinstance(data, dict):
         raise UsageError("not a launchprof run (its header is not an object)")
     return migrate(data, "format_version", RUN_FORMAT_VERSION, RUN_MIGRATIONS, "run file")

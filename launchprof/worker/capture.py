@@ -18,7 +18,7 @@ import torch
 from launchprof.events.capture import AnatomyEvent, CaptureEvent, GraphNodeRow
 from launchprof.worker.frames import traceback_site
 from launchprof.worker.graphinfo import counts_of, graph_anatomy
-from launchprof.worker.memory import own_pool_bytes, peak_of, pool_segment_bytes, room_for_capture, split_pool
+from launchprof.worker.memory import peak_of, pool_segment_bytes, room_for_capture, split_pool
 
 
 @dataclass
@@ -151,6 +151,23 @@ def capture(
         notes=notes,
         anatomy=anatomy,
     )
+
+
+def own_pool_bytes(fn: Callable[..., Any], static_args: tuple, static_kwargs: dict) -> tuple[int | None, str | None]:
+    """Capture the step again into a new private pool and measure that pool, then free the
+    graph. Returns (bytes, problem). Nothing runs on the GPU: capture only records."""
+    graph = torch.cuda.CUDAGraph()
+    prior_stream = torch.cuda.current_stream()
+    try:
+        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+            out = fn(*static_args, **static_kwargs)
+        del out
+        return pool_segment_bytes(graph), None
+    except Exception as exc:
+        recover_after_failed_capture(prior_stream)
+        return None, f"second capture for the pool size failed: {type(exc).__name__}: {str(exc)[:200]}"
+    finally:
+        del graph
 
 
 def recover_after_failed_capture(prior_stream: torch.cuda.Stream | None = None) -> None:

@@ -12,7 +12,6 @@ from types import FrameType, TracebackType
 
 import torch
 
-import launchprof
 from launchprof.events.base import Site as EventSite
 from launchprof.source import around
 
@@ -20,7 +19,7 @@ _SKIP_DIRS = tuple(
     os.path.realpath(p) + os.sep
     for p in {
         os.path.dirname(torch.__file__),
-        os.path.dirname(launchprof.__file__),
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # launchprof's own folder
         sysconfig.get_paths()["stdlib"],
         sysconfig.get_paths()["platstdlib"],
     }

@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-import launchprof
+import launchprof.marker
 from launchprof.events.lifecycle import TargetEvent
 from launchprof.targets import TargetSpec
 from launchprof.worker.frames import definition_of
@@ -44,7 +44,7 @@ class Hook:
                 self.on_install()
             return wrapper
 
-        launchprof._target_hook = hook
+        launchprof.marker._target_hook = hook
 
     # ----------------------------------------------------------------- named targets
     def import_module_target(self) -> None:

@@ -65,25 +65,6 @@ def room_for_capture(peak_bytes: int) -> str | None:
     )
 
 
-def own_pool_bytes(fn: Callable[..., Any], static_args: tuple, static_kwargs: dict) -> tuple[int | None, str | None]:
-    """Capture the step again into a new private pool and measure that pool, then free the
-    graph. Returns (bytes, problem). Nothing runs on the GPU: capture only records."""
-    graph = torch.cuda.CUDAGraph()
-    prior_stream = torch.cuda.current_stream()
-    try:
-        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
-            out = fn(*static_args, **static_kwargs)
-        del out
-        return pool_segment_bytes(graph), None
-    except Exception as exc:
-        from launchprof.worker.capture import recover_after_failed_capture
-
-        recover_after_failed_capture(prior_stream)
-        return None, f"second capture for the pool size failed: {type(exc).__name__}: {str(exc)[:200]}"
-    finally:
-        del graph
-
-
 def split_pool(first_pool: int | None, own: int | None) -> tuple[int | None, int | None]:
     """(graph's own pool bytes, one-time workspace bytes) from the first pool and the
     second capture's pool."""

@@ -88,7 +88,7 @@ def error_line(message: str) -> None:
     from rich.console import Console
     from rich.markup import escape
 
-    from launchprof.outputs import terminal_width
+    from launchprof.fileio.output_files import terminal_width
 
     # The message is text, not markup: "[tool.launchprof]" or "ignore[kind]" must survive.
     Console(stderr=True, highlight=False, soft_wrap=True, width=terminal_width()).print(f"[bold red]launchprof: error:[/] {escape(message)}")

@@ -1,13 +1,13 @@
-"""Synthetic ``bucket-*`` events, shaped as launchprof/worker/buckets.py writes them
+"""Synthetic ``bucket-*`` events, shaped as launchprof/worker/bucket_measure.py writes them
 (docs/worker-events.md), for the CPU tests of the analysis and the renderers."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from launchprof.analysis.buckets import bucket_plan
-from launchprof.evidence import parse_events
-from launchprof.models_buckets import BucketPlan
+from launchprof.analysis.bucket_advice import bucket_plan
+from launchprof.run.evidence import parse_events
+from launchprof.model.bucket_plan import BucketPlan
 
 MiB = 2**20
 

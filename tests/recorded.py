@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 
 from launchprof.analysis import analyse
-from launchprof.evidence import Evidence, parse_events
-from launchprof.models import Report
+from launchprof.run.evidence import Evidence, parse_events
+from launchprof.model.core import Report
 from launchprof.run import Run, load_run
 
 DATA = Path(__file__).parent / "data"

@@ -13,20 +13,9 @@ from pathlib import Path
 
 from bucket_events import measured_plan
 from launchprof.hazards.kinds import KINDS
-from launchprof.models import (
-    SCHEMA_VERSION,
-    EagerProfile,
-    Hazard,
-    KernelSpan,
-    Machine,
-    ReplayProfile,
-    Report,
-    RunInfo,
-    Speedup,
-    Stats,
-    Timeline,
-    Validation,
-)
+from launchprof.model.core import SCHEMA_VERSION, Machine, Report, RunInfo
+from launchprof.model.step_timing import EagerProfile, KernelSpan, ReplayProfile, Speedup, Stats, Timeline, Validation
+from launchprof.model.hazard_records import Hazard
 from launchprof.analysis.load import load_report
 
 ROOT = Path("/home/ci/llm-decode")

@@ -12,11 +12,11 @@ import dataclasses
 
 from launchprof.analysis.anatomy import anatomy_of, critical_path, graph_rows, levels_of, with_anatomy
 from launchprof.analysis.concurrency import concurrency_notes, op_chains
-from launchprof.events.capture import AnatomyEvent, GraphNodeRow, RaceCheckEvent, RaceOp
-from launchprof.render.anatomy import anatomy_line, anatomy_svg
+from launchprof.events.capture_events import AnatomyEvent, GraphNodeRow, RaceCheckEvent, RaceOp
+from launchprof.render.anatomy_text import anatomy_line, anatomy_svg
 from launchprof.render.html import HtmlRenderer
-from launchprof.render.notes_text import note_texts
-from launchprof.trace import gpu_table
+from launchprof.render.words.notes_text import note_texts
+from launchprof.common.trace_tables import gpu_table
 from recorded import load, recorded, report_of
 
 recorded(["two_streams_ok", "decode_loop"])

@@ -15,7 +15,7 @@ import pytest
 
 from launchprof.analysis import analyse
 from launchprof.analysis.argument_spread import argument_spread, per_set
-from launchprof.evidence import parse_events
+from launchprof.run.evidence import parse_events
 from launchprof.worker.burst import BURST_SETS
 from tests.recorded import load, recorded
 

@@ -1,7 +1,7 @@
 """The worker's bucket helpers that need no GPU: padding recorded calls, slicing outputs
 back, reading the observed shapes, and locating the op where padding leaks (issue 17).
 
-The capture and timing in launchprof/worker/buckets.py run on the GPU only
+The capture and timing in launchprof/worker/bucket_measure.py run on the GPU only
 (tests/test_gpu_buckets.py)."""
 
 from __future__ import annotations

@@ -21,12 +21,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import launchprof.worker.buckets as wb  # noqa: E402
-from launchprof.analysis.buckets import bucket_plan  # noqa: E402
-from launchprof.events.observation import ArgLeaf, CallEvent  # noqa: E402
-from launchprof.evidence import parse_events  # noqa: E402
+import launchprof.worker.bucket_measure as wb  # noqa: E402
+from launchprof.analysis.bucket_advice import bucket_plan
+from launchprof.events.observation_events import ArgLeaf, CallEvent
+from launchprof.run.evidence import parse_events
 from launchprof.worker.config import WorkerConfig  # noqa: E402
-from launchprof.worker.events import EventWriter  # noqa: E402
+from launchprof.worker.event_writer import EventWriter
 from launchprof.worker.observe import bind_arguments, describe_call  # noqa: E402
 from launchprof.worker.plan import TargetRun  # noqa: E402
 from launchprof.worker.trees import copy_into, tensor_leaves  # noqa: E402

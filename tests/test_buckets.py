@@ -16,20 +16,11 @@ import pytest
 
 import reports
 from bucket_events import MiB, calls, measured_events, measured_plan
-from launchprof.analysis.buckets import bucket_plan
-from launchprof.buckets import (
-    batch_axis,
-    bucket_of,
-    default_sizes,
-    eager_calls,
-    fit_memory,
-    padding_waste,
-    parse_bytes,
-    parse_sizes,
-)
-from launchprof.evidence import parse_events
+from launchprof.analysis.bucket_advice import bucket_plan
+from launchprof.common.bucket_rule import batch_axis, bucket_of, default_sizes, eager_calls, fit_memory, padding_waste, parse_bytes, parse_sizes
+from launchprof.run.evidence import parse_events
 from launchprof.hazards.shapes import varying_shapes
-from launchprof.models import SCHEMA_VERSION
+from launchprof.model.core import SCHEMA_VERSION
 from launchprof.render import RenderOptions
 from launchprof.render.console import ConsoleRenderer
 from launchprof.render.html import HtmlRenderer

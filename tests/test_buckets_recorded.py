@@ -1,6 +1,6 @@
 """The bucket plan of the two bucket samples recorded on the H200 (tests/data/runs), checked
 against the run's own raw ``bucket-*`` and ``call`` events, read here by hand and not through
-launchprof.analysis.buckets: the same data read twice, so a wrong mapping of an event onto the
+launchprof.analysis.bucket_advice: the same data read twice, so a wrong mapping of an event onto the
 report (a size's replay time from another size, a pool from the wrong stage, calls sent to the
 wrong bucket) fails, and a re-recording does not."""
 

@@ -12,7 +12,7 @@ from launchprof.crossover import sweep
 from launchprof.crossover.fit import derive_profile
 from launchprof.crossover.plans import CALIBRATION_PLAN, QUICK_PLAN
 from launchprof.crossover.simulate import simulate_samples
-from launchprof.models import Machine
+from launchprof.model.core import Machine
 
 MACHINE_EVENT = {
     "gpu": "NVIDIA H200", "driver": "580.95.05", "cuda": "13.0", "torch": "2.11.0+cu130", "python": "3.12.3",

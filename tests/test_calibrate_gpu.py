@@ -18,7 +18,7 @@ from launchprof.crossover.fit import derive_profile  # noqa: E402
 from launchprof.crossover.plans import CALIBRATION_PLAN  # noqa: E402
 from launchprof.crossover.profile import load_profile  # noqa: E402
 from launchprof.crossover.sweep import run_sweep  # noqa: E402
-from launchprof.machine import collect_machine  # noqa: E402
+from launchprof.model.machine import collect_machine
 from tests.gpu_scripts.direct_loop import host_op_us as plain_loop_per_op_us  # noqa: E402  (the plainest loop of x.add_)
 
 pytestmark = pytest.mark.gpu

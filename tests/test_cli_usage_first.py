@@ -16,7 +16,7 @@ import pytest
 
 from launchprof.commands.checks import check_target_defined
 from launchprof.errors import UsageError
-from launchprof.targets import parse_target
+from launchprof.common.targets import parse_target
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -162,7 +162,7 @@ def local_script(tmp_path: Path) -> Path:
 
 def check_both(name: str, script: Path) -> None:
     """analyze's early checks, in its order."""
-    from launchprof.targets import check_target_statically
+    from launchprof.common.targets import check_target_statically
 
     spec = parse_target(name)
     check_target_statically(spec, script, script.read_text())

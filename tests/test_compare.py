@@ -10,11 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 import reports
-from launchprof.compare import METRICS, compare, evaluate, parse_rule
+from launchprof.analysis.comparison import METRICS, compare, evaluate, parse_rule
 from launchprof.errors import UsageError
 from launchprof.render.markdown import md_text
 from launchprof.cli import app
-from launchprof.models import Report
+from launchprof.model.core import Report
 
 runner = CliRunner()
 
@@ -185,7 +185,7 @@ def test_recorded_session_compared_with_itself(name: str) -> None:
 def test_one_function_named_by_its_decorator_or_by_target_is_the_same_target() -> None:
     """A run of `@launchprof.target update` against one of `--target update` compares one
     function: no warning. Another function still warns."""
-    from launchprof.compare import kind_warnings
+    from launchprof.analysis.comparison import kind_warnings
 
     by_name = dataclasses.replace(reports.graphs_help(), target="update")
     decorated = dataclasses.replace(reports.graphs_help(), target="@launchprof.target update")

@@ -15,9 +15,10 @@ from typer.testing import CliRunner
 
 import reports
 from launchprof.cli import app
-from launchprof.compare import compare, evaluate, parse_rule
-from launchprof.hazards.identity import hazard_fingerprint
-from launchprof.models import Hazard, Report
+from launchprof.analysis.comparison import compare, evaluate, parse_rule
+from launchprof.model.hazard_identity import hazard_fingerprint
+from launchprof.model.hazard_records import Hazard
+from launchprof.model.core import Report
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parent.parent
@@ -196,8 +197,8 @@ def test_run_files_go_through_load_any(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_the_model_lint_compare_and_sarif_share_one_identity() -> None:
-    from launchprof.compare import hazard_key
-    from launchprof.hazards.identity import fingerprint_of, identity_from, located_fingerprint, match_key
+    from launchprof.analysis.comparison import hazard_key
+    from launchprof.model.hazard_identity import fingerprint_of, identity_from, located_fingerprint, match_key
 
     report = reports.graphs_help()
     root = Path(report.script).parent

@@ -19,10 +19,11 @@ from typer.testing import CliRunner
 
 import reports
 from launchprof.cli import app
-from launchprof.compare import ALPHA, compare, gate, p_text, parse_rule, significance_of
+from launchprof.analysis.comparison import ALPHA, compare, gate, p_text, parse_rule, significance_of
 from launchprof.analysis import analyse
 from launchprof.run import load_run
-from launchprof.models import Report, Stats
+from launchprof.model.core import Report
+from launchprof.model.step_timing import Stats
 
 RUNS = reports.DATA / "runs"
 runner = CliRunner()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from launchprof.analysis.compile_findings import BREAK_RULES, SKIP_RULES, break_findings, is_skip, skip_findings, user_frame
-from launchprof.events.torch_compile import CompileLog
+from launchprof.events.compile_events import CompileLog
 from launchprof.hazards.kinds import KINDS
 
 DATA = Path(__file__).resolve().parent / "data" / "compile"

@@ -11,11 +11,13 @@ from pathlib import Path
 
 import reports
 from launchprof.analysis.compile import advice, compile_result, hazards_caught, with_compile
-from launchprof.compile_report import CompileFinding, CompileResult
-from launchprof.evidence import parse_events
+from launchprof.model.compiled import CompileFinding, CompileResult
+from launchprof.run.evidence import parse_events
 from launchprof.render import RenderOptions, renderer_for
 from launchprof.enums import Severity
-from launchprof.models import Hazard, Report, Stats
+from launchprof.model.hazard_records import Hazard
+from launchprof.model.core import Report
+from launchprof.model.step_timing import Stats
 
 DATA = Path(__file__).resolve().parent / "data" / "compile"
 ROOT = Path(__file__).resolve().parent.parent
@@ -196,7 +198,7 @@ def test_report_with_compile_round_trips_through_json() -> None:
 def test_compile_models_import_in_either_order() -> None:
     """models.py and compile_report.py import each other; both orders must work."""
     code = (
-        "import launchprof.compile_report as c; from launchprof.models import Report; from launchprof.model_base import adapter; "
+        "import launchprof.model.compiled as c; from launchprof.model.core import Report; from launchprof.model.records import adapter; "
         "print(adapter(c.CompileResult).validate_python({'mode': 'm', 'step_us': {'median': 1, 'p10': 1, 'p90': 1, 'n': 1}}).step_us.n)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT)})
@@ -256,7 +258,7 @@ def test_the_recompile_limit_in_each_torch_wording() -> None:
 def test_the_advice_opens_with_which_of_the_three_to_use() -> None:
     """The fastest by measured step time; among those within 10% of it, eager before compile
     before hand capture (the least to get wrong first)."""
-    from launchprof.models import EagerProfile, ReplayProfile
+    from launchprof.model.step_timing import EagerProfile, ReplayProfile
 
     def first(eager_us: float, hand_us: float | None, compile_us: float, hazards: list | None = None) -> str:
         eager = dataclasses.replace(reports.graphs_help().eager, step_us=Stats(eager_us, eager_us, eager_us, 20))
@@ -359,7 +361,7 @@ def test_every_table_shows_the_fresh_compiles_range_only_with_rounds() -> None:
 
 def test_a_capped_compile_round_is_named_in_words() -> None:
     from launchprof.analysis.timing import stopped_early_notes
-    from launchprof.render.notes_text import note_texts
+    from launchprof.render.words.notes_text import note_texts
 
     ev = parse_events([{"type": "timing-end", "kind": "compile-no-cudagraphs@3", "samples": 12, "seconds": 5.0, "stopped_early": True, "why": ""}])
     assert note_texts(stopped_early_notes(ev)) == ["torch.compile (no graphs), compile 3, timing stopped early after 12 samples in 5.0 s; its interval is wider"]

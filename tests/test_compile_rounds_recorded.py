@@ -18,7 +18,7 @@ import pytest
 
 from launchprof.analysis import analyse
 from launchprof.analysis.load import stored_profile
-from launchprof.render.format import duration
+from launchprof.render.words.format import duration
 from launchprof.run import load_run
 
 RUNS = Path(__file__).parent / "data" / "compile_rounds"

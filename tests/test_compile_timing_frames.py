@@ -18,9 +18,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from launchprof.analysis.compile import compile_result  # noqa: E402
-from launchprof.events.torch_compile import CompileEvent  # noqa: E402
-from launchprof.evidence import parse_events  # noqa: E402
-from launchprof.worker.events import event_dict  # noqa: E402
+from launchprof.events.compile_events import CompileEvent
+from launchprof.run.evidence import parse_events
+from launchprof.events.record import event_dict
 from launchprof.worker.compile_compare import _bursts, warm_up  # noqa: E402
 
 CALLS = [0]

@@ -15,7 +15,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from launchprof.worker.events import event_dict  # noqa: E402
+from launchprof.events.record import event_dict
 from launchprof.worker.compile_compare import deadline, measure_mode, warm_up  # noqa: E402
 
 

@@ -29,7 +29,7 @@ from launchprof.crossover.profile import (
 from launchprof.crossover.simulate import SimulatedDevice, simulate_samples
 from launchprof.crossover.plans import DEFAULT_PLAN, QUICK_PLAN, estimate_seconds
 from launchprof.crossover.recorder import NoProgress, Recorder as _Recorder, caused_by_interrupt as _caused_by_interrupt, guarded as _guarded
-from launchprof.models import Machine
+from launchprof.model.core import Machine
 
 H200 = Machine(gpu="NVIDIA H200", driver="580.95.05", cuda="13.0", torch="2.11.0+cu130", python="3.12.3")
 TRUE = SimulatedDevice()

@@ -23,7 +23,7 @@ from launchprof.crossover.fit import derive_profile, refit  # noqa: E402
 from launchprof.crossover.lines import curve, grouped  # noqa: E402
 from launchprof.crossover.profile import Kind, load_profile  # noqa: E402
 from launchprof.crossover.sweep import QUICK_PLAN, NoProgress, SweepPlan, run_sweep  # noqa: E402
-from launchprof.machine import collect_machine  # noqa: E402
+from launchprof.model.machine import collect_machine
 
 pytestmark = pytest.mark.gpu
 

@@ -13,8 +13,8 @@ from launchprof.crossover.fit import derive_profile, refit
 from launchprof.crossover.plans import CALIBRATION_PLAN, QUICK_PLAN
 from launchprof.crossover.simulate import SimulatedDevice, simulate_samples
 from launchprof.crossover.spread import NOISY_SPREAD, relative_spread
-from launchprof.render.crossover import print_profile, render_json
-from launchprof.models import Machine
+from launchprof.render.crossover_text import print_profile, render_json
+from launchprof.model.core import Machine
 
 H200 = Machine(gpu="NVIDIA H200", driver="580.95.05", cuda="13.0", torch="2.11.0+cu130", python="3.12.3")
 TRUE = SimulatedDevice()

@@ -24,9 +24,9 @@ from launchprof.crossover.fit import derive_profile, refit
 from launchprof.crossover.profile import Interval
 from launchprof.crossover.simulate import SimulatedDevice, simulate_samples
 from launchprof.crossover.sweep import DEFAULT_PLAN, QUICK_PLAN, SweepResult
-from launchprof.predict import predict_speedup
-from launchprof.render.crossover import print_profile
-from launchprof.models import Machine
+from launchprof.crossover.replay_model import predict_speedup
+from launchprof.render.crossover_text import print_profile
+from launchprof.model.core import Machine
 
 H200 = Machine(gpu="NVIDIA H200", driver="580.95.05", cuda="13.0", torch="2.11.0+cu130", python="3.12.3")
 DATA = Path(__file__).parent / "data"
@@ -170,7 +170,7 @@ def test_html_page_marks_the_intercept(buried, clean):
 
 def test_crossover_command_says_so_in_text_and_json(monkeypatch, tmp_path, capsys):
     import launchprof.crossover.sweep as sweep
-    import launchprof.machine as machine
+    import launchprof.model.machine as machine
 
     monkeypatch.setenv("LAUNCHPROF_CACHE_DIR", str(tmp_path / "cache"))
     result = SweepResult(samples=tuple(simulate_samples(QUICK_PLAN, BURIED, noise=0.1)), notes=(), partial=False, elapsed_s=1.0)

@@ -74,7 +74,7 @@ def test_the_plan_profiles_its_calls_again_once_after_a_lost_trace(tmp_path, mon
     pytest.importorskip("torch")
     from launchprof.worker import plan
     from launchprof.worker.config import WorkerConfig
-    from launchprof.worker.events import EventWriter
+    from launchprof.worker.event_writer import EventWriter
 
     monkeypatch.setenv(TEARDOWN_CUPTI, "1")
     monkeypatch.setattr(plan, "write_table", lambda prof, run_dir, what: f"trace-{what}.json.gz")
@@ -101,7 +101,7 @@ def test_the_profile_phase_takes_its_calls_again_after_a_lost_session(tmp_path, 
     torch = pytest.importorskip("torch")
     from launchprof.worker import plan
     from launchprof.worker.config import WorkerConfig
-    from launchprof.worker.events import EventWriter
+    from launchprof.worker.event_writer import EventWriter
 
     monkeypatch.setenv(TEARDOWN_CUPTI, "1")
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
@@ -151,7 +151,7 @@ def test_a_lost_session_is_written_when_the_script_stops_before_the_retake(tmp_p
     pytest.importorskip("torch")
     from launchprof.worker import plan
     from launchprof.worker.config import WorkerConfig
-    from launchprof.worker.events import EventWriter
+    from launchprof.worker.event_writer import EventWriter
 
     monkeypatch.setenv(TEARDOWN_CUPTI, "1")
     written = []

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from launchprof.events import RECORDS, Event, Site
-from launchprof.events.buckets import BucketMeasureEvent
-from launchprof.events.capture import CaptureEvent, Race, RaceAccess, RaceCheckEvent, ValidationEvent, ValidationLeaf
-from launchprof.events.lifecycle import ScriptEndEvent, ScriptException
-from launchprof.events.observation import ArgLeaf, CallEvent, ProbeEntry, ProbeEvent
-from launchprof.events.timing import TimingEvent
-from launchprof.events.torch_compile import CompileEvent, CompileLog
-from launchprof.run.events import validate_events
-from launchprof.worker.events import EventWriter
+from launchprof.events.bucket_events import BucketMeasureEvent
+from launchprof.events.capture_events import CaptureEvent, Race, RaceAccess, RaceCheckEvent, ValidationEvent, ValidationLeaf
+from launchprof.events.lifecycle_events import ScriptEndEvent, ScriptException
+from launchprof.events.observation_events import ArgLeaf, CallEvent, ProbeEntry, ProbeEvent
+from launchprof.events.timing_events import TimingEvent
+from launchprof.events.compile_events import CompileEvent, CompileLog
+from launchprof.run.event_log import validate_events
+from launchprof.worker.event_writer import EventWriter
 
 RECORDED = [
     ScriptEndEvent(status="exception", exit_code=1, exception=ScriptException(type="ValueError", message="bad", file="s.py", line=3), calls=2),
@@ -87,6 +87,6 @@ def test_every_record_has_its_own_type() -> None:
 
 
 def test_the_worker_loads_its_records_without_pydantic() -> None:
-    code = "import sys, launchprof.events, launchprof.worker.events; print('pydantic' in sys.modules)"
+    code = "import sys, launchprof.events, launchprof.worker.event_writer; print('pydantic' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

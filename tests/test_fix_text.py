@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from launchprof.findings import FixCode, FixReason
-from launchprof.models import Fix
-from launchprof.render.fix_text import REASONS, SENTENCES, cannot_head, fix_note, fix_sentence
+from launchprof.model.findings import FixCode, FixReason
+from launchprof.model.hazard_records import Fix
+from launchprof.render.words.fix_text import REASONS, SENTENCES, cannot_head, fix_note, fix_sentence
 from tests.recorded import recorded, report_of
 
 

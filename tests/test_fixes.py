@@ -12,7 +12,7 @@ import pytest
 from recorded import load_evidence, recorded, report_of
 
 from launchprof.hazards.rules import find_hazards
-from launchprof.source import line_at, use_sources
+from launchprof.common.source import line_at, use_sources
 
 from recorded import load
 
@@ -137,7 +137,7 @@ def test_moe_router_fix_runs_every_expert_then_selects() -> None:
     from recorded import SAMPLES
 
     from launchprof.hazards.fixes import FixContext, write_fix
-    from launchprof.models import Hazard
+    from launchprof.model.hazard_records import Hazard
 
     path = SAMPLES / "moe_router.py"
     line = _line_of(path, ".nonzero()")
@@ -152,7 +152,7 @@ def test_decorated_branch_fix_uses_torch_where() -> None:
     from recorded import SAMPLES
 
     from launchprof.hazards.fixes import FixContext, write_fix
-    from launchprof.models import Hazard
+    from launchprof.model.hazard_records import Hazard
 
     path = SAMPLES / "decorated_branch.py"
     line = _line_of(path, "if h.mean() > 0")
@@ -163,7 +163,7 @@ def test_decorated_branch_fix_uses_torch_where() -> None:
 
 def test_heavy_branches_point_to_torch_cond(tmp_path) -> None:
     from launchprof.hazards.fixes import FixContext, write_fix
-    from launchprof.models import Hazard
+    from launchprof.model.hazard_records import Hazard
 
     path = tmp_path / "two_heavy.py"
     path.write_text(
@@ -203,7 +203,7 @@ def test_replay_mismatch_names_the_frozen_state_behind_it() -> None:
 
 def _fix_for(tmp_path, body: str, line: int, kind: str = "hidden-sync", **details):
     from launchprof.hazards.fixes import FixContext, write_fix
-    from launchprof.models import Hazard
+    from launchprof.model.hazard_records import Hazard
 
     path = tmp_path / "user_step.py"
     path.write_text("import torch\n\n\ndef step(x, peak, s, side):\n" + body, encoding="utf-8")

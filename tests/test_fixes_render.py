@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from recorded import recorded, report_of
 
-from launchprof.render.base import RenderOptions
+from launchprof.render.renderer import RenderOptions
 from launchprof.render.console import ConsoleRenderer
 from launchprof.render.html import HtmlRenderer
 from launchprof.render.markdown import MarkdownRenderer

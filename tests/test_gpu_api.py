@@ -143,7 +143,7 @@ def test_marker_on_sample_models(pytester: pytest.Pytester, monkeypatch: pytest.
     import importlib.metadata
     import os
 
-    installed = any(ep.value == "launchprof.pytest_plugin" for ep in importlib.metadata.entry_points(group="pytest11"))
+    installed = any(ep.value == "launchprof.api.pytest_plugin" for ep in importlib.metadata.entry_points(group="pytest11"))
     # runpytest_subprocess starts a new interpreter: sys.path edits here do not reach it.
     paths = [str(ROOT / "sample_models"), str(ROOT), os.environ.get("PYTHONPATH", "")]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
@@ -172,7 +172,7 @@ def test_marker_on_sample_models(pytester: pytest.Pytester, monkeypatch: pytest.
             return (torch.randn(64, 512, device="cuda"), torch.randn(512, 512, device="cuda"))
         """
     )
-    plugin = [] if installed else ["-p", "launchprof.pytest_plugin"]
+    plugin = [] if installed else ["-p", "launchprof.api.pytest_plugin"]
     result = pytester.runpytest_subprocess(*plugin, "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(["*kernels per step grew: * > max_kernels=4*"])

@@ -1,4 +1,4 @@
-"""Hazards are records (launchprof.hazard_codes) and render/hazard_text writes their words."""
+"""Hazards are records (launchprof.model.hazard_codes) and render/hazard_text writes their words."""
 
 from __future__ import annotations
 
@@ -8,15 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from launchprof.hazard_codes import HazardCode, Placed, SyncReason
+from launchprof.model.hazard_codes import HazardCode, Placed, SyncReason
 from launchprof.hazards.kinds import KINDS
 from launchprof.lint import lint
-from launchprof.models import Hazard, Report, report_json_schema
+from launchprof.model.hazard_records import Hazard
+from launchprof.model.core import Report, report_json_schema
 from launchprof.render import figures
-from launchprof.render.hazard_hints import HINTS, TITLES
-from launchprof.render.hazard_lint_text import LINT, LINT_HINTS, sync_reason
-from launchprof.render.hazard_runtime_text import RUNTIME
-from launchprof.render.hazard_text import SENTENCES, hazard_hint, hazard_message, placed_message
+from launchprof.render.words.hazard_hints import HINTS, TITLES
+from launchprof.render.words.hazard_lint_text import LINT, LINT_HINTS, sync_reason
+from launchprof.render.words.hazard_runtime_text import RUNTIME
+from launchprof.render.words.hazard_text import SENTENCES, hazard_hint, hazard_message, placed_message
 from tests.recorded import report_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,7 +106,7 @@ def test_lint_writes_codes_and_its_own_hints(tmp_path: Path) -> None:
 def test_the_words_load_without_the_hazard_rules() -> None:
     code = (
         "import sys\n"
-        "import launchprof.render.hazard_text\n"
+        "import launchprof.render.words.hazard_text\n"
         "heavy = sorted(m for m in sys.modules if m.startswith(('launchprof.hazards', 'launchprof.analysis', 'pydantic', 'rich')))\n"
         "assert not heavy, heavy\n"
     )

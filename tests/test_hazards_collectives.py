@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from launchprof.events.base import Site
+from launchprof.events.record import Site
 from launchprof.hazards.collectives import collective_divergence, collectives_per_call, short_name, uncaptured_collectives
-from launchprof.trace import gpu_table
+from launchprof.common.trace_tables import gpu_table
 from ranks_data import ALL_REDUCE, dropping, kernels_where, named, on_stream, recorded, with_trace
 
 SIGMOID = "sigmoid_kernel"  # two_streams_ok.py runs its sigmoid on the side stream (13 in the eager trace)

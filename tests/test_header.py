@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from launchprof import __version__
-from launchprof.header import run_header
-from launchprof.models import RUN_FORMAT_VERSION, Machine, WorkerOutcome
+from launchprof.run.header import run_header
+from launchprof.run.header_records import RUN_FORMAT_VERSION, WorkerOutcome
+from launchprof.model.core import Machine
 
 H200 = Machine(gpu="NVIDIA H200", driver="580.95.05", cuda="13.0", torch="2.11.0+cu130", python="3.12.3")
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from launchprof.worker.events import EventWriter
+from launchprof.worker.event_writer import EventWriter
 from launchprof.worker.host_speed import COUNTS, WARM, HostSpeed
 
 

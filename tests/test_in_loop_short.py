@@ -12,7 +12,7 @@ import pytest
 from launchprof.analysis import analyse
 from launchprof.analysis.load import stored_profile
 from launchprof.analysis.runinfo import IN_LOOP_SHORT, in_loop_short_note, run_info
-from launchprof.evidence import parse_events
+from launchprof.run.evidence import parse_events
 from launchprof.run import load_run
 
 RUNS = Path(__file__).parent / "data" / "runs"

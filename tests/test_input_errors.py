@@ -1,5 +1,5 @@
 """Mistakes in the paths a user names, through the real CLI: each is exit 2 and one line
-that says what the path is (launchprof/input_files.py), never a crash or "not found".
+that says what the path is (launchprof/fileio/input_files.py), never a crash or "not found".
 
 Permission tests need permissions that are enforced. Run as a user they are; run as root
 (CI containers, the GPU machines) the launchprof process is started without the

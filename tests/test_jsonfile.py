@@ -1,4 +1,4 @@
-"""The one reader of user-named JSON files (launchprof/jsonfile.py): each bad file gets the
+"""The one reader of user-named JSON files (launchprof/fileio/jsonfile.py): each bad file gets the
 one-line error that names what is wrong with it."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from launchprof.errors import UsageError
-from launchprof.jsonfile import read_json_object
+from launchprof.fileio.jsonfile import read_json_object
 
 
 @pytest.mark.parametrize(

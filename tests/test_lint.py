@@ -18,7 +18,7 @@ import pytest
 from launchprof.errors import UsageError
 from launchprof.hazards.kinds import KINDS
 from launchprof.lint import LintResult, lint
-from launchprof.project import relative_to_root
+from launchprof.common.project import relative_to_root
 
 ROOT = Path(__file__).resolve().parent.parent
 

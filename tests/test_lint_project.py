@@ -14,7 +14,7 @@ import pytest
 
 from launchprof.hazards.kinds import KINDS
 from launchprof.lint import lint
-from launchprof.lint.rules import KINDS_FOUND, RULES
+from launchprof.lint.lint_rules import KINDS_FOUND, RULES
 
 PROJECT = Path(__file__).resolve().parent / "data" / "lint" / "project"
 TRAIN = PROJECT / "train.py"

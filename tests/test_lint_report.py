@@ -1,4 +1,4 @@
-"""lint's report is the report model itself (launchprof.models), written without pydantic.
+"""lint's report is the report model itself (launchprof.model.core), written without pydantic.
 
 ``launchprof lint`` must never import pydantic (docs/lint-speed.md): the report models
 are plain dataclasses, validated only where a report is read from a file. These tests
@@ -19,7 +19,8 @@ import pytest
 from launchprof.commands.lint import LintOptions, build_report
 from launchprof.enums import Severity, Verdict
 from launchprof.lint import lint
-from launchprof.models import Hazard, Report
+from launchprof.model.hazard_records import Hazard
+from launchprof.model.core import Report
 from launchprof.render import renderer_for
 from tests.test_lint_speed import MIXED
 
@@ -89,7 +90,7 @@ def test_lint_json_to_a_file_never_imports_pydantic(tmp_path: Path, files: int) 
     for i in range(files):
         (pkg / f"m{i}.py").write_text(MIXED.format(i=i))
     modules = _imported(tmp_path, "pkg", "--all", "-f", "json", "-o", "out.json")
-    assert "launchprof.models" in modules and "launchprof.render.json" in modules  # the probe sees the command's modules
+    assert "launchprof.model.core" in modules and "launchprof.render.json" in modules  # the probe sees the command's modules
     assert not _pydantic(modules)
     written = json.loads((tmp_path / "out.json").read_text())
     assert Report.from_dict(written).to_json() == json.dumps(written, indent=2, ensure_ascii=False)
@@ -99,5 +100,5 @@ def test_lint_json_to_a_file_never_imports_pydantic(tmp_path: Path, files: int) 
 def test_no_lint_format_imports_pydantic(tmp_path: Path) -> None:
     args = [a for fmt in ("md", "sarif", "junit", "html") for a in ("-f", fmt, "-o", f"out.{fmt}")]
     modules = _imported(tmp_path, str(SAMPLES), "--all", *args)
-    assert "launchprof.render.sarif" in modules and "launchprof.models" in modules
+    assert "launchprof.render.sarif" in modules and "launchprof.model.core" in modules
     assert not _pydantic(modules)

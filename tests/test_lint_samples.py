@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from launchprof.lint import lint
-from launchprof.lint.rules import KINDS_FOUND
-from launchprof.project import relative_to_root
+from launchprof.lint.lint_rules import KINDS_FOUND
+from launchprof.common.project import relative_to_root
 from test_lint import marked_lines
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"

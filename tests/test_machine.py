@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import launchprof.machine as machine
+import launchprof.model.machine as machine
 
 OWN_PID = 4242
 

@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 from launchprof.worker.config import WorkerConfig  # noqa: E402
-from launchprof.worker.events import EventWriter  # noqa: E402
+from launchprof.worker.event_writer import EventWriter
 from launchprof.worker.plan import Phase, TargetRun  # noqa: E402
 
 

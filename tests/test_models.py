@@ -18,8 +18,8 @@ import reports
 from launchprof.cli import app
 from launchprof.enums import Severity, Verdict
 from launchprof.errors import UsageError
-from launchprof.models import SCHEMA_VERSION, report_json_schema
-from launchprof.models import Report
+from launchprof.model.core import SCHEMA_VERSION, report_json_schema
+from launchprof.model.core import Report
 from launchprof.analysis.load import load_report
 from tests.recorded import DATA, report_of
 
@@ -128,7 +128,7 @@ def _every_report() -> dict[str, Report]:
 
 def test_to_dict_writes_what_pydantic_writes_for_every_report():
     """Reports are written without pydantic; the JSON is what pydantic's dump gave."""
-    from launchprof.model_base import adapter
+    from launchprof.model.records import adapter
 
     found = _every_report()
     assert {"ranks", "run:bucketed_decode", "lint"} <= set(found)
@@ -143,7 +143,7 @@ def test_to_dict_writes_odd_values_in_details_as_pydantic_does():
     import dataclasses
     import math
 
-    from launchprof.model_base import adapter
+    from launchprof.model.records import adapter
 
     hazard = reports.hazard("hidden-sync", "m", "a.py", 3, details={"t": (1, 2), "s": {3}, "p": Path("/x"), "e": Severity.INFO, "inf": math.inf, "nan": [math.nan], "k": {1: 2}})
     report = dataclasses.replace(reports.graphs_help(), hazards=[hazard], breakeven_replays=math.inf)
@@ -178,16 +178,16 @@ def test_unknown_keys_are_ignored_at_every_level():
 
 
 def test_the_models_import_without_pydantic():
-    code = "import sys, launchprof.models; print(sorted(m for m in sys.modules if m.startswith('pydantic')))"
+    code = "import sys, launchprof.model.core; print(sorted(m for m in sys.modules if m.startswith('pydantic')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(SCHEMA_DOC.parent.parent)})
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
 def test_models_behave_as_frozen_dataclasses():
-    """The shared methods of launchprof.model_base stand in for the generated ones."""
+    """The shared methods of launchprof.model.records stand in for the generated ones."""
     import dataclasses
 
-    from launchprof.models import Stats
+    from launchprof.model.step_timing import Stats
 
     stats = Stats(median=1.0, p10=0.5, p90=2.0, n=3)
     assert repr(stats) == "Stats(median=1.0, p10=0.5, p90=2.0, n=3)"

@@ -4,7 +4,7 @@ the terminal, and nothing is dropped.
 Each console output is rendered wide (200 columns, where nothing needs wrapping) and narrow;
 every figure of the wide output (a number with its unit, a range, a bracketed interval, a
 p-value) must appear, unbroken, on one line of the narrow output as many times. The figure
-pattern below is written for these tests, independently of launchprof.render.whole.
+pattern below is written for these tests, independently of launchprof.render.whole_text.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from typer.testing import CliRunner
 import reports
 from launchprof.analysis.load import report_from
 from launchprof.cli import app
-from launchprof.compare import METRICS, compare
+from launchprof.analysis.comparison import METRICS, compare
 from launchprof.crossover import profile as prof
 from launchprof.crossover.fit import derive_profile
 from launchprof.crossover.plans import QUICK_PLAN
 from launchprof.crossover.simulate import simulate_samples
-from launchprof.render.compare import value_text
-from launchprof.render.crossover import print_profile
+from launchprof.render.compare_text import value_text
+from launchprof.render.crossover_text import print_profile
 
 RUNS = reports.DATA / "runs"
 WIDE = 200
@@ -222,7 +222,7 @@ def test_ranks_and_compile_sections_keep_every_figure_whole(width: int) -> None:
     from test_compile_report import _events, _ok
 
     from launchprof.analysis.compile import with_compile
-    from launchprof.evidence import parse_events
+    from launchprof.run.evidence import parse_events
     from launchprof.ranks.combine import combine
     from launchprof.render import RenderOptions, renderer_for
 

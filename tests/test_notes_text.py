@@ -1,4 +1,4 @@
-"""Notes are records (launchprof.findings) and render/notes_text writes their sentences."""
+"""Notes are records (launchprof.model.findings) and render/notes_text writes their sentences."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from launchprof.findings import Note, NoteCode, note, text_note
-from launchprof.models import Report
+from launchprof.model.findings import Note, NoteCode, note, text_note
+from launchprof.model.core import Report
 from launchprof.render import RenderOptions, renderer_for
-from launchprof.render.notes_text import SENTENCES, note_text, report_notes
+from launchprof.render.words.notes_text import SENTENCES, note_text, report_notes
 from tests.recorded import report_of
 
 
@@ -93,8 +93,8 @@ def test_lint_writes_its_notes_as_records(tmp_path) -> None:
 def test_the_bucket_plan_writes_its_notes_as_records_and_renders_them() -> None:
     from test_buckets import MiB, measured_events
 
-    from launchprof.analysis.buckets import bucket_plan
-    from launchprof.evidence import parse_events
+    from launchprof.analysis.bucket_advice import bucket_plan
+    from launchprof.run.evidence import parse_events
 
     plan = bucket_plan(parse_events(measured_events([3, 8, 1], [1, 2, 4, 8], limit=MiB // 2)))
     over = next(f for f in plan.findings if f.code == "bucket-pool-over-limit")

@@ -16,7 +16,7 @@ import launchprof.commands.compare as compare_cmd
 import launchprof.commands.lint as lint_cmd
 import launchprof.commands.report as report_cmd
 from launchprof.cli import app
-from launchprof.outputs import write_output
+from launchprof.fileio.output_files import write_output
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from launchprof.analysis import analyse
-from launchprof.models import Report
+from launchprof.model.core import Report
 from launchprof.render import renderer_for
 from launchprof.run import Run
 from tests.recorded import load, run_names

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from launchprof.worker.events import event_dict
+from launchprof.events.record import event_dict
 from launchprof.worker.outputs_watch import OutputsWatch, copy_us
 
 

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 import reports
 from launchprof.cli import app
 from launchprof.errors import UsageError
-from launchprof.outputs import Output, check_writable, for_stream, plan_outputs, write_output
+from launchprof.fileio.output_files import Output, check_writable, for_stream, plan_outputs, write_output
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMATS = ("text", "json", "md", "sarif", "junit", "html")
@@ -187,7 +187,7 @@ def test_for_stream_keeps_utf8_text_unchanged() -> None:
 
 def test_json_into_a_sarif_file_is_refused_but_a_sarif_json_name_is_not(tmp_path):
     from launchprof.errors import UsageError
-    from launchprof.outputs import plan_outputs
+    from launchprof.fileio.output_files import plan_outputs
 
     with pytest.raises(UsageError, match="does not match"):
         plan_outputs(["json"], [tmp_path / "x.sarif"])
@@ -197,7 +197,7 @@ def test_json_into_a_sarif_file_is_refused_but_a_sarif_json_name_is_not(tmp_path
 
 def test_a_format_named_as_its_file_suffix_is_accepted():
     """`-o x.markdown` was a Markdown report while `-f markdown` was "unknown format"."""
-    from launchprof.outputs import plan_outputs
+    from launchprof.fileio.output_files import plan_outputs
 
     outs = plan_outputs(["markdown"], [])
     assert [o.format for o in outs] == ["md"]

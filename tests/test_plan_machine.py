@@ -15,13 +15,13 @@ from types import SimpleNamespace
 import pytest
 
 torch = pytest.importorskip("torch")
-from launchprof.events.lifecycle import NoteEvent  # noqa: E402
+from launchprof.events.lifecycle_events import NoteEvent
 from launchprof.worker import plan  # noqa: E402
 from launchprof.worker.config import WorkerConfig  # noqa: E402
-from launchprof.worker.events import EventWriter  # noqa: E402
+from launchprof.worker.event_writer import EventWriter
 from launchprof.worker.plan import TargetRun  # noqa: E402
 from launchprof.worker.plan_phases import FINISH_REASONS, TRANSITIONS, Exit, Phase  # noqa: E402
-from launchprof.worker.timing import Timed  # noqa: E402
+from launchprof.worker.call_timer import Timed
 
 ROOT = Path(__file__).resolve().parent.parent
 

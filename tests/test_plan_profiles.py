@@ -12,7 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 from launchprof.worker import plan_profiles  # noqa: E402
-from launchprof.worker.events import EventWriter  # noqa: E402
+from launchprof.worker.event_writer import EventWriter
 
 
 class _Snap:

@@ -11,9 +11,9 @@ from launchprof.crossover.fit import derive_profile
 from launchprof.crossover.profile import Interval
 from launchprof.crossover.simulate import simulate_samples
 from launchprof.crossover.sweep import DEFAULT_PLAN
-from launchprof.predict import breakeven_replays, finite_median, node_excess_us, predict_speedup, replay_model
-from launchprof.models import Machine
-from launchprof.stats import Estimate
+from launchprof.crossover.replay_model import breakeven_replays, finite_median, node_excess_us, predict_speedup, replay_model
+from launchprof.model.core import Machine
+from launchprof.model.stats import Estimate
 
 H200 = Machine(gpu="NVIDIA H200", driver="580.95.05", cuda="13.0", torch="2.11.0+cu130", python="3.12.3")
 
@@ -208,8 +208,8 @@ def test_basis_names_the_profile_and_the_inputs(recorded):
 
 
 def test_the_prediction_carries_the_eager_steps_interval_and_its_source(profile):
-    from launchprof.predict import eager_step_interval
-    from launchprof.models import Stats
+    from launchprof.crossover.replay_model import eager_step_interval
+    from launchprof.model.step_timing import Stats
 
     step = Stats(1400.0, 1300.0, 1500.0, 50)
     ci = eager_step_interval(step)
@@ -233,12 +233,12 @@ def test_finite_median_is_none_for_an_interval_not_measured():
 
 def test_the_rng_prologue_fill_count_is_stated_once():
     """The prediction's added fills and the report's node count read one constant: no module
-    but launchprof.predict assigns a number of RNG fills of its own."""
+    but launchprof.crossover.replay_model assigns a number of RNG fills of its own."""
     import ast
     from pathlib import Path
 
     import launchprof
-    from launchprof import predict
+    from launchprof.crossover import replay_model as predict
     from launchprof.render import figures
 
     owners = []
@@ -246,5 +246,5 @@ def test_the_rng_prologue_fill_count_is_stated_once():
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, int):
                 owners += [(path.name, t.id) for t in node.targets if isinstance(t, ast.Name) and "FILLS" in t.id]
-    assert owners == [("predict.py", "RNG_PROLOGUE_FILLS")]
+    assert owners == [("replay_model.py", "RNG_PROLOGUE_FILLS")]
     assert figures.RNG_PROLOGUE_FILLS is predict.RNG_PROLOGUE_FILLS == 2

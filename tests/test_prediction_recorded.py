@@ -75,7 +75,7 @@ def test_the_predicted_speedup_is_within_a_factor_of_the_measured_one(captured):
 def test_the_interval_spans_the_eager_steps_drift_between_bursts(captured):
     for name, r in captured.items():
         run = load(name)
-        from launchprof.evidence import parse_events
+        from launchprof.run.evidence import parse_events
 
         medians = parse_events(run.events).burst_medians_us.get("eager") or []
         if len(medians) < 2 or r.eager.timing != "burst" or name in KNOWN_MISSES:
@@ -160,7 +160,7 @@ def test_the_prediction_scales_the_profiles_launch_costs_to_the_hosts_speed():
     the estimate (the graph launch, the input copies, the RNG fills) scale by this run's
     speed over the profile's; the GPU-side per-node costs do not. Across the recorded runs
     the tests above check the result against the replay the H200 measured."""
-    from launchprof.evidence import parse_events
+    from launchprof.run.evidence import parse_events
     from launchprof.hazards.inputs import reallocated_arguments
 
     run = load("two_streams_ok")

@@ -24,9 +24,9 @@ from launchprof.analysis.prediction import (
     host_speed_note,
 )
 from launchprof.analysis.load import stored_profile
-from launchprof.evidence import Evidence, host_op_slopes
-from launchprof.models import EagerProfile, Stats
-from launchprof.render.notes_text import note_text
+from launchprof.run.evidence import Evidence, host_op_slopes
+from launchprof.model.step_timing import EagerProfile, Stats
+from launchprof.render.words.notes_text import note_text
 from tests.recorded import load
 
 

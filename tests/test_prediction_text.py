@@ -8,11 +8,11 @@ import json
 
 from launchprof.analysis import analyse
 from launchprof.analysis.load import stored_profile
-from launchprof.findings import PredictionCode
-from launchprof.models import Report
-from launchprof.predict import predict_speedup
+from launchprof.model.findings import PredictionCode
+from launchprof.model.core import Report
+from launchprof.crossover.replay_model import predict_speedup
 from launchprof.render import figures
-from launchprof.render.prediction_text import SENTENCES, basis_sentence, prediction_sentence
+from launchprof.render.words.prediction_text import SENTENCES, basis_sentence, prediction_sentence
 from tests.recorded import load
 
 

@@ -16,7 +16,7 @@ from launchprof.crossover.fit import derive_profile
 from launchprof.crossover.simulate import simulate_samples
 from launchprof.crossover.sweep import QUICK_PLAN, SweepResult
 from launchprof.errors import EnvironmentProblem, Interrupted, UsageError
-from launchprof.models import Machine
+from launchprof.model.core import Machine
 
 H200 = Machine(gpu="NVIDIA H200", driver="580.95.05", cuda="13.0", torch="2.11.0+cu130", python="3.12.3")
 H100 = Machine(gpu="NVIDIA H100 80GB HBM3", driver="570.86.15", cuda="12.8", torch="2.9.0+cu128", python="3.12.3")
@@ -277,7 +277,7 @@ def test_png_and_svg_plots(profile, tmp_path):
 def _fake_gpu(monkeypatch, result, sweep_fn=None) -> None:
     """Stand in for the GPU: the environment check passes, the sweep returns ``result``."""
     import launchprof.crossover.sweep as sweep
-    import launchprof.machine as machine
+    import launchprof.model.machine as machine
 
     monkeypatch.setattr(command, "check_environment", lambda plot: None)
     monkeypatch.setattr(machine, "collect_machine", lambda: H200)

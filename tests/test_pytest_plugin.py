@@ -7,19 +7,19 @@ import importlib.metadata
 
 import pytest
 
-from launchprof import pytest_plugin
+from launchprof.api import pytest_plugin
 from recorded import recorded, report_of
 
 pytest_plugins = ["pytester"]
 
 # Once installed, the pytest11 entry point loads the plugin; before that, -p does.
-_INSTALLED = any(ep.value == "launchprof.pytest_plugin" for ep in importlib.metadata.entry_points(group="pytest11"))
-PLUGIN = [] if _INSTALLED else ["-p", "launchprof.pytest_plugin"]
+_INSTALLED = any(ep.value == "launchprof.api.pytest_plugin" for ep in importlib.metadata.entry_points(group="pytest11"))
+PLUGIN = [] if _INSTALLED else ["-p", "launchprof.api.pytest_plugin"]
 
 FAKE_CONFTEST = """
 import sys
 sys.path.insert(0, {tests!r})
-from launchprof import pytest_plugin
+from launchprof.api import pytest_plugin
 from recorded import report_of
 
 pytest_plugin.cuda_available = lambda: True

@@ -6,10 +6,10 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
-from launchprof.events.capture import Race, RaceCheckEvent
-from launchprof.evidence import parse_events
+from launchprof.events.capture_events import Race, RaceCheckEvent
+from launchprof.run.evidence import parse_events
 from launchprof.hazards.rules import find_hazards
-from launchprof.worker.events import event_dict
+from launchprof.events.record import event_dict
 from launchprof.worker.race_check import AccessLog, _registries, access_of, sanitized
 from recorded import SAMPLES, expected_markers
 

@@ -39,7 +39,7 @@ def _rank(rank: int, port: int, out: str, slow: str) -> None:
     torch.cuda.Event = FakeEvent  # type: ignore[misc]
     torch.cuda.synchronize = lambda *a, **k: None  # type: ignore[assignment]
     from launchprof.worker.burst import Kind, run_bursts
-    from launchprof.worker.events import EventWriter
+    from launchprof.worker.event_writer import EventWriter
 
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
     t = torch.ones(8)

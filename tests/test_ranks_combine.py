@@ -8,9 +8,10 @@ import dataclasses
 
 import pytest
 
-from launchprof.models import Report, Stats
+from launchprof.model.core import Report
+from launchprof.model.step_timing import Stats
 from launchprof.ranks.combine import STRAGGLER_SPREAD, combine
-from launchprof.stats import speedup_of
+from launchprof.model.stats import speedup_of
 from ranks_data import ALL_REDUCE, burst_median, cut_after, dropping, kernels_where, named, rank_input, recorded, with_trace
 
 

@@ -26,7 +26,7 @@ import torch.distributed as dist  # noqa: E402
 from launchprof.commands.analyze import AnalyzeOptions  # noqa: E402
 from launchprof.commands.analyze_ranks import run_ranks_analysis  # noqa: E402
 from launchprof.errors import ExitCode  # noqa: E402
-from launchprof.outputs import Output  # noqa: E402
+from launchprof.fileio.output_files import Output
 from launchprof.run import load_run  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (dist.is_available() and dist.is_gloo_available()), reason="needs torch.distributed with gloo")
@@ -157,7 +157,7 @@ import sys
 from pathlib import Path
 from launchprof.commands.analyze import AnalyzeOptions
 from launchprof.commands.analyze_ranks import run_ranks_analysis
-from launchprof.outputs import Output
+from launchprof.fileio.output_files import Output
 out = Path(sys.argv[1])
 options = AnalyzeOptions(script=Path(sys.argv[2]), target="step", outputs=(out,), formats=("json",), show_output=False,
                          calibrate=False, nproc_per_node=2)

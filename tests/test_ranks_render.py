@@ -10,7 +10,7 @@ import pytest
 
 from launchprof.ranks.combine import combine
 from launchprof.render import renderer_for
-from launchprof.render import format as fmt
+from launchprof.render.words import format as fmt
 from ranks_data import burst_median, cut_after, rank_input, recorded
 
 

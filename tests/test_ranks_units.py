@@ -13,12 +13,12 @@ from types import SimpleNamespace
 import pytest
 
 from launchprof.ranks.launcher import failures_of
-from launchprof.ranks.paths import rank_folder_file, rank_path
-from launchprof.ranks.runner import EventReader, _stalled, _Watch, launcher_command, rank_output_tail
+from launchprof.ranks.rank_paths import rank_folder_file, rank_path
+from launchprof.ranks.rank_runner import EventReader, _stalled, _Watch, launcher_command, rank_output_tail
 from launchprof.ranks.worker_side import announce_rank, for_rank
-from launchprof.run.events import validate_events
+from launchprof.run.event_log import validate_events
 from launchprof.worker.config import WorkerConfig
-from launchprof.worker.events import EventWriter
+from launchprof.worker.event_writer import EventWriter
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -17,7 +17,9 @@ import pytest
 import reports
 from launchprof.render import RenderOptions, figures, renderer_for
 from launchprof.render.junit import JUnitRenderer, lint_kinds
-from launchprof.models import Prediction, Report, Speedup, Stats, Validation
+from launchprof.model.predicted import Prediction
+from launchprof.model.core import Report
+from launchprof.model.step_timing import Speedup, Stats, Validation
 
 OPTIONS = RenderOptions(project_root=reports.ROOT, width=200)  # sentences stay on one line
 TEXT_FORMATS = ("text", "md", "html", "junit")
@@ -57,7 +59,7 @@ def test_payback_counts_setup_when_known_and_says_what_it_counts() -> None:
     old = reports.graphs_help()
     assert figures.payback_text(old) == "pays back instantiation after 1.9 replays"
     # A report with setup_us carries the payback the analysis computed from it (one definition).
-    from launchprof.predict import breakeven_replays
+    from launchprof.crossover.replay_model import breakeven_replays
 
     report = newer(old, replay={"setup_us": 10_470.6})  # (1843.2 - 796.0) µs saved per replay: 10 replays
     report = dataclasses.replace(report, breakeven_replays=breakeven_replays(10_470.6, report.eager.step_us.median, report.replay.step_us.median))
@@ -134,7 +136,7 @@ def test_script_failed_renders_in_every_format() -> None:
 
 
 def test_junit_lint_kinds_come_from_lints_rules(monkeypatch: pytest.MonkeyPatch) -> None:
-    import launchprof.lint.rules as rules
+    import launchprof.lint.lint_rules as rules
 
     kinds = lint_kinds()
     assert kinds == frozenset(rules.KINDS_FOUND) and "hidden-sync" in kinds and "stream-race" not in kinds
@@ -155,7 +157,7 @@ def test_junit_lint_kinds_come_from_lints_rules(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_sarif_paths_and_fingerprints_use_the_project_root_and_identity() -> None:
-    from launchprof.hazards.identity import hazard_fingerprint
+    from launchprof.model.hazard_identity import hazard_fingerprint
     from launchprof.render.sarif import FINGERPRINT_KEY
 
     report = reports.not_capturable()

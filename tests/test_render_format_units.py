@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from launchprof.render import format as fmt
-from launchprof.models import Stats
+from launchprof.render.words import format as fmt
+from launchprof.model.step_timing import Stats
 
 
 @pytest.mark.parametrize(

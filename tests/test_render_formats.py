@@ -25,7 +25,8 @@ from launchprof.render.html import HtmlRenderer
 from launchprof.render.junit import JUnitRenderer
 from launchprof.render.markdown import MarkdownRenderer
 from launchprof.render.sarif import FINGERPRINT_KEY, SarifRenderer
-from launchprof.models import KernelSpan, Report, Timeline
+from launchprof.model.step_timing import KernelSpan, Timeline
+from launchprof.model.core import Report
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "golden" / "report.md"
 SARIF_SCHEMA = Path(__file__).resolve().parent / "schemas" / "sarif-schema-2.1.0.json"
@@ -331,8 +332,8 @@ def test_html_reads_snippet_from_file_when_not_recorded(tmp_path: Path) -> None:
 
 
 def test_html_reads_snippet_through_the_source_owner(tmp_path: Path) -> None:
-    """No file on disk: the lines come from launchprof.source, which serves a run's stored copy."""
-    from launchprof.source import use_sources
+    """No file on disk: the lines come from launchprof.common.source, which serves a run's stored copy."""
+    from launchprof.common.source import use_sources
 
     report = reports.graphs_help(tmp_path)
     report = dataclasses.replace(report, hazards=[dataclasses.replace(report.hazards[0], details={})])

@@ -1,4 +1,4 @@
-"""launchprof.render.whole and launchprof.render.fitted: wrapping that keeps figures whole,
+"""launchprof.render.whole_text and launchprof.render.fitted: wrapping that keeps figures whole,
 and tables that become blocks where they would have to break one."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from launchprof.render.fitted import Col, FittedTable, fit_widths
-from launchprof.render.whole import Whole, atoms, breaks, whole_parts, widest_atom
+from launchprof.render.whole_text import Whole, atoms, breaks, whole_parts, widest_atom
 
 PROSE = (
     "a replay of 147 kernels should take about 441 µs (8.3 µs to launch the graph), eager step "
@@ -108,7 +108,7 @@ def test_fitted_table_blocks_without_a_header_row_show_values_alone() -> None:
 def test_wide_characters_in_a_one_cell_room_still_fold():
     """A CJK character is two cells wide: in a one-cell room no prefix fits, and the fold
     must still move on (it looped for ever)."""
-    from launchprof.render.whole import _fold
+    from launchprof.render.whole_text import _fold
 
     cuts = _fold("漢字漢字", 1, 1)
     assert cuts and all(b > a for a, b in zip([0, *cuts], cuts)) and cuts[-1] <= 4

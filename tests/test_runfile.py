@@ -16,10 +16,11 @@ from launchprof.analysis import analyse
 from launchprof.cli import app
 from launchprof.commands.analyze import AnalyzeOptions, save_run
 from launchprof.errors import UsageError
-from launchprof.evidence import parse_events
-from launchprof.models import RUN_FORMAT_VERSION, Report, RunHeader
+from launchprof.run.evidence import parse_events
+from launchprof.run.header_records import RUN_FORMAT_VERSION, RunHeader
+from launchprof.model.core import Report
 from launchprof.run import default_run_path, in_kept_runs, load_run, prune, write_run
-from launchprof.runner import WorkerResult
+from launchprof.commands.worker_runner import WorkerResult
 from tests.recorded import RUNS, load, recorded
 
 SCRIPT = """import torch

@@ -12,12 +12,12 @@ import launchprof.commands.analyze as analyze_cmd
 from launchprof.analysis import analyse
 from launchprof.analysis.failure import LOCATED, blocking_command, is_async_cuda_error
 from launchprof.commands.analyze import AnalyzeOptions
-from launchprof.events.lifecycle import ScriptException
-from launchprof.evidence import parse_events
-from launchprof.models import RUN_FORMAT_VERSION, RunHeader, WorkerOutcome
+from launchprof.events.lifecycle_events import ScriptException
+from launchprof.run.evidence import parse_events
+from launchprof.run.header_records import RUN_FORMAT_VERSION, RunHeader, WorkerOutcome
 from launchprof.render import RenderOptions, renderer_for
 from launchprof.run import load_run, write_run
-from launchprof.runner import WorkerResult
+from launchprof.commands.worker_runner import WorkerResult
 from tests.recorded import RUNS
 
 ASSERT = {

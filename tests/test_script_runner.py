@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from launchprof.targets import check_target_statically, parse_target, top_level_names
+from launchprof.common.targets import check_target_statically, parse_target, top_level_names
 from launchprof.errors import UsageError
 
 pytest.importorskip("torch")

@@ -11,9 +11,9 @@ import types
 import torch
 from recorded import load_evidence, recorded, report_of
 
-from launchprof.events.lifecycle import TargetEvent
-from launchprof.events.observation import ArgLeaf, CallEvent
-from launchprof.snippet import capture_snippet, static_arguments
+from launchprof.events.lifecycle_events import TargetEvent
+from launchprof.events.observation_events import ArgLeaf, CallEvent
+from launchprof.analysis.snippet import capture_snippet, static_arguments
 
 
 def snippet_of(name: str) -> str:

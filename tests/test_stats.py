@@ -1,11 +1,11 @@
-"""launchprof.stats owns every resampled interval: one bootstrap, one draw order, fixed seeds."""
+"""launchprof.model.stats owns every resampled interval: one bootstrap, one draw order, fixed seeds."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from launchprof.crossover.fit import median_interval
-from launchprof.stats import RESAMPLES, SEED, Estimate, bootstrap, median_of, ratio_of_medians, speedup_of
+from launchprof.model.stats import RESAMPLES, SEED, Estimate, bootstrap, median_of, ratio_of_medians, speedup_of
 
 RNG = np.random.default_rng(3)
 EAGER, REPLAY = RNG.lognormal(np.log(100), 0.2, 40), RNG.lognormal(np.log(30), 0.2, 25)

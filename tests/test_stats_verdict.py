@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from launchprof.stats import speedup_of, stats_of
+from launchprof.model.stats import speedup_of, stats_of
 
 
 def test_stats_of():
@@ -24,7 +24,7 @@ def test_speedup_interval_brackets_the_ratio():
 # --- formulas of the analysis, on recorded H200 runs and on burst-timed events -------------
 
 from launchprof.analysis import build_report  # noqa: E402
-from launchprof.evidence import parse_events  # noqa: E402
+from launchprof.run.evidence import parse_events
 from tests.recorded import load_evidence, recorded, report_of  # noqa: E402
 
 WORKER = {"returncode": 0, "timed_out": False, "interrupted": False, "wall_s": 1.0}
@@ -184,8 +184,8 @@ def test_report_profile_recomputes_the_prediction(tmp_path):
 
 def test_notes_name_extra_nodes_and_memory_held_for_no_gain():
     from launchprof.analysis.notes import extra_nodes, memory_for_no_gain
-    from launchprof.render.notes_text import note_text
-    from launchprof.models import EagerProfile, ReplayProfile, Speedup
+    from launchprof.render.words.notes_text import note_text
+    from launchprof.model.step_timing import EagerProfile, ReplayProfile, Speedup
 
     eager = EagerProfile(None, 4, None, None, None)
     replay = ReplayProfile(None, 7, None, 3 << 20, node_types={"kernel": 5, "memset": 2})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from launchprof.trace import busy_and_gaps, gpu_table, launch_api_table, per_call, timeline_of
+from launchprof.common.trace_tables import busy_and_gaps, gpu_table, launch_api_table, per_call, timeline_of
 from tests.recorded import load, recorded
 
 recorded(["decode_loop", "long_kernels"])

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from launchprof.cli import app
 from launchprof.errors import UsageError
-from launchprof.trace import gpu_table, launch_api_table, per_call
-from launchprof.trace_export import chrome_trace, export_traces
+from launchprof.common.trace_tables import gpu_table, launch_api_table, per_call
+from launchprof.commands.trace_export import chrome_trace, export_traces
 from recorded import DATA, RUNS, load, recorded
 
 runner = CliRunner()
@@ -46,7 +46,7 @@ def test_folder_gets_every_trace_with_its_phase_range(name: str, tmp_path: Path)
 
 
 def test_derived_range_is_marked_and_recorded_one_kept() -> None:
-    from launchprof.trace_export import with_phase_range
+    from launchprof.commands.trace_export import with_phase_range
 
     run = load(CAPTURED[0])
     # The current worker records the phase range itself: exported as recorded, not derived.
@@ -69,7 +69,7 @@ def test_derived_range_is_marked_and_recorded_one_kept() -> None:
 
 
 def test_compact_traces_get_process_and_stream_names() -> None:
-    from launchprof.trace_export import with_names
+    from launchprof.commands.trace_export import with_names
 
     trace = {"traceEvents": [
         {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.0, "dur": 1.0},

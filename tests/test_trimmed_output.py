@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from launchprof.outputs import TrimmedLines
+from launchprof.fileio.output_files import TrimmedLines
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = ROOT / "tests" / "data" / "runs"

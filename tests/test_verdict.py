@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from launchprof.enums import Verdict
-from launchprof.models import Speedup, Validation
-from launchprof.verdict import VERDICT_ORDER, RanksFacts, RunFacts, decide, decide_ranks
+from launchprof.model.step_timing import Speedup, Validation
+from launchprof.analysis.verdict import VERDICT_ORDER, RanksFacts, RunFacts, decide, decide_ranks
 
 OK = Validation(3, 3, 0.0)
 MISMATCH = Validation(4, 3, 0.5)

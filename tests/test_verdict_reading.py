@@ -1,5 +1,5 @@
 """Whether a marginal speedup is "no measurable gain" is the verdict rule's call
-(launchprof.verdict), kept in the report (``no_measurable_gain``); render only words it."""
+(launchprof.analysis.verdict), kept in the report (``no_measurable_gain``); render only words it."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import dataclasses
 import json
 
 import reports
-from launchprof.models import Report, Speedup
+from launchprof.model.core import Report
+from launchprof.model.step_timing import Speedup
 from launchprof.render import figures
-from launchprof.verdict import no_measurable_gain
+from launchprof.model.step_timing import no_measurable_gain
 
 
 def test_the_rule_reads_the_interval() -> None:

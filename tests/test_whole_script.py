@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from launchprof.analysis import analyse
-from launchprof.failon import fail_reason
-from launchprof.models import RUN_FORMAT_VERSION, RunHeader
+from launchprof.commands.failon import fail_reason
+from launchprof.run.header_records import RUN_FORMAT_VERSION, RunHeader
 from launchprof.render import RenderOptions, renderer_for
 from launchprof.run import load_run, write_run
 from launchprof.worker.candidates import candidates, kernel_launches, launches_by_correlation, qualname, tally, trace_rows, user_file_resolver

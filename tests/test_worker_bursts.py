@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 from launchprof.worker import burst  # noqa: E402
 from launchprof.worker.burst import Kind, run_bursts, schedule  # noqa: E402
 from launchprof.worker.config import WorkerConfig, plan_size  # noqa: E402
-from launchprof.worker.events import EventWriter  # noqa: E402
+from launchprof.worker.event_writer import EventWriter
 
 
 class FakeEvent:

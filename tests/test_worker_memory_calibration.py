@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 from launchprof.worker import memory  # noqa: E402
 from launchprof.worker.calibration import calibrate  # noqa: E402
-from launchprof.worker.events import EventWriter  # noqa: E402
+from launchprof.worker.event_writer import EventWriter
 
 MIB = 2**20
 

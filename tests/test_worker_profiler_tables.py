@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 torch = pytest.importorskip("torch")
-from launchprof.trace import gpu_table, launch_api_table  # noqa: E402
+from launchprof.common.trace_tables import gpu_table, launch_api_table
 from launchprof.worker.profiler_tables import chrome_rows, new_profile, write_table  # noqa: E402
 
 

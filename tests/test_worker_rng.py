@@ -34,7 +34,7 @@ def test_the_warm_up_reports_cuda_rng_in_the_mutations_event(tmp_path, monkeypat
     enough (a step may draw only on some calls)."""
     from launchprof.worker import plan, validator
     from launchprof.worker.config import WorkerConfig
-    from launchprof.worker.events import EventWriter
+    from launchprof.worker.event_writer import EventWriter
 
     seq = iter([torch.tensor([v], dtype=torch.uint8) for v in reads])
     monkeypatch.setattr(plan, "cuda_rng_state", lambda: next(seq))

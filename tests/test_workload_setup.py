@@ -13,7 +13,7 @@ from rich.console import Console
 
 from launchprof.analysis import analyse
 from launchprof.analysis.load import stored_profile
-from launchprof.render.crossover import WORKLOAD_SETUP, print_profile
+from launchprof.render.crossover_text import WORKLOAD_SETUP, print_profile
 from launchprof.run import load_run
 
 DATA = Path(__file__).parent / "data"

@@ -16,31 +16,12 @@ from typing import Any
 
 import pandas as pd
 
-from launchprof.events.capture import AnatomyEvent, GraphNodeRow
-from launchprof.models import Anatomy, GraphNode
+from launchprof.events.capture_events import AnatomyEvent, GraphNodeRow
+from launchprof.model.step_timing import Anatomy, GraphNode
+from launchprof.common.graph_levels import levels_of
 
 DRAW_LIMIT = 60  # graphs up to this many nodes keep their nodes and edges for drawing
 _TRACE_KIND = {"kernel": "kernel", "memcpy": "memcpy", "memset": "memset"}
-
-
-def levels_of(count: int, edges: list[list[int]]) -> list[int]:
-    """Each node's level: 0 for roots, else one more than its deepest predecessor.
-    Kahn's order, so a cycle (never in a CUDA graph) leaves its nodes at level 0."""
-    preds: dict[int, list[int]] = defaultdict(list)
-    succs: dict[int, list[int]] = defaultdict(list)
-    for a, b in edges:
-        preds[b].append(a)
-        succs[a].append(b)
-    indeg = {i: len(preds[i]) for i in range(count)}
-    order = [i for i in range(count) if indeg[i] == 0]
-    level = [0] * count
-    for i in order:  # the list grows as nodes become free
-        for j in succs[i]:
-            level[j] = max(level[j], level[i] + 1)
-            indeg[j] -= 1
-            if indeg[j] == 0:
-                order.append(j)
-    return level
 
 
 def critical_path(count: int, edges: list[list[int]], weight: list[float]) -> list[int]:
@@ -164,7 +145,7 @@ def with_anatomy(replay: Any, event: AnatomyEvent | None, replay_trace: dict[str
         return replay
     import dataclasses
 
-    from launchprof.trace import gpu_table
+    from launchprof.common.trace_tables import gpu_table
 
     gpu = graph_rows(replay_trace, gpu_table(replay_trace)) if replay_trace else None
     return dataclasses.replace(replay, anatomy=anatomy_of(event, gpu))

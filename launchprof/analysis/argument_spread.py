@@ -16,8 +16,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from launchprof.evidence import Evidence
-from launchprof.findings import Note, NoteCode, note
+from launchprof.run.evidence import Evidence
+from launchprof.model.findings import Note, NoteCode, note
 
 # Sets must differ by this factor (slowest set median over fastest) to be reported.
 MIN_RATIO = 1.3

@@ -15,14 +15,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from launchprof.analysis.compile_findings import break_findings, skip_findings
-from launchprof.compile_report import CompileFinding, CompileResult
-from launchprof.events.torch_compile import CompileEvent
-from launchprof.evidence import Evidence
+from launchprof.model.compiled import CompileFinding, CompileResult
+from launchprof.events.compile_events import CompileEvent
+from launchprof.run.evidence import Evidence
 from launchprof.enums import Severity
-from launchprof.models import Hazard
-from launchprof.render.format import duration
-from launchprof.models import EagerProfile, Report, ReplayProfile
-from launchprof.stats import stats_of
+from launchprof.model.hazard_records import Hazard
+from launchprof.render.words.format import duration
+from launchprof.model.step_timing import EagerProfile, ReplayProfile
+from launchprof.model.core import Report
+from launchprof.model.stats import stats_of
 
 FIELDS = {"reduce-overhead": "compile", "default": "compile-no-cudagraphs"}
 # Within this ratio two step times are "about the same".

@@ -15,8 +15,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from launchprof.compile_report import CompileFinding
-from launchprof.events.torch_compile import CompileLog
+from launchprof.model.compiled import CompileFinding
+from launchprof.events.compile_events import CompileLog
 
 # (pattern, kind) for cudagraph skip reasons, most specific first.
 SKIP_RULES: tuple[tuple[str, str | None], ...] = (

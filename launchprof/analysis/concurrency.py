@@ -11,9 +11,9 @@ timestamps say whether the device actually ran them at once.
 from __future__ import annotations
 
 from launchprof.analysis.anatomy import critical_path
-from launchprof.events.capture import RaceCheckEvent, RaceOp
-from launchprof.findings import Note, NoteCode, note
-from launchprof.models import Anatomy
+from launchprof.events.capture_events import RaceCheckEvent, RaceOp
+from launchprof.model.findings import Note, NoteCode, note
+from launchprof.model.step_timing import Anatomy
 
 OVERLAP_FLOOR_US = 0.5  # less than this of overlapped GPU time is timestamp noise
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import shlex
 from launchprof.analysis.notes import with_notes
-from launchprof.events.lifecycle import ScriptException
-from launchprof.evidence import Evidence
-from launchprof.findings import Note, NoteCode, note
-from launchprof.models import Report
+from launchprof.events.lifecycle_events import ScriptException
+from launchprof.run.evidence import Evidence
+from launchprof.model.findings import Note, NoteCode, note
+from launchprof.model.core import Report
 
 # Lower-case fragments of CUDA's messages for errors that are reported asynchronously.
 ASYNC_MARKERS = (

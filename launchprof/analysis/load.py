@@ -12,15 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from launchprof.errors import UsageError
-from launchprof.input_files import REPORT, WANTED_SAVED, check_input_file, has_zip_signature, is_python_script, refuse_other_kind, starts_like_json
-from launchprof.jsonfile import read_json_object
-from launchprof.models import Report, validate_report
+from launchprof.fileio.input_files import REPORT, WANTED_SAVED, check_input_file, has_zip_signature, is_python_script, refuse_other_kind, starts_like_json
+from launchprof.fileio.jsonfile import read_json_object
+from launchprof.model.core import Report, validate_report
 from launchprof.run import SUFFIX
 from launchprof.run.migrate import migrate_report
 
 if TYPE_CHECKING:  # the profile module loads only when a profile is read
     from launchprof.crossover.profile import DeviceProfile
-    from launchprof.models import Machine
+    from launchprof.model.core import Machine
 
 
 def load_report(path: str | Path) -> Report:
@@ -97,7 +97,7 @@ def open_saved(path: Path, given: Path | None = None) -> tuple[Report, ChosenPro
     if not is_run_file(path):
         report = load_report(path)
         return report, choose_profile(None, given) if given is not None else None
-    from launchprof.analysis.report import analyse
+    from launchprof.analysis.build_report import analyse
     from launchprof.run import load_run
 
     run = load_run(path)

@@ -1,19 +1,20 @@
 """Notes the analysis adds to a report where a figure alone would mislead (records: their
-sentences are in launchprof.render.notes_text)."""
+sentences are in launchprof.render.words.notes_text)."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
 
-from launchprof.findings import Note, NoteCode, note
-from launchprof.models import EagerProfile, ReplayProfile, Report, Speedup
+from launchprof.model.findings import Note, NoteCode, note
+from launchprof.model.step_timing import EagerProfile, ReplayProfile, Speedup
+from launchprof.model.core import Report
 
 
 def with_notes(report: Report, added: Sequence[Note], first: bool = False) -> Report:
     """The report with ``added`` notes after its own (before them with ``first``), records
     and sentences alike, so the two lists stay aligned."""
-    from launchprof.render.notes_text import note_texts
+    from launchprof.render.words.notes_text import note_texts
 
     records, texts = list(added), note_texts(added)
     if first:

@@ -1,4 +1,4 @@
-"""The speedup predicted from the eager trace and a device profile (launchprof.predict).
+"""The speedup predicted from the eager trace and a device profile (launchprof.crossover.replay_model).
 
 Needs only eager numbers, so a run that could not be captured still gets "fix these
 hazards and expect about X".
@@ -9,14 +9,15 @@ from __future__ import annotations
 import dataclasses
 
 from launchprof.crossover.profile import DeviceProfile, Interval
-from launchprof.evidence import Evidence
-from launchprof.findings import Note, NoteCode, PredictionCode, note
+from launchprof.run.evidence import Evidence
+from launchprof.model.findings import Note, NoteCode, PredictionCode, note
 from launchprof.hazards.inputs import reallocated_arguments
-from launchprof.predict import RNG_PROLOGUE_FILLS
-from launchprof.models import EagerProfile, Prediction
-from launchprof.render.prediction_text import basis_sentence
-from launchprof.stats import Estimate
-from launchprof.trace import CallProfile
+from launchprof.crossover.replay_model import RNG_PROLOGUE_FILLS
+from launchprof.model.step_timing import EagerProfile
+from launchprof.model.predicted import Prediction
+from launchprof.render.words.prediction_text import basis_sentence
+from launchprof.model.stats import Estimate
+from launchprof.common.trace_tables import CallProfile
 
 # What the profile's LaunchGraph already holds, and so is not added again here:
 # - the synchronisation: LaunchGraph is a latency (submit and wait) intercept, and the
@@ -26,7 +27,7 @@ from launchprof.trace import CallProfile
 # a latency-mode LaunchGraph it counted the wait twice (+9 to +22 µs a step).
 
 
-# PyTorch's RNG prologue (launchprof.predict.RNG_PROLOGUE_FILLS ops before each
+# PyTorch's RNG prologue (launchprof.crossover.replay_model.RNG_PROLOGUE_FILLS ops before each
 # ``CUDAGraph.replay()`` of a graph that draws random numbers). Since torch 2.7
 # (pytorch#143777) a graph that draws none skips them, so the crossover's LaunchGraph
 # (timed on graphs without RNG) does not hold them: on torch 2.11, measured on an H200,
@@ -73,7 +74,7 @@ SCALE_RANGE = (0.4, 2.5)
 
 def _host_speeds(ev: Evidence, profile: DeviceProfile | None) -> tuple[float, float] | None:
     """(µs per eager op in this run, in the profile), both known and positive; else None."""
-    import launchprof.predict as predict
+    import launchprof.crossover.replay_model as predict
 
     now = ev.host_eager_op_us
     then = predict.finite_median(getattr(profile, "eager_op_us", None)) if profile is not None else None
@@ -133,7 +134,7 @@ def eager_interval(ev: Evidence, eager: EagerProfile) -> Estimate | None:
     more than that during a run (clocks, other processes); the prediction's interval
     should carry that drift, not hide it. Only burst medians are used, and only when the
     reported step is the burst figure (an in-loop step keeps its own interval)."""
-    import launchprof.predict as predict
+    import launchprof.crossover.replay_model as predict
 
     ci = predict.eager_step_interval(eager.step_us)
     medians = ev.burst_medians_us.get("eager") or []
@@ -171,7 +172,7 @@ def gpu_clock_scale(eager: EagerProfile) -> float | None:
 
 
 def predicted(ev: Evidence, eager: EagerProfile | None, profile: DeviceProfile | None, calls: list[CallProfile]) -> Prediction | None:
-    import launchprof.predict as predict
+    import launchprof.crossover.replay_model as predict
 
     if profile is None or eager is None or eager.kernels_per_step is None or eager.step_us is None:
         return None

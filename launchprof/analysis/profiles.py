@@ -5,12 +5,12 @@ from __future__ import annotations
 import statistics
 
 from launchprof.analysis.timing import eager_samples, loop_stats, replay_samples, setup_us
-from launchprof.events.capture import MemoryEvent
-from launchprof.evidence import Evidence
-from launchprof.findings import Note, NoteCode, note
-from launchprof.models import EagerProfile, ReplayProfile, Validation
-from launchprof.stats import stats_of
-from launchprof.trace import CallProfile
+from launchprof.events.capture_events import MemoryEvent
+from launchprof.run.evidence import Evidence
+from launchprof.model.findings import Note, NoteCode, note
+from launchprof.model.step_timing import EagerProfile, ReplayProfile, Validation
+from launchprof.model.stats import stats_of
+from launchprof.common.trace_tables import CallProfile
 
 
 def eager_profile(ev: Evidence, calls: list[CallProfile]) -> EagerProfile | None:

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from launchprof.analysis.timing import uses_bursts
-from launchprof.events.lifecycle import ScriptException
-from launchprof.evidence import Evidence
-from launchprof.findings import Note, NoteCode, note
-from launchprof.models import RunInfo
+from launchprof.events.lifecycle_events import ScriptException
+from launchprof.run.evidence import Evidence
+from launchprof.model.findings import Note, NoteCode, note
+from launchprof.model.core import RunInfo
 
 
 def script_failed(ev: Evidence, worker: dict[str, Any]) -> bool:

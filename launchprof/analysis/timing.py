@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from launchprof.events.capture import CaptureEvent
-from launchprof.evidence import Evidence
-from launchprof.findings import Note, NoteCode, note
-from launchprof.models import Speedup, Stats
-from launchprof.stats import speedup_of, stats_of
+from launchprof.events.capture_events import CaptureEvent
+from launchprof.run.evidence import Evidence
+from launchprof.model.findings import Note, NoteCode, note
+from launchprof.model.step_timing import Speedup, Stats
+from launchprof.model.stats import speedup_of, stats_of
 
 BURST, IN_LOOP = "burst", "in-loop"
 # Compare replays with the eager calls timed between them when there are enough of them:
@@ -98,8 +98,8 @@ def setup_us(capture: CaptureEvent | None) -> float | None:
 
 def breakeven(setup: float | None, eager_us: float | None, replay_us: float | None) -> float | None:
     """Replays before ``setup`` (capture + warm-up + instantiate) is won back: the one
-    formula, :func:`launchprof.predict.breakeven_replays`."""
-    from launchprof.predict import breakeven_replays
+    formula, :func:`launchprof.crossover.replay_model.breakeven_replays`."""
+    from launchprof.crossover.replay_model import breakeven_replays
 
     return breakeven_replays(setup, eager_us, replay_us)
 

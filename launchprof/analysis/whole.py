@@ -11,12 +11,13 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 from launchprof.enums import Severity
-from launchprof.evidence import Evidence
-from launchprof.hazard_codes import Placed
+from launchprof.run.evidence import Evidence
+from launchprof.model.hazard_codes import Placed
 from launchprof.hazards.common import restated
-from launchprof.model_base import adapter
-from launchprof.models import Candidate, Hazard, Report
-from launchprof.project import relative_to_root
+from launchprof.model.records import adapter
+from launchprof.model.core import Candidate, Report
+from launchprof.model.hazard_records import Hazard
+from launchprof.common.project import relative_to_root
 
 def as_info(hazard: Hazard) -> Hazard:
     if hazard.severity is Severity.INFO:

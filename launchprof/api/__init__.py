@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from launchprof.api.inprocess import Call, PlanSettings, measure, observed_calls
 from launchprof.api.safety import CaptureHazardError, blocking_hazards, format_hazards, is_capture_safe
-from launchprof.models import Report
+from launchprof.model.core import Report
 
 if TYPE_CHECKING:
     from launchprof.crossover.profile import DeviceProfile

@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from launchprof.errors import EnvironmentProblem, ScriptFailed
-from launchprof.header import run_header
-from launchprof.models import Report, WorkerOutcome
-from launchprof.project import find_project_root
+from launchprof.run.header import run_header
+from launchprof.model.core import Report
+from launchprof.run.header_records import WorkerOutcome
+from launchprof.common.project import find_project_root
 from launchprof.worker.config import WorkerConfig, plan_size
 
 if TYPE_CHECKING:
@@ -117,13 +118,13 @@ def drive(run: Any, calls: list[Call], needed: int) -> int:
 
 def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, rundir: Path, root: Path) -> tuple[BaseException | None, float]:
     """Run the worker's steps in this process, writing events into ``rundir``."""
-    from launchprof.machine import collect_machine
+    from launchprof.model.machine import collect_machine
     from launchprof.worker import frames
     from launchprof.worker.calibration import calibrate
     from launchprof.worker.cupti import TEARDOWN_CUPTI
-    from launchprof.worker.events import EventWriter
-    from launchprof.events.capture import RaceCheckEvent
-    from launchprof.events.lifecycle import MachineEvent, NoteEvent, ScriptEndEvent, WorkerEndEvent
+    from launchprof.worker.event_writer import EventWriter
+    from launchprof.events.capture_events import RaceCheckEvent
+    from launchprof.events.lifecycle_events import MachineEvent, NoteEvent, ScriptEndEvent, WorkerEndEvent
     from launchprof.worker.hook import _describe
     from launchprof.worker.script import exception_record
     from launchprof.worker.plan import TargetRun
@@ -178,7 +179,7 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
 def pack(rundir: Path, fn: Callable[..., Any], root: Path, settings: PlanSettings, wall_s: float, out: Path, profile: DeviceProfile | None = None) -> Path:
     """The run folder -> a ``.lprun`` file, the same format the CLI saves. Without a given
     profile, the one cached for this machine is used and stored, as ``analyze`` does."""
-    from launchprof.evidence import parse_events
+    from launchprof.run.evidence import parse_events
     from launchprof.run import write_run
 
     events = [json.loads(line) for line in (rundir / "events.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -11,7 +11,8 @@ from collections.abc import Iterable
 
 from launchprof.enums import Severity, Verdict, hazard_order
 from launchprof.errors import FailOnTriggered
-from launchprof.models import Hazard, Report
+from launchprof.model.hazard_records import Hazard
+from launchprof.model.core import Report
 
 def blocking_hazards(report: Report) -> list[Hazard]:
     """The hazards that make a function unsafe to capture, errors first."""

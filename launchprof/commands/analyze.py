@@ -24,16 +24,16 @@ from launchprof.commands.checks import check_compare, check_output_creatable, ch
 from launchprof.commands.emit import emit
 from launchprof.commands.worker_config import worker_config
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
-from launchprof.evidence import Evidence, parse_events
-from launchprof.failon import check_choice, fail_reason
-from launchprof.outputs import Output, plan_outputs, refuse_overwriting, terminal_width
-from launchprof.progress import AnalyzeProgress
-from launchprof.project import find_project_root, relative_to_root
+from launchprof.run.evidence import Evidence, parse_events
+from launchprof.commands.failon import check_choice, fail_reason
+from launchprof.fileio.output_files import Output, plan_outputs, refuse_overwriting, terminal_width
+from launchprof.commands.progress import AnalyzeProgress
+from launchprof.common.project import find_project_root, relative_to_root
 from launchprof.render import RenderOptions
 from launchprof.run import load_run
-from launchprof.runner import WorkerResult, run_worker
-from launchprof.targets import check_target_statically, parse_target
-from launchprof.trace_export import check_destination, export_traces
+from launchprof.commands.worker_runner import WorkerResult, run_worker
+from launchprof.common.targets import check_target_statically, parse_target
+from launchprof.commands.trace_export import check_destination, export_traces
 from launchprof.worker.config import WORKER_ENV_EXIT, WorkerConfig
 
 NO_GPU_HELP = "lint, report and compare work without a GPU"
@@ -101,7 +101,7 @@ def check_usage(options: AnalyzeOptions) -> list[Output]:
 
 def bucket_options(options: AnalyzeOptions) -> dict[str, Any]:
     """--buckets and --bucket-memory as the worker takes them; a bad value is a usage error."""
-    from launchprof.buckets import parse_bytes, parse_sizes
+    from launchprof.common.bucket_rule import parse_bytes, parse_sizes
 
     try:
         sizes = parse_sizes(options.buckets) if options.buckets is not None else None
@@ -132,8 +132,8 @@ def locate_async(options: AnalyzeOptions, root: Path, result: WorkerResult, evid
     """``--locate-async``: re-run the script in a new worker with CUDA_LAUNCH_BLOCKING=1, where
     an asynchronous CUDA error surfaces at the launching line, and add that line to the run."""
     from launchprof.analysis.failure import async_exception, located_note
-    from launchprof.events.lifecycle import NoteEvent
-    from launchprof.worker.events import event_dict
+    from launchprof.events.lifecycle_events import NoteEvent
+    from launchprof.events.record import event_dict
 
     if async_exception(evidence) is None:
         console.print("[dim]launchprof: --locate-async: the script raised no asynchronous CUDA error; nothing to locate[/]")

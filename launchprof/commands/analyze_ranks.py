@@ -28,16 +28,16 @@ from rich.console import Console
 from launchprof.commands.analyze_steps import import_analysis_meanwhile, load_device_profile, save_run
 from launchprof.commands.emit import emit
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
-from launchprof.evidence import Evidence, parse_events
-from launchprof.failon import fail_reason
-from launchprof.outputs import Output, terminal_width, write_output
-from launchprof.progress import AnalyzeProgress
-from launchprof.project import find_project_root
-from launchprof.ranks.paths import rank_path
-from launchprof.ranks.runner import RankRun, RanksResult, run_ranks
+from launchprof.run.evidence import Evidence, parse_events
+from launchprof.commands.failon import fail_reason
+from launchprof.fileio.output_files import Output, terminal_width, write_output
+from launchprof.commands.progress import AnalyzeProgress
+from launchprof.common.project import find_project_root
+from launchprof.ranks.rank_paths import rank_path
+from launchprof.ranks.rank_runner import RankRun, RanksResult, run_ranks
 from launchprof.render import RenderOptions, renderer_for
 from launchprof.run import default_run_path, in_kept_runs, load_run, prune
-from launchprof.models import Report
+from launchprof.model.core import Report
 from launchprof.commands.worker_config import worker_config
 
 if TYPE_CHECKING:

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from launchprof.errors import UsageError
-from launchprof.evidence import Evidence
-from launchprof.header import run_header
-from launchprof.models import Machine, WorkerOutcome
-from launchprof.outputs import terminal_width
+from launchprof.run.evidence import Evidence
+from launchprof.run.header import run_header
+from launchprof.model.core import Machine
+from launchprof.run.header_records import WorkerOutcome
+from launchprof.fileio.output_files import terminal_width
 from launchprof.run import default_run_path, in_kept_runs, prune, write_run
-from launchprof.runner import WorkerResult
+from launchprof.commands.worker_runner import WorkerResult
 
 if TYPE_CHECKING:  # the profile module loads with the analysis, while the worker runs
     from launchprof.commands.analyze import AnalyzeOptions

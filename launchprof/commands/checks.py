@@ -16,9 +16,9 @@ import stat
 from pathlib import Path
 
 from launchprof.errors import UsageError
-from launchprof.input_files import check_input_file
-from launchprof.outputs import probe_folder
-from launchprof.targets import TargetSpec, module_source, top_level_names
+from launchprof.fileio.input_files import check_input_file
+from launchprof.fileio.output_files import probe_folder
+from launchprof.common.targets import TargetSpec, module_source, top_level_names
 
 
 SAVED_SUFFIXES = {".json": "JSON file (a report or a device profile)", ".lprun": "run file"}

@@ -1,7 +1,7 @@
 """``launchprof compare BASE NEW``: a table of deltas and a CI regression gate.
 
-The comparison is data (:mod:`launchprof.compare`), the formats are
-:mod:`launchprof.render.compare`; this module loads the two runs, writes the outputs and
+The comparison is data (:mod:`launchprof.analysis.comparison`), the formats are
+:mod:`launchprof.render.compare_text`; this module loads the two runs, writes the outputs and
 turns tripped rules into exit 1. Every input goes through :func:`load_any`, the one place
 that knows which files compare reads.
 """
@@ -15,12 +15,12 @@ from pathlib import Path
 
 from launchprof.analysis.load import report_from
 from launchprof.commands.emit import stream_console, write_stream
-from launchprof.compare import Comparison, GateResult, compare, gate, parse_rule
+from launchprof.analysis.comparison import Comparison, GateResult, compare, gate, parse_rule
 from launchprof.errors import UsageError
-from launchprof.outputs import plan_outputs, stream_is_utf8, write_output
-from launchprof.render.compare import FORMATS, print_text, render
-from launchprof.render.format import to_ascii
-from launchprof.models import Report
+from launchprof.fileio.output_files import plan_outputs, stream_is_utf8, write_output
+from launchprof.render.compare_text import FORMATS, print_text, render
+from launchprof.render.words.format import to_ascii
+from launchprof.model.core import Report
 
 @dataclass(frozen=True)
 class CompareOptions:

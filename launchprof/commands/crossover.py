@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from launchprof.errors import EnvironmentProblem, Interrupted, UsageError
-from launchprof.outputs import check_writable, is_stdout, refuse_overwriting, terminal_width, write_output
+from launchprof.fileio.output_files import check_writable, is_stdout, refuse_overwriting, terminal_width, write_output
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -117,8 +117,8 @@ def run(options: CrossoverOptions) -> int:
 
     from launchprof.crossover.fit import derive_profile
     from launchprof.crossover.sweep import DEFAULT_PLAN, QUICK_PLAN, run_sweep
-    from launchprof.machine import collect_machine
-    from launchprof.render.crossover import print_profile, render_json
+    from launchprof.model.machine import collect_machine
+    from launchprof.render.crossover_text import print_profile, render_json
 
     err = Console(stderr=True, highlight=False, width=terminal_width())
     machine = collect_machine()

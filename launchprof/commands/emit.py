@@ -1,7 +1,7 @@
 """Render a report to every requested output; shared by analyze, lint and report.
 
-The only place, with :mod:`launchprof.outputs`, where reports reach files and streams:
-files through :func:`~launchprof.outputs.write_output`; standard output gets at most one
+The only place, with :mod:`launchprof.fileio.output_files`, where reports reach files and streams:
+files through :func:`~launchprof.fileio.output_files.write_output`; standard output gets at most one
 report (the text report when nothing else goes there); GitHub annotations and "wrote …"
 lines go to standard error, so a report piped to a file stays parseable. A stream that
 cannot encode UTF-8 gets the report in ASCII instead of a crash.
@@ -20,14 +20,14 @@ from rich.text import Text
 
 from launchprof.commands.quiet import annotation_stream
 from launchprof.errors import UsageError
-from launchprof.outputs import Output, TrimmedLines, for_stream, stream_is_utf8, terminal_width, write_output
+from launchprof.fileio.output_files import Output, TrimmedLines, for_stream, stream_is_utf8, terminal_width, write_output
 from launchprof.render import RenderOptions, renderer_for
 from launchprof.render.console import AsciiStream
 from launchprof.render.github import annotations, github_enabled
 from launchprof.render.paths import report_root, sorted_hazards
 
 if TYPE_CHECKING:  # annotations only
-    from launchprof.models import Report
+    from launchprof.model.core import Report
 
 # With the report also in a file, the terminal lists this many findings and points there.
 TERMINAL_FINDINGS = 50

@@ -19,14 +19,14 @@ from launchprof.version import __version__
 from launchprof.commands.checks import check_project_root
 from launchprof.enums import Verdict
 from launchprof.errors import ExitCode, UsageError
-from launchprof.findings import Note, NoteCode, note
+from launchprof.model.findings import Note, NoteCode, note
 from launchprof.lint import LintResult, lint
-from launchprof.outputs import Output, plan_outputs
-from launchprof.lint.config import configured_excludes
-from launchprof.project import find_project_root
+from launchprof.fileio.output_files import Output, plan_outputs
+from launchprof.lint.lint_config import configured_excludes
+from launchprof.common.project import find_project_root
 
 if TYPE_CHECKING:
-    from launchprof.models import Report
+    from launchprof.model.core import Report
 
 LINT_FAIL_ON = ("never", "error", "warning")
 NO_TARGET = (
@@ -62,7 +62,7 @@ def run(options: LintOptions) -> int:
     """
     fail_on = options.fail_on
     if fail_on not in LINT_FAIL_ON:  # checked before any work
-        from launchprof.failon import check_choice
+        from launchprof.commands.failon import check_choice
 
         check_choice(fail_on, LINT_FAIL_ON)
     if options.target is not None and options.all_functions:
@@ -88,7 +88,7 @@ def run(options: LintOptions) -> int:
         print(f"launchprof: warning: {warning}", file=sys.stderr)
     report = build_report(result, options, result.seconds)
     from launchprof.commands.emit import emit
-    from launchprof.failon import fail_reason
+    from launchprof.commands.failon import fail_reason
     from launchprof.render import RenderOptions
 
     emit(report, outputs, RenderOptions(project_root=root), github=options.github)
@@ -103,9 +103,9 @@ def _import_report_modules(outputs: list[Output]) -> None:
     """Import what building and rendering the report will need: the report models, the
     hazard kinds, ``emit``, ``--fail-on`` and the renderers of the chosen formats."""
     import launchprof.commands.emit  # noqa: F401
-    import launchprof.failon  # noqa: F401
+    import launchprof.commands.failon  # noqa: F401
     import launchprof.hazards.kinds  # noqa: F401
-    import launchprof.models  # noqa: F401
+    import launchprof.model.core  # noqa: F401
     from launchprof.render import renderer_for
 
     for fmt in sorted({"text", *(o.format for o in outputs)}):
@@ -114,8 +114,8 @@ def _import_report_modules(outputs: list[Output]) -> None:
 
 def build_report(result: LintResult, options: LintOptions, seconds: float) -> Report:
     """The lint result as a report: nothing measured, hazards marked ``source="static"``."""
-    from launchprof.models import SCHEMA_VERSION, Machine, Report
-    from launchprof.render.notes_text import note_texts
+    from launchprof.model.core import SCHEMA_VERSION, Machine, Report
+    from launchprof.render.words.notes_text import note_texts
 
     records = _notes(result, options, seconds)
 

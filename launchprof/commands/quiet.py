@@ -30,7 +30,7 @@ def annotation_stream() -> TextIO:
 def report_to_stdout(formats: tuple[str, ...] | list[str], outputs: tuple[object, ...] | list[object]) -> bool:
     """True when a non-text report goes to standard output: a format left over (``-f json``
     without ``-o``), or paired with an ``-o`` that is standard output (``-o -``, ``/dev/stdout``)."""
-    from launchprof.outputs import ALIASES, is_stdout
+    from launchprof.fileio.output_files import ALIASES, is_stdout
 
     for i, fmt in enumerate(formats):
         if i >= len(outputs) or is_stdout(str(outputs[i])):

@@ -16,7 +16,7 @@ from pathlib import Path
 from launchprof.analysis.load import is_run_file, open_saved
 from launchprof.commands.checks import check_project_root
 from launchprof.commands.emit import emit, stream_console
-from launchprof.outputs import plan_outputs
+from launchprof.fileio.output_files import plan_outputs
 from launchprof.render import RenderOptions
 
 
@@ -60,7 +60,7 @@ def save_traces(session: Path, dest: Path) -> None:
     from launchprof.analysis.load import is_run_file
     from launchprof.errors import UsageError
     from launchprof.run import load_run
-    from launchprof.trace_export import check_destination, export_traces
+    from launchprof.commands.trace_export import check_destination, export_traces
 
     check_destination(dest)
     if not os.path.isfile(session) or not is_run_file(session):

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the worker imports this module: the models load when a prof
     from pathlib import Path
 
     from launchprof.crossover.profile import DeviceProfile
-    from launchprof.models import Machine
+    from launchprof.model.core import Machine
 
 CALIBRATION = "calibration"  # CALIBRATION_PLAN's name, as profiles record it
 BUDGET_S = 8.0  # the sweep stops between phases past this; start-up and the fit fit in the rest of 10 s
@@ -74,8 +74,8 @@ class _FractionProgress:
 
 def machine_from_dict(machine: dict[str, Any]) -> Machine:
     """The profile's Machine from the worker's machine event (extra keys such as cpu_model dropped)."""
-    from launchprof.model_base import adapter
-    from launchprof.models import Machine
+    from launchprof.model.records import adapter
+    from launchprof.model.core import Machine
 
     names = {f.name for f in dataclasses.fields(Machine)}
     fields = {name: machine.get(name) for name in names}

@@ -41,9 +41,9 @@ from launchprof.crossover.determined import undetermined_coefficients, undetermi
 from launchprof.crossover.lines import cheapest, fit_kind, fit_line, grouped
 from launchprof.crossover.setup_cost import Line, fit_lines, replays_interval, setup_interval_us
 from launchprof.crossover.spread import host_coefficients, summarise_rounds
-from launchprof.predict import breakeven_replays
-from launchprof.models import Machine
-from launchprof.stats import SEED, bootstrap, median_of
+from launchprof.crossover.replay_model import breakeven_replays
+from launchprof.model.core import Machine
+from launchprof.model.stats import SEED, bootstrap, median_of
 from launchprof.version import __version__
 
 GAIN_THRESHOLD = 0.05

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from launchprof.crossover.profile import Interval, LineFit, Series
-from launchprof.stats import SEED, interval_of, median_of, resampled
+from launchprof.model.stats import SEED, interval_of, median_of, resampled
 
 
 def _weights(y: np.ndarray, relative: bool) -> np.ndarray:

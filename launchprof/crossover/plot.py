@@ -132,7 +132,7 @@ def check_plot_path(path: Path) -> None:
 
 def write_plot(profile: DeviceProfile, path: Path) -> None:
     """Draw to ``path``: PNG, SVG, or an HTML page with the SVG inline, by extension."""
-    from launchprof.outputs import write_output
+    from launchprof.fileio.output_files import write_output
 
     suffix = path.suffix.lower()
     check_plot_path(path)

@@ -27,9 +27,9 @@ from pydantic.dataclasses import dataclass
 
 from launchprof.crossover.determined import undetermined_coefficients
 from launchprof.errors import UsageError
-from launchprof.input_files import PROFILE, RUN_FILE, WANTED_PROFILE, check_input_file, is_run_zip, other_kind, refuse_other_kind
-from launchprof.jsonfile import read_json_object
-from launchprof.models import Machine
+from launchprof.fileio.input_files import PROFILE, RUN_FILE, WANTED_PROFILE, check_input_file, is_run_zip, other_kind, refuse_other_kind
+from launchprof.fileio.jsonfile import read_json_object
+from launchprof.model.core import Machine
 
 SCHEMA_VERSION = 2  # 2: per-coefficient spread across rounds, noisy flag, Series.round
 _CONFIG = ConfigDict(extra="ignore")  # newer files add fields: an older reader ignores them
@@ -276,7 +276,7 @@ def cache_path(machine: Machine) -> Path:
 
 def save_to_cache(profile: DeviceProfile) -> Path:
     """Write the profile where ``find_cached_profile`` looks; raises OSError if it cannot."""
-    from launchprof.outputs import write_output
+    from launchprof.fileio.output_files import write_output
 
     path = cache_path(profile.machine)
     path.parent.mkdir(parents=True, exist_ok=True)

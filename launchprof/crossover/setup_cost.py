@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from launchprof.crossover.uncertainty import DRAWS
-from launchprof.stats import DRAW_SEED, Estimate, interval_of
+from launchprof.model.stats import DRAW_SEED, Estimate, interval_of
 
 if TYPE_CHECKING:
     from launchprof.crossover.profile import LineFit

@@ -6,7 +6,7 @@ coefficients each come with a 95% interval. The intervals are asymmetric and the
 each draw takes every coefficient from a split normal matching its median and interval
 (independently, since they are fitted to different measurements), evaluates the same model,
 and the 2.5th/97.5th percentiles of the ratios are the interval. The seed is fixed
-(launchprof.stats.DRAW_SEED), so one input always gives one answer.
+(launchprof.model.stats.DRAW_SEED), so one input always gives one answer.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from launchprof.stats import Z95, Estimate, interval_of
+from launchprof.model.stats import Z95, Estimate, interval_of
 
 DRAWS = 2000
 

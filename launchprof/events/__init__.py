@@ -2,13 +2,13 @@
 
 One frozen dataclass per event type (docs/worker-events.md), its ``TYPE`` the event's
 ``type`` string. Stdlib only, because the worker imports it inside the user's process;
-:mod:`launchprof.run.events` validates the JSON lines back into these same classes.
+:mod:`launchprof.run.event_log` validates the JSON lines back into these same classes.
 """
 
 from __future__ import annotations
 
-from launchprof.events import buckets, capture, lifecycle, observation, timing, torch_compile
-from launchprof.events.base import Event, Site
+from launchprof.events import bucket_events as buckets, capture_events as capture, lifecycle_events as lifecycle, observation_events as observation, timing_events as timing, compile_events as torch_compile
+from launchprof.events.record import Event, Site
 
 # The event types the analysis reads, by their ``type``; a reader drops any other.
 RECORDS: dict[str, type[Event]] = {

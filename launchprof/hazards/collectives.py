@@ -8,7 +8,7 @@
   step. Collectives are matched by order across ranks, so a branch taken on one rank only
   deadlocks a replay (and a mismatched eager step too).
 
-Both read the GPU tables of :mod:`launchprof.trace` (one row per activity, with its stream
+Both read the GPU tables of :mod:`launchprof.common.trace_tables` (one row per activity, with its stream
 and the call it belongs to) and compare them with pandas.
 """
 
@@ -18,12 +18,12 @@ import re
 
 import pandas as pd
 
-from launchprof.events.base import Site
-from launchprof.findings import Param
-from launchprof.hazard_codes import HazardCode
+from launchprof.events.record import Site
+from launchprof.model.findings import Param
+from launchprof.model.hazard_codes import HazardCode
 from launchprof.hazards.common import hazard
-from launchprof.models import Hazard
-from launchprof.render.hazard_runtime_text import short_name
+from launchprof.model.hazard_records import Hazard
+from launchprof.render.words.hazard_runtime_text import short_name
 
 # Kernel names of collectives: NCCL's device kernels (ncclDevKernel_AllReduce_Sum_f32_RING_LL,
 # ncclKernel_...), and the spelled-out op names other backends and symmetric memory use.

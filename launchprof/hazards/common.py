@@ -6,15 +6,15 @@ import ast
 import dataclasses
 from typing import Any
 
-from launchprof.events.base import Site
-from launchprof.events.lifecycle import TargetEvent
-from launchprof.findings import Param
-from launchprof.hazard_codes import HazardCode
-from launchprof.hazards.identity import without_comment
+from launchprof.events.record import Site
+from launchprof.events.lifecycle_events import TargetEvent
+from launchprof.model.findings import Param
+from launchprof.model.hazard_codes import HazardCode
+from launchprof.model.hazard_identity import without_comment
 from launchprof.hazards.kinds import KINDS
-from launchprof.source import around, function_at, line_at
-from launchprof.models import Hazard
-from launchprof.render.hazard_text import hazard_hint, hazard_message, placed_message
+from launchprof.common.source import around, function_at, line_at
+from launchprof.model.hazard_records import Hazard
+from launchprof.render.words.hazard_text import hazard_hint, hazard_message, placed_message
 
 
 def code_text(site: Site | None) -> str:
@@ -45,7 +45,7 @@ def hazard(kind: str, code: HazardCode, params: dict[str, Param], site: Site | N
 
 def restated(h: Hazard, added: dict[str, Param]) -> Hazard:
     """``h`` placed in a wider view: ``added`` joins its params and its message is written
-    again from them (launchprof.hazard_codes.Placed)."""
+    again from them (launchprof.model.hazard_codes.Placed)."""
     message = placed_message(h.code, h.params, h.message, added)
     return dataclasses.replace(h, message=message, params={**h.params, **added})
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import ast
 
-from launchprof.events.base import Site
-from launchprof.evidence import Evidence
-from launchprof.findings import Param
-from launchprof.hazard_codes import HazardCode
+from launchprof.events.record import Site
+from launchprof.run.evidence import Evidence
+from launchprof.model.findings import Param
+from launchprof.model.hazard_codes import HazardCode
 from launchprof.hazards.common import around, function_at, hazard, line_at, target_site
 from launchprof.hazards.scalars import scalar_history
 from launchprof.hazards.shapes import varying_shapes
-from launchprof.models import Hazard
+from launchprof.model.hazard_records import Hazard
 
 
 def data_dependent_control_flow(ev: Evidence) -> list[Hazard]:

@@ -10,14 +10,14 @@ from __future__ import annotations
 import ast
 import re
 
-from launchprof.events.base import Site
-from launchprof.evidence import Evidence
-from launchprof.findings import Param
-from launchprof.hazard_codes import HazardCode
+from launchprof.events.record import Site
+from launchprof.run.evidence import Evidence
+from launchprof.model.findings import Param
+from launchprof.model.hazard_codes import HazardCode
 from launchprof.hazards.common import around, first_use, function_at, hazard, line_at, target_site
-from launchprof.hazards.identity import without_comment
-from launchprof.hazards.fixes.state import rebinding_site
-from launchprof.models import Hazard
+from launchprof.model.hazard_identity import without_comment
+from launchprof.hazards.fixes.state_fixes import rebinding_site
+from launchprof.model.hazard_records import Hazard
 
 _CURRENT = re.compile(r"^\[(\d+)\](.*)$")
 _WRAPPED = re.compile(r"^\[0\]\[(\d+)\](.*)$")

@@ -1,7 +1,7 @@
 """The hazard kinds (docs/architecture.md "Hazard rules"): id and default severity.
 
 The ids are a contract (JSON ``kind``, SARIF ``ruleId``). Each kind's title and fix hint
-are words, so they live with the other sentences in launchprof.render.hazard_hints; a
+are words, so they live with the other sentences in launchprof.render.words.hazard_hints; a
 kind reads them from there (``title``, ``hint``). Hints speak in the terms of the seeds:
 keep varying scalars in device tensors, ``copy_`` into static inputs, join every forked
 stream, bucket and pad shapes, share one pool largest-first, clone outputs that outlive
@@ -20,13 +20,13 @@ class HazardKind:
 
     @property
     def title(self) -> str:
-        from launchprof.render.hazard_hints import TITLES
+        from launchprof.render.words.hazard_hints import TITLES
 
         return TITLES.get(self.id, self.id)
 
     @property
     def hint(self) -> str:
-        from launchprof.render.hazard_hints import HINTS
+        from launchprof.render.words.hazard_hints import HINTS
 
         return HINTS.get(self.id, "")
 

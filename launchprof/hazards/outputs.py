@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import re
 import statistics
-from launchprof.events.observation import KeptOutputEvent, LoopBackEvent
-from launchprof.evidence import Evidence
-from launchprof.findings import Param
-from launchprof.hazard_codes import HazardCode
+from launchprof.events.observation_events import KeptOutputEvent, LoopBackEvent
+from launchprof.run.evidence import Evidence
+from launchprof.model.findings import Param
+from launchprof.model.hazard_codes import HazardCode
 from launchprof.hazards.common import hazard, target_site
-from launchprof.models import KeptOutput, LoopBack, OutputsAdvice
-from launchprof.models import Hazard
+from launchprof.model.kept_outputs import KeptOutput, LoopBack, OutputsAdvice
+from launchprof.model.hazard_records import Hazard
 
 SHARE_BASIS = "each kept output's share, by bytes, of the measured clone of all outputs (replay.clone_us)"
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from launchprof.events.capture import RaceAccess
-from launchprof.evidence import Evidence
-from launchprof.findings import Param
-from launchprof.hazard_codes import HazardCode
+from launchprof.events.capture_events import RaceAccess
+from launchprof.run.evidence import Evidence
+from launchprof.model.findings import Param
+from launchprof.model.hazard_codes import HazardCode
 from launchprof.hazards.common import code_text, hazard
-from launchprof.models import Hazard
-from launchprof.render.hazard_runtime_text import race_fix
+from launchprof.model.hazard_records import Hazard
+from launchprof.render.words.hazard_runtime_text import race_fix
 
 
 def _access(who: str, access: RaceAccess, origin: Any) -> dict[str, Param]:
@@ -39,7 +39,7 @@ def graph_confirms(ev: Evidence) -> bool | None:
     replay can run the two accesses in either order. None without a graph's edges."""
     if ev.capture is None or not ev.capture.ok or ev.anatomy is None or ev.anatomy.edges is None:
         return None
-    from launchprof.analysis.anatomy import levels_of
+    from launchprof.common.graph_levels import levels_of
 
     level = levels_of(len(ev.anatomy.nodes), ev.anatomy.edges)
     return any(level.count(lv) > 1 for lv in set(level))

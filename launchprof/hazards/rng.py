@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from launchprof.evidence import Evidence
-from launchprof.hazard_codes import HazardCode
+from launchprof.run.evidence import Evidence
+from launchprof.model.hazard_codes import HazardCode
 from launchprof.hazards.common import hazard
-from launchprof.models import Hazard
+from launchprof.model.hazard_records import Hazard
 
 
 def foreign_rng(ev: Evidence) -> list[Hazard]:

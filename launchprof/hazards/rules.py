@@ -6,12 +6,12 @@ import dataclasses
 from collections.abc import Callable
 
 from launchprof.enums import hazard_order, severity_rank
-from launchprof.evidence import Evidence
-from launchprof.hazard_codes import Placed
+from launchprof.run.evidence import Evidence
+from launchprof.model.hazard_codes import Placed
 from launchprof.hazards import control_flow, inputs, outputs, races, rng, scalars, shapes, side_effects, streams, syncs, validation
 from launchprof.hazards.common import is_library_file, restated, user_target
 from launchprof.hazards.fixes import with_fixes
-from launchprof.models import Hazard
+from launchprof.model.hazard_records import Hazard
 
 Rule = Callable[[Evidence], list[Hazard]]
 
@@ -34,7 +34,7 @@ RULES: tuple[Rule, ...] = (
 
 def find_hazards(evidence: Evidence) -> list[Hazard]:
     """Run every rule; one finding per identity (``Hazard.fingerprint``: kind, project-relative
-    file and the code at the line, launchprof.hazards.identity) and named argument; most
+    file and the code at the line, launchprof.model.hazard_identity) and named argument; most
     severe first, then by place."""
     functions = list(evidence.probe.functions if evidence.probe is not None else [])
     evidence = dataclasses.replace(evidence, target=user_target(evidence.target, functions))

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from launchprof.evidence import Evidence
-from launchprof.findings import Param
-from launchprof.hazard_codes import HazardCode
+from launchprof.run.evidence import Evidence
+from launchprof.model.findings import Param
+from launchprof.model.hazard_codes import HazardCode
 from launchprof.hazards.common import first_use, hazard, target_site
-from launchprof.models import Hazard
+from launchprof.model.hazard_records import Hazard
 
 
 def scalar_history(ev: Evidence) -> dict[str, list[Any]]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from launchprof.evidence import Evidence
-from launchprof.findings import Param, Scalar
-from launchprof.hazard_codes import HazardCode
-from launchprof.render.hazard_runtime_text import SHOWN_SHAPES
+from launchprof.run.evidence import Evidence
+from launchprof.model.findings import Param, Scalar
+from launchprof.model.hazard_codes import HazardCode
+from launchprof.render.words.hazard_runtime_text import SHOWN_SHAPES
 from launchprof.hazards.common import hazard, target_site
-from launchprof.models import Hazard
+from launchprof.model.hazard_records import Hazard
 
 
 def shape_history(ev: Evidence) -> dict[str, list[tuple[int, ...]]]:

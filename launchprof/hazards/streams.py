@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from launchprof.events.observation import ProbeEntry
-from launchprof.evidence import Evidence
-from launchprof.findings import Param
-from launchprof.hazard_codes import HazardCode
+from launchprof.events.observation_events import ProbeEntry
+from launchprof.run.evidence import Evidence
+from launchprof.model.findings import Param
+from launchprof.model.hazard_codes import HazardCode
 from launchprof.hazards.common import code_text, hazard
-from launchprof.models import Hazard
+from launchprof.model.hazard_records import Hazard
 
 
 def unjoined_forks(ops: list[ProbeEntry]) -> list[ProbeEntry]:

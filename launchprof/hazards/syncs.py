@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from launchprof.events.observation import ProbeEntry, ProbeEvent
-from launchprof.evidence import Evidence
-from launchprof.findings import Param
-from launchprof.hazard_codes import HazardCode
+from launchprof.events.observation_events import ProbeEntry, ProbeEvent
+from launchprof.run.evidence import Evidence
+from launchprof.model.findings import Param
+from launchprof.model.hazard_codes import HazardCode
 from launchprof.hazards.common import code_text, hazard, target_site
-from launchprof.models import Hazard
+from launchprof.model.hazard_records import Hazard
 
 
 def hidden_syncs(ev: Evidence) -> list[Hazard]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from launchprof.events.capture import ValidationLeaf
-from launchprof.evidence import Evidence
-from launchprof.findings import Param
-from launchprof.hazard_codes import HazardCode
+from launchprof.events.capture_events import ValidationLeaf
+from launchprof.run.evidence import Evidence
+from launchprof.model.findings import Param
+from launchprof.model.hazard_codes import HazardCode
 from launchprof.hazards.common import hazard, target_site
-from launchprof.models import Hazard
+from launchprof.model.hazard_records import Hazard
 
 
 def replay_mismatch(ev: Evidence) -> list[Hazard]:

@@ -14,17 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from launchprof.enums import Severity
-from launchprof.findings import Param
-from launchprof.hazard_codes import HazardCode, Placed
+from launchprof.model.findings import Param
+from launchprof.model.hazard_codes import HazardCode, Placed
 from launchprof.lint.definitions import FunctionRef
 from launchprof.lint.facts import FunctionFacts, text
 from launchprof.lint.params import callee_params, root_params
-from launchprof.lint.rules import RULES, Finding, Tree
-from launchprof.lint.scalars import scalar_params
+from launchprof.lint.lint_rules import RULES, Finding, Tree
+from launchprof.lint.scalar_args import scalar_params
 from launchprof.lint.suppress import is_suppressed
 from launchprof.lint.walker import Walker
-from launchprof.project import relative_to_root
-from launchprof.render.hazard_text import hazard_message
+from launchprof.common.project import relative_to_root
+from launchprof.render.words.hazard_text import hazard_message
 
 # A function called from many places with different argument kinds is walked at most this often.
 MAX_CONTEXTS = 8
@@ -35,7 +35,7 @@ UNRESOLVED_KIND = "unresolved-call"
 class Found:
     """A finding as lint records it: plain data, cheap to pass back from a worker process.
 
-    It becomes a report hazard (:class:`~launchprof.models.Hazard`: severity and
+    It becomes a report hazard (:class:`~launchprof.model.hazard_records.Hazard`: severity and
     fix hint from the kind) in the parent process (:func:`launchprof.lint.engine.as_hazard`),
     so checking files needs neither the renderers nor the hazard package: worker processes
     start working while the parent is still importing them.
@@ -45,7 +45,7 @@ class Found:
     message: str
     file: str
     line: int
-    code: str  # what was found (launchprof.hazard_codes), with the params it rests on
+    code: str  # what was found (launchprof.model.hazard_codes), with the params it rests on
     params: dict[str, Param]
     details: dict[str, str]
     severity: Severity | None = None  # when not the kind's: info for host driver code under --all
@@ -77,7 +77,7 @@ class Collector:
         """Walk one function; one that cannot be walked is skipped and named, never a traceback.
 
         ``infer``: the function is checked as a root, so an unannotated argument its code
-        uses only as a Python number is one (:mod:`launchprof.lint.scalars`); the function
+        uses only as a Python number is one (:mod:`launchprof.lint.scalar_args`); the function
         is then walked again with it as a number, which is rare enough to cost nothing.
         """
         try:

@@ -29,10 +29,10 @@ from launchprof.lint.index import Index, module_matches, unknown_target
 from launchprof.lint.loader import ModuleLoader
 from launchprof.lint.parallel import ChunkResult, check_in_workers, workers_for
 from launchprof.lint.suppress import suppression_kinds
-from launchprof.project import find_project_root, relative_to_root
+from launchprof.common.project import find_project_root, relative_to_root
 
 if TYPE_CHECKING:
-    from launchprof.models import Hazard
+    from launchprof.model.hazard_records import Hazard
 
 # Under --all, free the trees of the files already checked this often (files).
 COLLECT_EVERY = 256
@@ -219,8 +219,8 @@ def _lint_targets(files: list[str], target: str | None, scan: _Scan, collector: 
 def as_hazard(found: Found) -> Hazard:
     """A finding as a report hazard: severity from its kind, the fix hint from its kind and code."""
     from launchprof.hazards.kinds import KINDS
-    from launchprof.models import Hazard
-    from launchprof.render.hazard_text import hazard_hint
+    from launchprof.model.hazard_records import Hazard
+    from launchprof.render.words.hazard_text import hazard_hint
 
     kind = KINDS[found.kind]
     return Hazard(

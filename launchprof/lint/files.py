@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 
 from launchprof.errors import UsageError
-from launchprof.input_files import not_regular
+from launchprof.fileio.input_files import not_regular
 from launchprof.lint.named import check_named_file
 
 # Folders that hold no user code: caches and installed packages (and any folder with a pyvenv.cfg).

@@ -12,14 +12,11 @@ so a walk never opens files it will not lint.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from launchprof.errors import UsageError
+from launchprof.fileio.input_files import SOURCE_SUFFIXES, has_python_shebang
 
-SOURCE_SUFFIXES = (".py", ".pyw")  # .pyw: the same source, run without a console on Windows
-# The interpreter word of a shebang: python, python3, python3.12, python3.13t, pypy3 ...
-_PYTHON = re.compile(r"(?:python|pypy)[\w.-]*")
 # A shebang longer than this is not run by Linux anyway (BINPRM_BUF_SIZE is 256).
 _FIRST_LINE_BYTES = 1024
 
@@ -41,15 +38,3 @@ def check_named_file(path: Path) -> None:
         raise UsageError(f"{path} is not a Python file (lint reads *.py files, and scripts whose first line is a #!...python shebang)")
 
 
-def has_python_shebang(first_line: bytes) -> bool:
-    """``first_line`` is ``#!`` and a python interpreter, named directly or through ``env``.
-
-    Only the interpreter counts (``env``'s first word that is not an option or a
-    ``VAR=value``): ``#!/bin/sh python3`` runs sh, not python.
-    """
-    if not first_line.startswith(b"#!"):
-        return False
-    words = first_line[2:].decode("utf-8", errors="replace").split()
-    if words and os.path.basename(words[0]) == "env":
-        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
-    return bool(words) and _PYTHON.fullmatch(os.path.basename(words[0])) is not None

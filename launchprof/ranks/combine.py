@@ -18,17 +18,19 @@ import pandas as pd
 
 from launchprof.analysis.notes import with_notes
 from launchprof.enums import Severity, Verdict, hazard_order, severity_rank
-from launchprof.evidence import parse_events
-from launchprof.findings import NoteCode, note
-from launchprof.hazard_codes import Placed
+from launchprof.run.evidence import parse_events
+from launchprof.model.findings import NoteCode, note
+from launchprof.model.hazard_codes import Placed
 from launchprof.hazards.collectives import collective_divergence, collectives_per_call, first_call, uncaptured_collectives
 from launchprof.hazards.common import restated, target_site
-from launchprof.models import Hazard, Report, RunInfo, Speedup, Validation
-from launchprof.ranks.models import RankSkew, RankSummary
+from launchprof.model.hazard_records import Hazard
+from launchprof.model.core import Report, RunInfo
+from launchprof.model.step_timing import Speedup, Validation
+from launchprof.model.rank_records import RankSkew, RankSummary
 from launchprof.run.file import Run
-from launchprof.stats import speedup_of
-from launchprof.trace import gpu_table
-from launchprof.verdict import RanksFacts, decide_ranks
+from launchprof.model.stats import speedup_of
+from launchprof.common.trace_tables import gpu_table
+from launchprof.analysis.verdict import RanksFacts, decide_ranks
 
 # A rank whose median step is this much above the median rank's is a straggler.
 STRAGGLER_SPREAD = 0.10

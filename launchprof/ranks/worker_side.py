@@ -2,7 +2,7 @@
 
 The launcher (``torch.distributed.run``) starts the same worker command on every rank and
 tells each one its rank through ``RANK`` / ``LOCAL_RANK`` / ``WORLD_SIZE``. Each rank then
-writes its own events and traces in a folder of its own (:func:`launchprof.ranks.paths.rank_folder_file`), and first of
+writes its own events and traces in a folder of its own (:func:`launchprof.ranks.rank_paths.rank_folder_file`), and first of
 all a ``rank`` event with its process id, so the CLI can stop every rank's process group
 (the launcher starts each rank in a session of its own) and tell which rank died.
 """
@@ -12,10 +12,10 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from launchprof.ranks.paths import rank_folder_file
+from launchprof.ranks.rank_paths import rank_folder_file
 from launchprof.worker.config import WorkerConfig
-from launchprof.events.lifecycle import RankEvent
-from launchprof.worker.events import EventWriter
+from launchprof.events.lifecycle_events import RankEvent
+from launchprof.worker.event_writer import EventWriter
 
 
 def rank_of_env() -> int | None:

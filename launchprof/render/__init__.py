@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from launchprof.render.base import RenderOptions, Renderer
+from launchprof.render.renderer import RenderOptions, Renderer
 
 _REGISTRY: dict[str, str] = {
     "text": "launchprof.render.console:ConsoleRenderer",

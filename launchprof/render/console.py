@@ -5,7 +5,7 @@ then hazards ordered by severity with file:line and the fix. Every sentence and 
 comes from :mod:`launchprof.render.figures`, so the terminal says what Markdown and HTML
 say. Nothing is cut with an ellipsis: long cells wrap, because CI logs and pipes have no
 way to widen a column. On a stream that cannot encode Unicode the boxes are ASCII and
-the symbols are spelled out (:func:`launchprof.render.format.to_ascii`).
+the symbols are spelled out (:func:`launchprof.render.words.format.to_ascii`).
 """
 
 from __future__ import annotations
@@ -21,23 +21,23 @@ from rich.table import Table
 from rich.text import Text
 
 from launchprof.enums import Severity
-from launchprof.outputs import StreamWrapper
+from launchprof.fileio.output_files import StreamWrapper
 from launchprof.render import figures
-from launchprof.render import format as fmt
-from launchprof.render.anatomy import anatomy_line
-from launchprof.render.buckets import console_buckets
-from launchprof.render.base import Renderer
-from launchprof.render.compile import compile_console
+from launchprof.render.words import format as fmt
+from launchprof.render.anatomy_text import anatomy_line
+from launchprof.render.buckets_text import console_buckets
+from launchprof.render.renderer import Renderer
+from launchprof.render.compile_text import compile_console
 from launchprof.render.fitted import Col, FittedTable
-from launchprof.render.fix_text import cannot_head, fix_sentence
+from launchprof.render.words.fix_text import cannot_head, fix_sentence
 from launchprof.render.legend import TERMS
-from launchprof.render.notes_text import report_notes
+from launchprof.render.words.notes_text import report_notes
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
 from launchprof.render.ranks import console_ranks
-from launchprof.render.whole import Whole, code_text, whole_parts
+from launchprof.render.whole_text import Whole, code_text, whole_parts
 
 if TYPE_CHECKING:  # annotations only
-    from launchprof.models import Report
+    from launchprof.model.core import Report
 
 
 def headline(report: Report) -> Text:

@@ -14,13 +14,13 @@ import re
 from typing import Any
 
 from launchprof.enums import Severity, Verdict
-from launchprof.hazard_codes import HazardCode
-from launchprof.predict import RNG_PROLOGUE_FILLS
-from launchprof.render import format as fmt
-from launchprof.render.hazard_text import without_diff
-from launchprof.render.fix_text import fix_sentence
+from launchprof.model.hazard_codes import HazardCode
+from launchprof.crossover.replay_model import RNG_PROLOGUE_FILLS
+from launchprof.render.words import format as fmt
+from launchprof.render.words.hazard_text import without_diff
+from launchprof.render.words.fix_text import fix_sentence
 from launchprof.render.paths import location, report_root, sorted_hazards
-from launchprof.render.prediction_text import basis_of, explanation_of
+from launchprof.render.words.prediction_text import basis_of, explanation_of
 
 __all__ = ["get", "key_numbers", "location", "report_root", "sorted_hazards", "verdict_sentence"]
 

@@ -6,7 +6,7 @@ ends in "…". :class:`FittedTable` decides at render time, from the width it is
 when every column can get at least its widest word or figure (and the ``least`` its
 caller asks for), it is a rich table with the column widths set here; otherwise each row
 becomes a block of lines (the first cell, then "header: value" lines), every line wrapped
-by :class:`~launchprof.render.whole.Whole`.
+by :class:`~launchprof.render.whole_text.Whole`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from launchprof.render.whole import Whole, longest_line, widest_atom
+from launchprof.render.whole_text import Whole, longest_line, widest_atom
 
 
 @dataclass(frozen=True)

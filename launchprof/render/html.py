@@ -17,23 +17,25 @@ from typing import TYPE_CHECKING
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
-from launchprof.predict import finite_median
+from launchprof.crossover.replay_model import finite_median
 from launchprof.render import figures
-from launchprof.render.anatomy import anatomy_line, anatomy_svg
-from launchprof.render.buckets import html_buckets
-from launchprof.render.compile import compile_html
-from launchprof.render import format as fmt
+from launchprof.render.anatomy_text import anatomy_line, anatomy_svg
+from launchprof.render.buckets_text import html_buckets
+from launchprof.render.compile_text import compile_html
+from launchprof.render.words import format as fmt
 from launchprof.render.legend import TERMS
-from launchprof.render.notes_text import report_notes
-from launchprof.render.base import Renderer
+from launchprof.render.words.notes_text import report_notes
+from launchprof.render.renderer import Renderer
 from launchprof.render.figures import key_numbers, machine_line
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
 
 if TYPE_CHECKING:  # annotations only: the device profile's module loads pydantic, which lint's reports skip
     from launchprof.crossover.profile import DeviceProfile
 from launchprof.render.ranks import html_ranks
-from launchprof.models import Hazard, KernelSpan, Report
-from launchprof.source import around
+from launchprof.model.hazard_records import Hazard
+from launchprof.model.step_timing import KernelSpan
+from launchprof.model.core import Report
+from launchprof.common.source import around
 
 fmt_us = fmt.duration
 fmt_fraction = fmt.percent

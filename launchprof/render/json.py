@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from launchprof.render.base import Renderer
+from launchprof.render.renderer import Renderer
 
 if TYPE_CHECKING:  # annotations only
-    from launchprof.models import Report
+    from launchprof.model.core import Report
 
 
 class JsonRenderer(Renderer):

@@ -15,17 +15,18 @@ from pathlib import Path
 from launchprof.enums import Severity
 from launchprof.hazards.kinds import KINDS
 from launchprof.render import figures
-from launchprof.render.base import Renderer
+from launchprof.render.renderer import Renderer
 from launchprof.render.paths import location, report_root, sorted_hazards
 from launchprof.render.ranks import rank_checks
-from launchprof.models import Hazard, Report
+from launchprof.model.hazard_records import Hazard
+from launchprof.model.core import Report
 
 def lint_kinds() -> frozenset[str]:
     """The kinds `launchprof lint` can find, as its own rules declare them; the others need a run.
 
     Imported when needed: the lint package is not loaded to render a measured report.
     """
-    from launchprof.lint import rules
+    from launchprof.lint import lint_rules as rules
 
     return frozenset(rules.KINDS_FOUND)
 

@@ -1,7 +1,7 @@
 """GitHub-flavoured Markdown, sized for ``$GITHUB_STEP_SUMMARY``.
 
 Every figure and sentence comes from :mod:`launchprof.render.figures` and every number
-from :mod:`launchprof.render.format`, so the summary says what the terminal and the HTML
+from :mod:`launchprof.render.words.format`, so the summary says what the terminal and the HTML
 page say.
 """
 
@@ -10,19 +10,19 @@ from __future__ import annotations
 from typing import Any
 
 from launchprof.render import figures
-from launchprof.render import format as fmt
-from launchprof.render.anatomy import anatomy_line
-from launchprof.render.buckets import markdown_buckets
-from launchprof.render.compile import compile_markdown
+from launchprof.render.words import format as fmt
+from launchprof.render.anatomy_text import anatomy_line
+from launchprof.render.buckets_text import markdown_buckets
+from launchprof.render.compile_text import compile_markdown
 from launchprof.render.legend import TERMS
 from launchprof.render.markdown_escape import md_code, md_table, md_text
-from launchprof.render.notes_text import report_notes
-from launchprof.render.base import Renderer
-from launchprof.render.fix_text import fix_sentence
+from launchprof.render.words.notes_text import report_notes
+from launchprof.render.renderer import Renderer
+from launchprof.render.words.fix_text import fix_sentence
 from launchprof.render.figures import key_numbers, location, machine_line, sorted_hazards, verdict_sentence
 from launchprof.render.paths import relative, report_root
 from launchprof.render.ranks import markdown_ranks
-from launchprof.models import Report
+from launchprof.model.core import Report
 
 NA = fmt.NA
 

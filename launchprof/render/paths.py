@@ -2,7 +2,7 @@
 
 The root is the one the command was given (``RenderOptions.project_root``), else the
 one recorded in the report (``project_root``), else the project root of the script when
-it exists here (``launchprof.project``'s rule), else the working folder. Paths under it
+it exists here (``launchprof.common.project``'s rule), else the working folder. Paths under it
 are shown relative to it, others absolute.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from launchprof.enums import severity_rank
-from launchprof.project import find_project_root, relative_to_root
+from launchprof.common.project import find_project_root, relative_to_root
 
 
 def report_root(report: Any, options: Any = None) -> Path:

@@ -2,7 +2,7 @@
 
 One table of ranks (how each ended, its verdict, step times, collectives, graph memory), the
 skew between ranks, and what a rank that failed left behind (its cause, last events and
-output). The words and numbers are made here once, through :mod:`launchprof.render.format`;
+output). The words and numbers are made here once, through :mod:`launchprof.render.words.format`;
 each renderer calls one function of this module for its own markup. A single-GPU report
 has no ``ranks`` and gets nothing from here.
 """
@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup, escape
 
-from launchprof.render import format as fmt
+from launchprof.render.words import format as fmt
 
 if TYPE_CHECKING:  # annotations only
-    from launchprof.models import Report
+    from launchprof.model.core import Report
 
 HEADER = ("rank", "status", "verdict", "eager step", "replay step", "speedup", "kernels / nodes", "collectives eager / graph", "graph memory", "workspace", "hazards")
 

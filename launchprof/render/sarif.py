@@ -2,8 +2,8 @@
 
 One rule per hazard kind, so that ``ruleId`` is the stable kind id and a dashboard
 groups findings across runs. Paths are relative to the project root (``%SRCROOT%``),
-the one rule of :mod:`launchprof.project`. Fingerprints are the one hazard identity of
-:mod:`launchprof.hazards.identity` (kind, relative file, the code on its line), not
+the one rule of :mod:`launchprof.common.project`. Fingerprints are the one hazard identity of
+:mod:`launchprof.model.hazard_identity` (kind, relative file, the code on its line), not
 where the line currently sits, so an edit above a hazard does not open a new alert.
 """
 
@@ -16,18 +16,19 @@ from typing import Any
 from urllib.parse import quote
 
 from launchprof.enums import Severity
-from launchprof.hazards.identity import located_fingerprint
+from launchprof.model.hazard_identity import located_fingerprint
 from launchprof.hazards.kinds import KINDS
-from launchprof.render.base import Renderer
-from launchprof.render.hazard_hints import HINTS, TITLES
-from launchprof.render.fix_text import fix_sentence
+from launchprof.render.renderer import Renderer
+from launchprof.render.words.hazard_hints import HINTS, TITLES
+from launchprof.render.words.fix_text import fix_sentence
 from launchprof.render.paths import relative, report_root
 from launchprof.render.ranks import sarif_ranks
-from launchprof.models import Hazard, Report
+from launchprof.model.hazard_records import Hazard
+from launchprof.model.core import Report
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
-FINGERPRINT_KEY = "launchprofHazard/v2"  # v2: launchprof.hazards.identity's fingerprint
+FINGERPRINT_KEY = "launchprofHazard/v2"  # v2: launchprof.model.hazard_identity's fingerprint
 
 
 def level(severity: str) -> str:

@@ -25,10 +25,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from launchprof.errors import UsageError
-from launchprof.input_files import check_input_file, starts_like_json
-from launchprof.model_base import adapter
-from launchprof.models import RunHeader, first_error
-from launchprof.run.events import known_events
+from launchprof.fileio.input_files import check_input_file, starts_like_json
+from launchprof.model.records import adapter
+from launchprof.run.header_records import RunHeader
+from launchprof.model.core import first_error
+from launchprof.run.event_log import known_events
 from launchprof.run.migrate import migrate_header
 
 SUFFIX = ".lprun"

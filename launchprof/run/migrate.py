@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from launchprof.errors import UsageError
-from launchprof.models import RUN_FORMAT_VERSION, SCHEMA_VERSION
+from launchprof.run.header_records import RUN_FORMAT_VERSION
+from launchprof.model.core import SCHEMA_VERSION
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -36,7 +37,7 @@ def migrate_report_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
 
 def migrate_report_2_to_3(data: dict[str, Any]) -> dict[str, Any]:
     """Version 2 had ``buckets`` as a list, one entry per varying argument, with an
-    estimated pool; version 3 has one measured plan (launchprof.models_buckets)."""
+    estimated pool; version 3 has one measured plan (launchprof.model.bucket_plan)."""
     from launchprof.run.migrate_buckets import plan_from_list
 
     out = dict(data)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 from pathlib import Path
 
-from launchprof.outputs import is_stdout
+from launchprof.fileio.output_files import is_stdout
 from launchprof.run.file import SUFFIX
 
 KEEP = 10

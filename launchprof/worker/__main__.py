@@ -18,16 +18,8 @@ from typing import Any
 
 from launchprof.ranks.worker_side import announce_rank, for_rank, use_rank_device
 from launchprof.worker.config import WORKER_ENV_EXIT, WorkerConfig
-from launchprof.worker.events import EventWriter
-from launchprof.events.lifecycle import (
-    EnvironmentEvent,
-    MachineEvent,
-    NoteEvent,
-    ScriptEndEvent,
-    TargetEvent,
-    TargetProblemEvent,
-    WorkerEndEvent,
-)
+from launchprof.worker.event_writer import EventWriter
+from launchprof.events.lifecycle_events import EnvironmentEvent, MachineEvent, NoteEvent, ScriptEndEvent, TargetEvent, TargetProblemEvent, WorkerEndEvent
 
 
 def cuda_problem() -> str | None:
@@ -63,8 +55,8 @@ def main(argv: list[str]) -> int:
         return WORKER_ENV_EXIT
     use_rank_device(config)
 
-    from launchprof.machine import collect_machine
-    from launchprof.targets import parse_target
+    from launchprof.model.machine import collect_machine
+    from launchprof.common.targets import parse_target
     from launchprof.worker import frames
     from launchprof.worker.calibration import calibrate
     from launchprof.worker.hook import Hook

@@ -19,8 +19,8 @@ from typing import Any
 import torch
 
 from launchprof.worker import rank_sync
-from launchprof.events.timing import TimingEndEvent, TimingEvent, TimingStartEvent
-from launchprof.worker.events import EventWriter
+from launchprof.events.timing_events import TimingEndEvent, TimingEvent, TimingStartEvent
+from launchprof.worker.event_writer import EventWriter
 
 # Calls of one kind per burst: enough that switching kinds is a small part of the burst,
 # few enough that the order alternates several times within `repeat` samples.

@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from launchprof.events.lifecycle import CalibrationEvent, CalibrationProgressEvent
-from launchprof.worker.events import EventWriter
+from launchprof.events.lifecycle_events import CalibrationEvent, CalibrationProgressEvent
+from launchprof.worker.event_writer import EventWriter
 
 
 def calibrate(machine: dict[str, Any], events: EventWriter) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from launchprof.events.capture import AnatomyEvent, CaptureEvent, GraphNodeRow
+from launchprof.events.capture_events import AnatomyEvent, CaptureEvent, GraphNodeRow
 from launchprof.worker.frames import traceback_site
 from launchprof.worker.graphinfo import counts_of, graph_anatomy
 from launchprof.worker.memory import peak_of, pool_segment_bytes, room_for_capture, split_pool

@@ -33,11 +33,11 @@ import torch
 
 from launchprof.worker.compile_logs import TorchLogTap, clear_counters, counters_now
 from launchprof.worker.rank_sync import distributed
-from launchprof.events.lifecycle import NoteEvent
-from launchprof.events.torch_compile import CompileEvent, CompileLog, CompileStartEvent
+from launchprof.events.lifecycle_events import NoteEvent
+from launchprof.events.compile_events import CompileEvent, CompileLog, CompileStartEvent
 
 if TYPE_CHECKING:
-    from launchprof.worker.events import EventWriter
+    from launchprof.worker.event_writer import EventWriter
     from launchprof.worker.plan import TargetRun
 
 # mode -> the Report field (and burst kind) it fills.

@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from launchprof.buckets import DEFAULT_MEMORY_BYTES
+from launchprof.common.bucket_rule import DEFAULT_MEMORY_BYTES
 
 # Exit status the worker uses when the environment (torch, CUDA) is unusable.
 WORKER_ENV_EXIT = 86

@@ -12,8 +12,8 @@ from types import FrameType, TracebackType
 
 import torch
 
-from launchprof.events.base import Site as EventSite
-from launchprof.source import around
+from launchprof.events.record import Site as EventSite
+from launchprof.common.source import around
 
 _SKIP_DIRS = tuple(
     os.path.realpath(p) + os.sep

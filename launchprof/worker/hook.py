@@ -9,8 +9,8 @@ from typing import Any
 import torch
 
 import launchprof.marker
-from launchprof.events.lifecycle import TargetEvent
-from launchprof.targets import TargetSpec
+from launchprof.events.lifecycle_events import TargetEvent
+from launchprof.common.targets import TargetSpec
 from launchprof.worker.frames import definition_of
 
 

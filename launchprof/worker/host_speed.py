@@ -21,8 +21,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 from typing import Any
-from launchprof.events.lifecycle import NoteEvent
-from launchprof.events.timing import HostSpeedEvent
+from launchprof.events.lifecycle_events import NoteEvent
+from launchprof.events.timing_events import HostSpeedEvent
 
 COUNTS = (64, 256)  # the calibration plan's two smallest counts
 WARM = 1  # untimed calls of each count before the first sample: the interpreter's caches

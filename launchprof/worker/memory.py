@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from launchprof.events.capture import MemoryEvent
+from launchprof.events.capture_events import MemoryEvent
 
 # Headroom capture needs beyond the eager step's peak: a first cuBLAS workspace (32 MiB on
 # Hopper) plus the allocator's segment rounding (2 MiB small-block and 20 MiB large-block

@@ -27,14 +27,14 @@ from typing import Any
 
 import torch
 
-from launchprof.worker.events import EventWriter
+from launchprof.worker.event_writer import EventWriter
 from launchprof.worker.frames import frame_site, is_internal
 from launchprof.worker.observe import bind_arguments
 from launchprof.worker.outputs_holders import Holder, find_holder, find_view_holder, keep_line, output_names
 from launchprof.worker.trees import leaves
-from launchprof.events.base import Site as EventSite
-from launchprof.events.lifecycle import NoteEvent
-from launchprof.events.observation import KeptOutputEvent, LoopBackEvent, OutputRow, OutputsEvent
+from launchprof.events.record import Site as EventSite
+from launchprof.events.lifecycle_events import NoteEvent
+from launchprof.events.observation_events import KeptOutputEvent, LoopBackEvent, OutputRow, OutputsEvent
 
 FIRST_CALL = 2  # call 0 and 1 are warm-up: lazy initialisation may keep things around
 LAST_CALL = 6  # outputs of calls FIRST_CALL..LAST_CALL are watched

@@ -20,13 +20,13 @@ from typing import Any
 
 import torch
 
-from launchprof.worker.buckets import measure_buckets
+from launchprof.worker.bucket_measure import measure_buckets
 from launchprof.worker.burst import BURST_SETS
 from launchprof.worker.capture import CaptureFailed, Captured, anatomy_event, capture
 from launchprof.worker.compile_compare import compare_compile
 from launchprof.worker.config import WorkerConfig, in_loop_calls, pre_capture_calls
 from launchprof.worker.cupti import REPROFILED, lost_device_activity, tear_down_after_profiling
-from launchprof.worker.events import EventWriter
+from launchprof.worker.event_writer import EventWriter
 from launchprof.worker.frames import frame_site, snippet
 from launchprof.worker.hoststate import HostState
 from launchprof.worker.memory import memory_event, tensor_bytes
@@ -40,14 +40,14 @@ from launchprof.worker.probe import probe_call
 from launchprof.worker.profiler_tables import new_profile, write_table
 from launchprof.worker.race_check import check_streams
 from launchprof.worker.static_inputs import StaticInputs
-from launchprof.worker.timing import timed
+from launchprof.worker.call_timer import timed
 from launchprof.worker.trees import clone_tensors, copy_into, flat_tensors, tensor_leaves
 from launchprof.worker.user_errors import UserError, is_device_error
 from launchprof.worker.validator import Snapshot, cuda_rng_state, mutated_tensors, rng_advanced, validate, version_of
-from launchprof.events.lifecycle import CallSiteEvent, InternalErrorEvent, NoteEvent, PhaseEvent, PlanEndEvent
-from launchprof.events.capture import CaptureEvent
-from launchprof.events.observation import ArgLeaf, CallEvent, FallbackEvent, MutationsEvent, StateReallocEvent
-from launchprof.events.timing import EagerTimingEvent, ReplayTimingEvent, TraceEvent
+from launchprof.events.lifecycle_events import CallSiteEvent, InternalErrorEvent, NoteEvent, PhaseEvent, PlanEndEvent
+from launchprof.events.capture_events import CaptureEvent
+from launchprof.events.observation_events import ArgLeaf, CallEvent, FallbackEvent, MutationsEvent, StateReallocEvent
+from launchprof.events.timing_events import EagerTimingEvent, ReplayTimingEvent, TraceEvent
 
 MAX_CALL_EVENTS = 400
 

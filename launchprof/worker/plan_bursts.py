@@ -21,7 +21,7 @@ from launchprof.worker.host_speed import cuda_host_speed, write_unmeasured
 from launchprof.worker.hoststate import HostState
 from launchprof.worker.trees import clone_tensors, tensor_leaves
 from launchprof.worker.validator import Snapshot, mutated_tensors
-from launchprof.events.lifecycle import NoteEvent
+from launchprof.events.lifecycle_events import NoteEvent
 
 if TYPE_CHECKING:
     from launchprof.worker.plan import TargetRun

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from launchprof.events.timing import TraceEvent
+from launchprof.events.timing_events import TraceEvent
 from launchprof.worker.profiler_tables import new_profile, write_table
 
 if TYPE_CHECKING:

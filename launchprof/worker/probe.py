@@ -25,9 +25,9 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from launchprof.events.base import Site as EventSite
-from launchprof.events.observation import ProbeEntry, ProbeEvent
-from launchprof.source import function_at
+from launchprof.events.record import Site as EventSite
+from launchprof.events.observation_events import ProbeEntry, ProbeEvent
+from launchprof.common.source import function_at
 from launchprof.worker.frames import Site, frame_site, is_internal, stack_site
 
 _LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# Categories launchprof.trace reads; GPU rows carry a stream, all a correlation id.
+# Categories launchprof.common.trace_tables reads; GPU rows carry a stream, all a correlation id.
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 # Host calls that launch GPU work (cuBLAS launches through the driver API, not the runtime).
 RUNTIME_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})

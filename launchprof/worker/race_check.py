@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from launchprof.events.capture import Race, RaceAccess, RaceCheckEvent, RaceOp
+from launchprof.events.capture_events import Race, RaceAccess, RaceCheckEvent, RaceOp
 from launchprof.worker.frames import user_site
 from launchprof.worker.plan_bursts import UserState, silenced
 

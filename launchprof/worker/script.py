@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from launchprof.events.lifecycle import ScriptException
+from launchprof.events.lifecycle_events import ScriptException
 from launchprof.worker.frames import traceback_site
 
 BIND_NAME = "__launchprof_bind__"

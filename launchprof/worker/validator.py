@@ -11,8 +11,8 @@ from typing import Any
 
 import torch
 
-from launchprof.events.capture import ValidationEvent, ValidationLeaf
-from launchprof.worker.timing import Timed, timed
+from launchprof.events.capture_events import ValidationEvent, ValidationLeaf
+from launchprof.worker.call_timer import Timed, timed
 from launchprof.worker.trees import clone_tensors, leaves
 
 

@@ -11,11 +11,11 @@ from typing import Any
 
 from launchprof.worker.config import WorkerConfig
 from launchprof.worker.cupti import tear_down_after_profiling
-from launchprof.worker.events import EventWriter
+from launchprof.worker.event_writer import EventWriter
 from launchprof.worker.profiler_tables import Timeline, new_profile, read_timeline, write_table
-from launchprof.events.lifecycle import CandidateRow, CandidatesEvent, NoteEvent
-from launchprof.events.observation import ProbeEntry, ProbeEvent
-from launchprof.events.timing import TraceEvent
+from launchprof.events.lifecycle_events import CandidateRow, CandidatesEvent, NoteEvent
+from launchprof.events.observation_events import ProbeEntry, ProbeEvent
+from launchprof.events.timing_events import TraceEvent
 
 
 class WholeScript:

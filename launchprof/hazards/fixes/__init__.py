@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import dataclasses
 
-from launchprof.evidence import Evidence
-from launchprof.findings import FixCode, FixReason, Param
-from launchprof.hazards.fixes.base import FixContext, cannot
-from launchprof.hazards.fixes.branches import branch_fix
-from launchprof.hazards.fixes.copies import pageable_fix
-from launchprof.hazards.fixes.lines import source_line
-from launchprof.hazards.fixes.scalars import scalar_fix
-from launchprof.hazards.fixes.state import effect_fix, mutation_fix, rebinding_fix, rng_fix
-from launchprof.hazards.fixes.streams import join_fix
-from launchprof.hazards.fixes.syncs import sync_fix
-from launchprof.models import Fix, Hazard
-from launchprof.render.fix_text import fix_note
+from launchprof.run.evidence import Evidence
+from launchprof.model.findings import FixCode, FixReason, Param
+from launchprof.hazards.fixes.fix_context import FixContext, cannot
+from launchprof.hazards.fixes.branch_fixes import branch_fix
+from launchprof.hazards.fixes.copy_fixes import pageable_fix
+from launchprof.hazards.fixes.fix_source import source_line
+from launchprof.hazards.fixes.scalar_fixes import scalar_fix
+from launchprof.hazards.fixes.state_fixes import effect_fix, mutation_fix, rebinding_fix, rng_fix
+from launchprof.hazards.fixes.stream_fixes import join_fix
+from launchprof.hazards.fixes.sync_fixes import sync_fix
+from launchprof.model.hazard_records import Fix, Hazard
+from launchprof.render.words.fix_text import fix_note
 
 __all__ = ["context_of", "write_fix", "with_fixes"]
 

@@ -1,0 +1,1 @@
+"""Torch-free helpers shared by the worker process and the CLI side."""

@@ -1,0 +1,150 @@
+"""Events that frame a run: who the worker is, what it measures, how it ended."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from launchprof.events.record import Event, Site, omitted
+
+
+@dataclass(frozen=True, kw_only=True)
+class RankEvent(Event):
+    """A worker started by torch's launcher (--nproc-per-node), first of its events."""
+
+    TYPE = "rank"
+    rank: int | None = None
+    local_rank: int | None = None
+    world_size: int | None = None
+    pid: int | None = None
+    pgid: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MachineEvent(Event):
+    TYPE = "machine"
+    # launchprof.model.core.Machine's fields; the CLI validates them into that record.
+    machine: dict[str, Any] = field(default_factory=dict)
+    import_s: float | None = None
+    pid: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnvironmentEvent(Event):
+    """torch or CUDA unusable: the worker exits."""
+
+    TYPE = "environment"
+    problem: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CalibrationEvent(Event):
+    TYPE = "calibration"
+    status: str
+    path: str | None = None
+    seconds: float | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CalibrationProgressEvent(Event):
+    """Drives the progress bar while the quick profile is measured; the analysis skips it."""
+
+    TYPE = "calibration-progress"
+    what: str
+    fraction: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class TargetEvent(Event):
+    TYPE = "target"
+    name: str | None = None
+    qualname: str | None = None
+    file: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TargetProblemEvent(Event):
+    TYPE = "target-problem"
+    problem: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallSiteEvent(Event, Site):
+    """The line that first called the target."""
+
+    TYPE = "call-site"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScriptException(Site):
+    """What ended the script; empty when it ended normally."""
+
+    type: str | None = omitted()
+    message: str | None = omitted()
+    traceback: str | None = omitted()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScriptEndEvent(Event):
+    TYPE = "script-end"
+    status: str | None = None  # ok, exception, exit
+    exit_code: int | None = None
+    exception: ScriptException | None = None
+    calls: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerEndEvent(Event):
+    TYPE = "worker-end"
+    wall_s: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PhaseEvent(Event):
+    TYPE = "phase"
+    name: str | None = None
+    call: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanEndEvent(Event):
+    TYPE = "plan-end"
+    reason: str = ""
+    phase: str | None = None
+    calls: int | None = None
+    replays_timed: int | None = None
+    validations: int | None = None
+    fallbacks: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoteEvent(Event):
+    TYPE = "note"
+    text: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class InternalErrorEvent(Event):
+    TYPE = "internal-error"
+    error: str | None = None
+    traceback: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CandidateRow:
+    """A user function ranked by kernels per call in whole-script mode."""
+
+    name: str | None = None
+    file: str | None = None
+    line: int | None = None
+    calls: int | None = None
+    kernels_per_call: float | None = None
+    command: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CandidatesEvent(Event):
+    TYPE = "candidates"
+    functions: list[CandidateRow] = field(default_factory=list)

@@ -1,0 +1,101 @@
+"""State the graph cannot follow: a rebound global, a mutated argument, host-side effects,
+random numbers from a foreign generator."""
+
+from __future__ import annotations
+
+import ast
+
+from launchprof.model.findings import FixCode, FixReason
+from launchprof.hazards.fixes.fix_context import cannot, make
+from launchprof.hazards.fixes.fix_source import SourceLine, call_name, dotted, parse_module, source_line, unparse
+from launchprof.model.hazard_records import Fix
+
+_INPLACE = {ast.Add: "add_", ast.Sub: "sub_", ast.Mult: "mul_", ast.Div: "div_"}
+
+
+def _assigns(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` binds ``name`` (a global ``name`` or an attribute ``obj.name``)."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+    for t in targets:
+        if (isinstance(t, ast.Name) and t.id == name) or (isinstance(t, ast.Attribute) and t.attr == name):
+            return True
+    return False
+
+
+def rebinding_site(files: list[str], name: str, after_line: dict[str, int] | None = None) -> tuple[str, int] | None:
+    """The first statement in ``files`` that rebinds ``name`` inside a function (where it runs
+    between calls), skipping plain module-level definitions: ``(file, line)``."""
+    for file in files:
+        module = parse_module(file)
+        if module is None:
+            continue
+        hits = sorted(
+            (n for fn in ast.walk(module) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(fn) if _assigns(n, name)),
+            key=lambda n: n.lineno,
+        )
+        if hits:
+            return file, hits[0].lineno
+    return None
+
+
+def rebinding_fix(file: str, line: int, name: str) -> Fix:
+    """``bias = bias + 1.0`` -> ``bias.add_(1.0)``; ``w = new()`` -> ``w.copy_(new())``."""
+    src = source_line(file, line)
+    stmt = src.stmt
+    if stmt is None:
+        return cannot(src, "reallocated-input", FixReason.REBINDING_IN_STATEMENT)
+    target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else getattr(stmt, "target", None)
+    value = stmt.value if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)) else None
+    if target is None or value is None:
+        return cannot(src, "reallocated-input", FixReason.NOT_PLAIN_ASSIGNMENT)
+    lhs = unparse(target)
+    if isinstance(stmt, ast.AugAssign) and type(stmt.op) in _INPLACE:
+        after = f"{lhs}.{_INPLACE[type(stmt.op)]}({unparse(value)})"
+    elif isinstance(value, ast.BinOp) and unparse(value.left) == lhs and type(value.op) in _INPLACE:
+        after = f"{lhs}.{_INPLACE[type(value.op)]}({unparse(value.right)})"
+    else:
+        after = f"{lhs}.copy_({unparse(value)})"
+    return make(src, after, FixCode.REBIND_IN_PLACE, {"line": line, "name": name})
+
+
+def mutation_fix(src: SourceLine, argument: str) -> Fix:
+    """An argument mutated in place that is a new tensor each call: the caller's copy goes stale."""
+    after = (
+        f"# in the caller: allocate `{argument}` once and pass that same tensor every call\n"
+        f"# or, after each replay: {argument}.copy_(static_{argument})"
+    )
+    return make(src, after, FixCode.MUTATED_ARGUMENT, {"argument": argument})
+
+
+def effect_fix(src: SourceLine) -> Fix:
+    stmt = src.stmt
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and type(stmt.op) in _INPLACE:
+        name = stmt.target.id
+        after = f"{name}_t.{_INPLACE[type(stmt.op)]}({unparse(stmt.value)})  # {name}_t = torch.zeros((), device='cuda') once"
+        return make(src, after, FixCode.DEVICE_COUNTER, {"name": name})
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        name = call_name(stmt.value)
+        if name in ("append", "extend", "print", "info", "debug", "warning", "log"):
+            return make(src, f"# (moved) in the caller, after each run(...): {src.code}", FixCode.MOVED_TO_CALLER)
+    return cannot(src, "host-side-effect")
+
+
+_NUMPY_RNG = {"normal": "torch.randn", "randn": "torch.randn", "standard_normal": "torch.randn", "rand": "torch.rand", "random": "torch.rand", "uniform": "torch.rand"}
+
+
+def rng_fix(src: SourceLine) -> Fix:
+    """``np.random.normal(size=N)`` -> ``torch.randn(N, device='cuda')``: the graph's own generator."""
+    stmt = src.stmt
+    if stmt is None:
+        return cannot(src, "rng-state")
+    for sub in ast.walk(stmt):
+        if isinstance(sub, ast.Call) and dotted(sub.func).rsplit(".", 1)[-1] in _NUMPY_RNG and "random" in dotted(sub.func):
+            size = next((k.value for k in sub.keywords if k.arg == "size"), None)
+            if size is None and sub.args and dotted(sub.func).endswith(("rand", "randn")):
+                size = ast.Tuple(elts=list(sub.args), ctx=ast.Load())
+            shape = unparse(size) if size is not None else "()"
+            draw = f"{_NUMPY_RNG[dotted(sub.func).rsplit('.', 1)[-1]]}({shape}, device='cuda')"
+            target = unparse(stmt.targets[0]) if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+            after = f"{target} = {draw}" if target else draw
+            return make(src, after, FixCode.CUDA_RNG)
+    return cannot(src, "rng-state")

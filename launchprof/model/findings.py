@@ -1,0 +1,145 @@
+"""Findings as records: a stable ``code`` and typed ``params``, never a sentence.
+
+Analysis and lint say what they found with a :class:`Note`; ``launchprof.render.words.notes_text``
+turns each code into its sentence, with every number written by the one formatter. So the
+words can change, and every format shows the same ones, while a JSON reader keeps the
+code and the figures. A new finding is a member of :class:`NoteCode` plus its sentence in
+the render module (a test checks that every code has one).
+
+Fixes and the prediction are records too, with codes of their own: :class:`FixCode` worded
+by ``launchprof.render.words.fix_text``, :class:`PredictionCode` by
+``launchprof.render.words.prediction_text``. The bucket plan's choice is a note
+(``NoteCode.BUCKET_CHOICE``).
+
+Plain dataclasses, no pydantic: lint builds its report without importing it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Union
+
+Scalar = Union[str, int, float, bool, None]
+Param = Union[Scalar, list[Scalar]]
+
+
+class NoteCode(StrEnum):
+    """Every note code launchprof writes. Codes are a contract: add, never rename."""
+
+    TEXT = "text"  # free text (the worker's own notes): params {"text": ...}
+    STOPPED_EARLY = "stopped-early"
+    ARGUMENT_SPREAD = "argument-spread"
+    EAGER_TRACE_LOST = "eager-trace-lost"
+    NO_GPU_ACTIVITY = "no-gpu-activity"
+    COPIES_ONLY = "copies-only"
+    NO_CUDA_WORK = "no-cuda-work"
+    NO_DEVICE_PROFILE = "no-device-profile"
+    IN_LOOP_SHORT = "in-loop-short"
+    CALIBRATION_MEASURED = "calibration-measured"
+    CALIBRATION_SKIPPED = "calibration-skipped"
+    CALIBRATION_FAILED = "calibration-failed"
+    HOST_SPEED_FAILED = "host-speed-failed"
+    HOST_SPEED_SCALED = "host-speed-scaled"
+    MEMORY_FOR_NO_GAIN = "memory-for-no-gain"
+    EXTRA_GRAPH_NODES = "extra-graph-nodes"
+    RACES_NOT_CHECKED = "races-not-checked"
+    RACE_CHECK_STOPPED = "race-check-stopped"
+    PARALLEL_BRANCHES = "parallel-branches"
+    DEPENDENT_OPS = "dependent-ops"
+    INDEPENDENT_CHAINS = "independent-chains"
+    ONE_STREAM_CHAIN = "one-stream-chain"
+    ASYNC_CUDA_ERROR = "async-cuda-error"
+    SLOWEST_RANK = "slowest-rank"
+    BUCKETS_NOT_MEASURED = "buckets-not-measured"
+    BUCKET_POOL_OVER_LIMIT = "bucket-pool-over-limit"
+    BUCKETS_OTHERS_VARY = "buckets-others-vary"
+    BUCKET_CHOICE = "bucket-choice"  # the plan's choice in one line (BucketPlan.explanation)
+    PADDING_LEAKS = "padding-leaks"  # how to make padding safe (BucketPlan.fix)
+    LINT_CHECKED_ALL = "lint-checked-all"
+    LINT_CHECKED_TARGETS = "lint-checked-targets"
+    LINT_NO_TARGET = "lint-no-target"
+    LINT_FILES_NOT_READ = "lint-files-not-read"
+    LINT_FOLDERS_NOT_READ = "lint-folders-not-read"
+    LINT_CALLS_NOT_FOLLOWED = "lint-calls-not-followed"
+    LINT_SUPPRESSED = "lint-suppressed"
+    LINT_FUNCTIONS_SKIPPED = "lint-functions-skipped"
+
+
+class FixCode(StrEnum):
+    """What a written fix (``models.Fix``) does; ``launchprof.render.words.fix_text`` words each."""
+
+    CANNOT = "cannot"  # no fix written: params kind, reason (a FixReason), and the reason's figures
+    MISMATCH_CAUSES = "mismatch-causes"  # a replay mismatch points at the causes' fixes: kinds, lines
+    WHERE_SELECT = "where-select"  # both values, selected with torch.where: scalars (names to make tensors)
+    COND_BRANCHES = "cond-branches"  # torch.cond captures both branches: scalars
+    MASK_LATER_USE = "mask-later-use"  # nonzero plus its later use, both rewritten: line, use_line
+    NONZERO_MASK = "nonzero-mask"
+    MASK_ASSIGN = "mask-assign"
+    MASK_READ = "mask-read"
+    PINNED_COPY = "pinned-copy"
+    SCALAR_TENSOR = "scalar-tensor"  # name, tensor
+    REBIND_IN_PLACE = "rebind-in-place"  # line, name
+    MUTATED_ARGUMENT = "mutated-argument"  # argument
+    DEVICE_COUNTER = "device-counter"  # name
+    MOVED_TO_CALLER = "moved-to-caller"
+    CUDA_RNG = "cuda-rng"
+    JOIN_AFTER_BLOCK = "join-after-block"  # side, line (the end of the side stream's block)
+    JOIN_BEFORE_RETURN = "join-before-return"  # side
+    SYNC_OUTSIDE = "sync-outside"
+    PRINT_OUTSIDE = "print-outside"
+    TO_HOST_AFTER_REPLAY = "to-host-after-replay"  # reads (the calls dropped)
+    KEEP_ON_DEVICE = "keep-on-device"  # reads
+
+
+class FixReason(StrEnum):
+    """Why no fix was written for a line (``FixCode.CANNOT``'s ``reason``)."""
+
+    NONE = ""  # no reason beyond the kind's general rule
+    NO_LINE = "no-line"
+    READ_ERROR = "read-error"  # error: the exception's type name
+    LONGER_STATEMENT = "longer-statement"
+    NOT_PLAIN_FORK = "not-plain-fork"
+    NO_MASK = "no-mask"
+    NO_COPY_CALL = "no-copy-call"
+    REBINDING_IN_STATEMENT = "rebinding-in-statement"
+    NOT_PLAIN_ASSIGNMENT = "not-plain-assignment"
+    NO_HOST_READ = "no-host-read"
+    ARGUMENT_UNNAMED = "argument-unnamed"
+    NAME_NOT_ON_LINE = "name-not-on-line"  # name
+    TENSOR_LOOP = "tensor-loop"
+    NO_IF = "no-if"
+    SEVERAL_NAMES = "several-names"
+
+
+class PredictionCode(StrEnum):
+    """The prediction's explanation and basis (``models.Prediction``); words in
+    ``launchprof.render.words.prediction_text``."""
+
+    NO_PROFILE = "no-profile"
+    NO_KERNELS = "no-kernels"
+    NO_EAGER_STEP = "no-eager-step"
+    NO_COEFFICIENTS = "no-coefficients"
+    REPLAY_ESTIMATE = "replay-estimate"  # the explanation of a prediction that has a speedup
+    PROFILE_BASIS = "profile-basis"  # which profile and which measured inputs
+    TRACE_BASIS = "trace-basis"  # the basis when the prediction named none
+    NODE_TIMES_SCALED = "node-times-scaled"  # clock: the traced node times scaled to the bursts' span
+    LAUNCH_COSTS_SCALED = "launch-costs-scaled"  # host: the profile's launch costs scaled to this host
+
+
+@dataclass(frozen=True)
+class Note:
+    """One note of a report: what was found (``code``) and the figures it rests on."""
+
+    code: str  # a NoteCode's value; a str, so a report from a newer launchprof still loads
+    params: dict[str, Param] = field(default_factory=dict)
+
+
+def note(code: StrEnum, **params: Param) -> Note:
+    """A record of ``code`` (a NoteCode, or another record's code such as a PredictionCode)."""
+    return Note(code.value, params)
+
+
+def text_note(text: str) -> Note:
+    """Free text that has no code of its own (a note the worker wrote)."""
+    return Note(NoteCode.TEXT.value, {"text": text})

@@ -1,0 +1,126 @@
+"""The timing section: the eager and replay step profiles, the graph's anatomy, the speedup
+and the replay-against-eager validation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from launchprof.model.records import model
+
+
+@model
+class Stats:
+    median: float
+    p10: float
+    p90: float
+    n: int
+
+
+@model
+class EagerProfile:
+    step_us: Stats | None
+    kernels_per_step: int | None
+    gpu_busy_us: float | None
+    gpu_idle_fraction: float | None
+    launch_gap_us: Stats | None
+    launch_api_us: float | None = None  # host time in cudaLaunchKernel & co per step
+    gpu_span_us: Stats | None = None  # CUDA-event time from first to last kernel
+    memcpys_per_step: int | None = None
+    kernel_us: Stats | None = None  # duration of one kernel
+    samples_us: list[float] = dataclasses.field(default_factory=list)  # every wall sample behind step_us
+    timing: str | None = None  # "burst" (the user's step, back to back) or "in-loop"
+    in_loop_step_us: Stats | None = None  # the calls the script made, timed in its loop
+
+
+@model
+class GraphNode:
+    """One node of a captured graph, as drawn: its level is its depth from the roots."""
+
+    id: int
+    type: str
+    name: str | None = None
+    level: int = 0
+    us: float | None = None  # its duration in the profiled replay, where it could be joined
+
+
+@model
+class Anatomy:
+    """The captured graph's structure (launchprof.analysis.anatomy). ``nodes`` and
+    ``edge_list`` are kept for small graphs only, which the HTML report draws in full."""
+
+    nodes_by_type: dict[str, int]
+    edges: int | None  # None: the edges could not be read
+    roots: int | None
+    leaves: int | None
+    critical_path_nodes: int | None  # nodes on the longest dependency chain
+    critical_path_us: float | None  # its measured time in the profiled replay
+    max_width: int | None  # the widest level: nodes that could run at once
+    total_us: float | None = None  # every joined node's time: the chain if nothing overlapped
+    levels: list[int] = dataclasses.field(default_factory=list)  # nodes per level
+    critical_path: list[int] = dataclasses.field(default_factory=list)  # node ids
+    nodes: list[GraphNode] = dataclasses.field(default_factory=list)
+    edge_list: list[list[int]] = dataclasses.field(default_factory=list)
+    replay_streams: int | None = None  # streams the replay's kernels ran on
+    overlap_us: float | None = None  # kernel time that ran alongside other kernels in replay
+
+
+@model
+class ReplayProfile:
+    step_us: Stats | None  # copy-in of changed inputs + replay, no clone
+    graph_nodes: int | None
+    instantiate_us: float | None
+    pool_bytes: int | None  # the graph's own increment of its pool
+    capture_us: float | None = None
+    node_types: dict[str, int] = dataclasses.field(default_factory=dict)
+    gpu_span_us: Stats | None = None
+    samples_us: list[float] = dataclasses.field(default_factory=list)
+    timing: str | None = None
+    in_loop_step_us: Stats | None = None
+    clone_us: Stats | None = None  # cloning the outputs, timed alone
+    workspace_bytes: int | None = None  # one-time library workspaces (cuBLAS), not per graph
+    launchprof_bytes: int | None = None  # launchprof's static input buffers + one output clone
+    setup_us: float | None = None  # capture + warm-up + instantiate: what payback must recover
+    warmup_us: float | None = None
+    anatomy: Anatomy | None = None  # nodes_by_type supersedes node_types (kept as the alias)
+
+
+@model
+class Speedup:
+    median: float
+    low: float
+    high: float
+    method: str = "ratio of medians"  # how median and interval are computed
+
+
+@model
+class Validation:
+    calls_compared: int
+    matches: int
+    max_abs_diff: float | None
+
+
+@model
+class KernelSpan:
+    """One GPU activity in a timeline, relative to the start of its call."""
+
+    name: str
+    start_us: float
+    dur_us: float
+    kind: str = "kernel"  # kernel, memcpy, memset
+
+
+@model
+class Timeline:
+    """One eager call and one replay of the same step, for the HTML timeline."""
+
+    eager: list[KernelSpan]
+    replay: list[KernelSpan]
+
+
+def no_measurable_gain(speedup: Speedup | None) -> bool | None:
+    """The speedup's 95% interval includes 1.0: replay may be no faster than eager, so a
+    marginal verdict is no measurable gain. None when no speedup was measured."""
+    if speedup is None:
+        return None
+    return speedup.low <= 1.0 <= speedup.high

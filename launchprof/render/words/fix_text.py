@@ -1,0 +1,304 @@
+"""The note of a written fix (``models.Fix``): each :class:`~launchprof.model.findings.FixCode` in
+words, from the fix's ``params``. The fix writers (launchprof.hazards.fixes) call
+:func:`fix_note` to fill ``Fix.note``, so a JSON reader has both the sentence and the record.
+
+A fix without a code (a report written before fixes had one), or one whose code or params
+this launchprof cannot read, keeps the note it was written with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from launchprof.model.findings import FixCode, FixReason
+
+Params = dict[str, Any]
+SENTENCES: dict[str, Callable[[Params], str]] = {}
+REASONS: dict[str, Callable[[Params], str]] = {}
+
+
+def sentence(code: FixCode) -> Callable[[Callable[[Params], str]], Callable[[Params], str]]:
+    def register(write: Callable[[Params], str]) -> Callable[[Params], str]:
+        SENTENCES[code.value] = write
+        return write
+
+    return register
+
+
+def fix_note(code: FixCode | str, params: Params, rule: str | None = None) -> str:
+    """The note for a fix with ``code`` and ``params``; ``rule`` is the hazard kind's general
+    rule, which a fix that could not be written ends with."""
+    text = SENTENCES[str(code)](params)
+    if str(code) != FixCode.CANNOT.value:
+        return text
+    return f"{text}. The general rule: {rule}" if rule else f"{text}."
+
+
+def fix_sentence(fix: Any) -> str:
+    """A stored fix's note, written from its record where this launchprof can."""
+    code = getattr(fix, "code", "") or ""
+    write = SENTENCES.get(code)
+    if write is None or code == FixCode.CANNOT.value:  # the rule is the stored note's
+        return str(fix.note)
+    try:
+        return write(fix.params)
+    except (KeyError, TypeError, ValueError):
+        return str(fix.note)
+
+
+def cannot_head(fix: Any) -> str | None:
+    """"launchprof cannot write the fix for this line (why)" for a fix that was not written, or
+    None when the fix has no such record."""
+    if getattr(fix, "code", "") != FixCode.CANNOT.value:
+        return None
+    try:
+        return SENTENCES[FixCode.CANNOT.value](fix.params)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _names(names: list[Any]) -> str:
+    return ", ".join(f"`{n}`" for n in names)
+
+
+# --- no fix written ----------------------------------------------------------------------
+
+
+def reason(code: FixReason) -> Callable[[Callable[[Params], str]], Callable[[Params], str]]:
+    def register(write: Callable[[Params], str]) -> Callable[[Params], str]:
+        REASONS[code.value] = write
+        return write
+
+    return register
+
+
+@sentence(FixCode.CANNOT)
+def _cannot(p: Params) -> str:
+    why = REASONS[str(p.get("reason") or "")](p)
+    return f"launchprof cannot write the fix for this line{f' ({why})' if why else ''}"
+
+
+@reason(FixReason.NONE)
+def _no_reason(p: Params) -> str:
+    return ""
+
+
+@reason(FixReason.NO_LINE)
+def _no_line(p: Params) -> str:
+    return "no line in the user's code to rewrite"
+
+
+@reason(FixReason.READ_ERROR)
+def _read_error(p: Params) -> str:
+    return f"{p['error']} while reading it"
+
+
+@reason(FixReason.LONGER_STATEMENT)
+def _longer_statement(p: Params) -> str:
+    return "the line is part of a longer statement"
+
+
+@reason(FixReason.NOT_PLAIN_FORK)
+def _not_plain_fork(p: Params) -> str:
+    return "the fork on this line is not a plain wait_stream/wait_event call"
+
+
+@reason(FixReason.NO_MASK)
+def _no_mask(p: Params) -> str:
+    return "no nonzero or boolean mask on it that launchprof can rewrite"
+
+
+@reason(FixReason.NO_COPY_CALL)
+def _no_copy_call(p: Params) -> str:
+    return "no .cuda()/.to()/copy_ on it that launchprof can rewrite"
+
+
+@reason(FixReason.REBINDING_IN_STATEMENT)
+def _rebinding_in_statement(p: Params) -> str:
+    return "the rebinding is part of a longer statement"
+
+
+@reason(FixReason.NOT_PLAIN_ASSIGNMENT)
+def _not_plain_assignment(p: Params) -> str:
+    return "not a plain assignment"
+
+
+@reason(FixReason.NO_HOST_READ)
+def _no_host_read(p: Params) -> str:
+    return "no .item()/.cpu()/.tolist()/float() on it that launchprof can rewrite"
+
+
+@reason(FixReason.ARGUMENT_UNNAMED)
+def _argument_unnamed(p: Params) -> str:
+    return "the argument is not named"
+
+
+@reason(FixReason.NAME_NOT_ON_LINE)
+def _name_not_on_line(p: Params) -> str:
+    return f"`{p['name']}` is not on this line"
+
+
+@reason(FixReason.TENSOR_LOOP)
+def _tensor_loop(p: Params) -> str:
+    return "a loop whose trip count depends on a tensor has no fixed kernel sequence: bound it by a fixed count"
+
+
+@reason(FixReason.NO_IF)
+def _no_if(p: Params) -> str:
+    return "no `if` statement on this line"
+
+
+@reason(FixReason.SEVERAL_NAMES)
+def _several_names(p: Params) -> str:
+    return "the branches assign several names; pass them through torch.cond as a tuple"
+
+
+@sentence(FixCode.MISMATCH_CAUSES)
+def _mismatch_causes(p: Params) -> str:
+    where = ", ".join(f"{kind} at line {line}" for kind, line in zip(p["kinds"], p["lines"]))
+    return f"launchprof cannot write one fix for the mismatch itself; it follows from the frozen state found here ({where}): apply those fixes first."
+
+
+# --- branches ------------------------------------------------------------------------------
+
+
+def _scalars(p: Params) -> str:
+    scalars = p.get("scalars") or []
+    return f" {_names(scalars)} must then be a device tensor (updated in place before each replay), not a Python number." if scalars else ""
+
+
+@sentence(FixCode.WHERE_SELECT)
+def _where_select(p: Params) -> str:
+    return "Compute both values and select on the device: no host read, one kernel sequence for every call." + _scalars(p)
+
+
+@sentence(FixCode.COND_BRANCHES)
+def _cond_branches(p: Params) -> str:
+    return (
+        "Both branches do real work: torch.cond captures each as a sub-graph (CUDA conditional nodes) "
+        "and chooses on the device at replay." + _scalars(p)
+    )
+
+
+# --- masks and syncs -----------------------------------------------------------------------
+
+
+@sentence(FixCode.MASK_LATER_USE)
+def _mask_later_use(p: Params) -> str:
+    return (
+        f"A fixed-shape form: compute on every row and select with torch.where (lines {p['line']} and {p['use_line']}). "
+        "For a mixture of experts this runs every expert on all rows, then selects each row's expert: "
+        "more arithmetic, no host read, one graph."
+    )
+
+
+@sentence(FixCode.NONZERO_MASK)
+def _nonzero_mask(p: Params) -> str:
+    return "nonzero returns a size only the host can read. Keep the boolean mask (a fixed shape) and select with torch.where, or give a fixed capacity and pad."
+
+
+@sentence(FixCode.MASK_ASSIGN)
+def _mask_assign(p: Params) -> str:
+    return "Boolean-mask indexing has a data-dependent size. Compute on every row and select with torch.where: fixed shapes, no host read."
+
+
+@sentence(FixCode.MASK_READ)
+def _mask_read(p: Params) -> str:
+    return "Boolean-mask indexing has a data-dependent size. Keep the full shape and zero the rows the mask drops (count them with mask.sum(), which stays on the device)."
+
+
+@sentence(FixCode.SYNC_OUTSIDE)
+def _sync_outside(p: Params) -> str:
+    return "A graph cannot wait on the GPU inside itself. Synchronise outside the target, after graph.replay() (or not at all: reading a result synchronises)."
+
+
+@sentence(FixCode.PRINT_OUTSIDE)
+def _print_outside(p: Params) -> str:
+    return "Printing a tensor copies it to the host. Return the value and print it outside the target after the replay."
+
+
+@sentence(FixCode.TO_HOST_AFTER_REPLAY)
+def _to_host_after_replay(p: Params) -> str:
+    reads = ", ".join(str(r) for r in p["reads"])
+    return f"Keep the tensor on the device inside the target (drop {reads}); copy it to the host after the replay, outside the target, where the wait costs nothing extra."
+
+
+@sentence(FixCode.KEEP_ON_DEVICE)
+def _keep_on_device(p: Params) -> str:
+    reads = ", ".join(str(r) for r in p["reads"])
+    return f"Keep the value on the device (drop {reads}): a 0-d tensor works in the same arithmetic, and the graph reads it at replay."
+
+
+# --- copies, state, streams ----------------------------------------------------------------
+
+
+@sentence(FixCode.PINNED_COPY)
+def _pinned_copy(p: Params) -> str:
+    return (
+        "Capture cannot record a copy from pageable host memory. Allocate a pinned staging tensor and its "
+        "device copy once, outside the step; inside it, copy_ with non_blocking=True. Refill the pinned "
+        "tensor in the caller before each replay when the host data changes."
+    )
+
+
+@sentence(FixCode.SCALAR_TENSOR)
+def _scalar_tensor(p: Params) -> str:
+    name, tensor = p["name"], p["tensor"]
+    return (
+        f"The graph keeps the value `{name}` had at capture. Allocate `{tensor} = torch.tensor({name}, device='cuda')` once, "
+        f"pass it in place of `{name}`, and update it in place (fill_/copy_) before each replay, outside the graph."
+    )
+
+
+@sentence(FixCode.REBIND_IN_PLACE)
+def _rebind_in_place(p: Params) -> str:
+    return (
+        f"Line {p['line']} binds `{p['name']}` to a new tensor, but the graph keeps reading the old one's memory. "
+        "Allocate it once, before the first call, and update it in place from then on, so its address never changes."
+    )
+
+
+@sentence(FixCode.MUTATED_ARGUMENT)
+def _mutated_argument(p: Params) -> str:
+    argument = p["argument"]
+    return (
+        f"This line changes `{argument}` in place, but `{argument}` is a new tensor each call, so a graph "
+        f"writes into its static copy and the caller's tensor never changes. Pass the same tensor every call, "
+        f"or copy the static buffer back after each replay."
+    )
+
+
+@sentence(FixCode.DEVICE_COUNTER)
+def _device_counter(p: Params) -> str:
+    return f"Replay does not run Python: keep `{p['name']}` in a device tensor updated in place, so each replay advances it."
+
+
+@sentence(FixCode.MOVED_TO_CALLER)
+def _moved_to_caller(p: Params) -> str:
+    return "Replay does not run Python: do this in the caller after each replay, on a .clone() of the output when it is kept."
+
+
+@sentence(FixCode.CUDA_RNG)
+def _cuda_rng(p: Params) -> str:
+    return "Draw on the device with torch's CUDA generator: graphs register it and advance it on every replay (scale/shift it for other distributions)."
+
+
+def join_call(side: str) -> str:
+    """The line that makes the capture stream wait for the side stream ``side``."""
+    return f"torch.cuda.current_stream().wait_stream({side})"
+
+
+@sentence(FixCode.JOIN_AFTER_BLOCK)
+def _join_after_block(p: Params) -> str:
+    side = p["side"]
+    return (
+        f"Add `{join_call(side)}` after line {p['line']} (the end of `with torch.cuda.stream({side}):`), "
+        "at the `with`'s indentation: the capture stream waits for the side work."
+    )
+
+
+@sentence(FixCode.JOIN_BEFORE_RETURN)
+def _join_before_return(p: Params) -> str:
+    side = p["side"]
+    return f"Add `{join_call(side)}` after the last work on `{side}`, before the step returns."

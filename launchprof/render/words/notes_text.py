@@ -1,0 +1,358 @@
+"""The sentence of each note code (launchprof.model.findings), with its figures written by the one
+formatter. Every format takes a report's notes from :func:`report_notes`, so a note reads
+the same in the terminal, Markdown, HTML and the JSON's ``notes`` strings.
+
+A code this launchprof does not know (a report from a newer one), or params it cannot
+read, keep the sentence the report was written with.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from launchprof.model.findings import Note, NoteCode
+from launchprof.render.words.format import duration, memory_text, number, percent, seconds, significant, size
+
+Params = dict[str, Any]
+SENTENCES: dict[str, Callable[[Params], str]] = {}
+
+
+def sentence(code: NoteCode) -> Callable[[Callable[[Params], str]], Callable[[Params], str]]:
+    def register(write: Callable[[Params], str]) -> Callable[[Params], str]:
+        SENTENCES[code.value] = write
+        return write
+
+    return register
+
+
+def note_text(record: Note, stored: str | None = None) -> str:
+    """The note's sentence; ``stored`` (the sentence the report was written with) where this
+    launchprof cannot write one."""
+    write = SENTENCES.get(record.code)
+    if write is not None:
+        try:
+            return write(record.params)
+        except (KeyError, TypeError, ValueError):
+            pass
+    return stored if stored is not None else str(record.params.get("text", record.code))
+
+
+def note_texts(records: Iterable[Note]) -> list[str]:
+    return [note_text(r) for r in records]
+
+
+def report_notes(report: Any) -> list[str]:
+    """The notes of a report (or of its bucket plan) as sentences. One without a record for
+    each of its strings (written before notes had codes) shows its strings as written."""
+    stored = list(report.notes)
+    records = list(getattr(report, "findings", None) or [])
+    if len(records) != len(stored):
+        return stored
+    return [note_text(r, s) for r, s in zip(records, stored)]
+
+
+def _names(names: Sequence[Any]) -> str:
+    return "; ".join(str(n) for n in names)
+
+
+@sentence(NoteCode.TEXT)
+def _text(p: Params) -> str:
+    return str(p["text"])
+
+
+# --- timing --------------------------------------------------------------------------------
+
+
+def kind_words(kind: str) -> str:
+    """A burst kind as a note says it: ``compile-no-cudagraphs@3`` is the third compile of
+    torch.compile without graphs (worker/compile_compare.py names the rounds)."""
+    name, _, round_no = kind.partition("@")
+    words = {"compile": "torch.compile", "compile-no-cudagraphs": "torch.compile (no graphs)"}.get(name, name)
+    return f"{words}, compile {round_no}," if round_no else words
+
+
+@sentence(NoteCode.STOPPED_EARLY)
+def _stopped_early(p: Params) -> str:
+    why = f": {p['why']}" if p.get("why") else ""
+    return f"{kind_words(str(p['kind']))} timing stopped early after {p['samples']} samples in {seconds(p['seconds'])}{why}; its interval is wider"
+
+
+@sentence(NoteCode.ARGUMENT_SPREAD)
+def _argument_spread(p: Params) -> str:
+    medians = p["set_medians_us"]
+    each = ", ".join(number(m, 1) for m in medians)
+    return (
+        f"the eager step's time differs between the {len(medians)} recorded calls it was timed on: "
+        f"{each} µs (median of each, {number(p['ratio'], 1)}x apart; Kruskal-Wallis p={significant(p['p_value'])}). "
+        f"The eager median, {duration(p['mixed_us'])}, mixes them: a loop on one call's arguments times one path only. "
+        "The step takes different paths on different calls: a branch on an argument's value, or on a count "
+        "of calls (the sets are timed in turn, so the two look alike)"
+    )
+
+
+@sentence(NoteCode.IN_LOOP_SHORT)
+def _in_loop_short(p: Params) -> str:
+    return (
+        f"the replays inside the script's loop matched too few calls to be timed there ({p['replays_timed']} timed "
+        f"in {p['calls']} calls); the timing bursts after them measured eager and replay"
+    )
+
+
+# --- the eager trace -------------------------------------------------------------------------
+
+_COUNTS_MISSING = "so the kernel counts and the prediction are missing; the timings stand"
+
+
+@sentence(NoteCode.EAGER_TRACE_LOST)
+def _trace_lost(p: Params) -> str:
+    return (
+        f"the eager profile recorded no kernels, yet the captured graph holds {p['graph_nodes']} nodes: the profiler lost "
+        f"the eager trace (an earlier torch.profiler session in this process can do this), {_COUNTS_MISSING}"
+    )
+
+
+@sentence(NoteCode.NO_GPU_ACTIVITY)
+def _no_gpu_activity(p: Params) -> str:
+    return (
+        "the eager profile recorded no GPU activity, and the script stopped calling the target before it could be "
+        "profiled again: either the step runs no CUDA work or the profiler lost the trace (an earlier torch.profiler "
+        f"session in this process can do this), {_COUNTS_MISSING}"
+    )
+
+
+@sentence(NoteCode.COPIES_ONLY)
+def _copies_only(p: Params) -> str:
+    return "the target launches no CUDA kernel, only copies: a CUDA graph replays the copies alone"
+
+
+@sentence(NoteCode.NO_CUDA_WORK)
+def _no_cuda_work(p: Params) -> str:
+    return "the target launches no CUDA work (CPU tensors only): a CUDA graph has nothing to replay"
+
+
+@sentence(NoteCode.EXTRA_GRAPH_NODES)
+def _extra_nodes(p: Params) -> str:
+    named = ", ".join(f"{n} {t}" for t, n in zip(p["node_types"], p["node_counts"]))
+    return f"the graph has {p['graph_nodes']} nodes for {p['eager_kernels']} eager kernels; the others: {named}"
+
+
+@sentence(NoteCode.MEMORY_FOR_NO_GAIN)
+def _memory_for_no_gain(p: Params) -> str:
+    return f"replay is not measurably faster, yet the graph holds {size(p['pool_bytes'])} of GPU memory in its pool"
+
+
+# --- the prediction --------------------------------------------------------------------------
+
+
+@sentence(NoteCode.NO_DEVICE_PROFILE)
+def _no_device_profile(p: Params) -> str:
+    return (
+        "no prediction: no device profile for this GPU, driver and torch here "
+        "(give --profile PROFILE.json from `launchprof crossover` on that GPU)"
+    )
+
+
+@sentence(NoteCode.CALIBRATION_MEASURED)
+def _calibration_measured(p: Params) -> str:
+    secs = f" in {seconds(p['seconds'])}" if p.get("seconds") is not None else ""
+    where = f" and cached at {p['path']}" if p.get("path") else ""
+    return f"no device profile was cached for this GPU, driver and torch: a quick one was measured{secs}{where}"
+
+
+@sentence(NoteCode.CALIBRATION_SKIPPED)
+def _calibration_skipped(p: Params) -> str:
+    return "no device profile for this GPU: the quick calibration was skipped (--no-calibrate), so there is no prediction"
+
+
+@sentence(NoteCode.CALIBRATION_FAILED)
+def _calibration_failed(p: Params) -> str:
+    return f"the quick device profile could not be measured: {p.get('message') or 'unknown reason'}"
+
+
+@sentence(NoteCode.HOST_SPEED_FAILED)
+def _host_speed_failed(p: Params) -> str:
+    return (
+        f"the host-speed loop read {number(p['run_op_us'], 2)} µs per eager op in this run against {number(p['profile_op_us'], 2)} µs "
+        f"in the device profile, outside {significant(p['low'], 3)}-{significant(p['high'], 3)}x: taken as a failed measurement, "
+        "the prediction uses the profile as measured"
+    )
+
+
+@sentence(NoteCode.HOST_SPEED_SCALED)
+def _host_speed_scaled(p: Params) -> str:
+    scale = p["scale"]
+    return (
+        f"this host ran {'faster' if scale < 1 else 'slower'} than when the device profile was measured (an eager op "
+        f"took {duration(p['run_op_us'])} in this run, {duration(p['profile_op_us'])} in the profile): the prediction scales the profile's "
+        f"launch costs by {number(scale, 2)} to this run's host speed; `launchprof crossover` measures a new profile"
+    )
+
+
+# --- concurrency -----------------------------------------------------------------------------
+
+
+@sentence(NoteCode.RACES_NOT_CHECKED)
+def _races_not_checked(p: Params) -> str:
+    return f"stream races were not checked: {p['reason']}"
+
+
+@sentence(NoteCode.RACE_CHECK_STOPPED)
+def _race_check_stopped(p: Params) -> str:
+    return f"the stream race check stopped ({p['reason']}): races were not checked"
+
+
+@sentence(NoteCode.PARALLEL_BRANCHES)
+def _parallel_branches(p: Params) -> str:
+    width = f"the graph has parallel branches (up to {p['max_width']} nodes could run at once)"
+    if p["overlapped"] is None:
+        return width + "; there is no replay profile to show whether replay overlapped them"
+    if p["overlapped"]:
+        return f"{width}; replay overlapped them: {duration(p['overlap_us'])} of GPU time ran alongside other work on {p['streams']} streams"
+    return f"{width}; replay did not overlap them: no GPU work ran at the same time ({p['streams']} stream(s) in the profiled replay)"
+
+
+@sentence(NoteCode.DEPENDENT_OPS)
+def _dependent_ops(p: Params) -> str:
+    return f"each of the step's {p['ops']} ops depends on an earlier one (longest chain {p['chain_ops']} ops): a second stream would not shorten it"
+
+
+@sentence(NoteCode.INDEPENDENT_CHAINS)
+def _independent_chains(p: Params) -> str:
+    if p["timed"]:
+        unit = f"{duration(p['chain_us'])} of {duration(p['total_us'])} GPU time"
+    else:
+        unit = f"{p['chain_ops']} of {p['ops']} ops (op counts: the eager kernels do not join the ops one to one)"
+    return (
+        f"the step's ops on one stream form independent chains: the longest holds {unit}; a fork/join of the other chains "
+        f"onto a second stream could shorten the GPU time by at most {percent(p['at_most'], 0)} (x{number(p['factor'], 2)}), "
+        "less what the kernels already overlap on the device"
+    )
+
+
+@sentence(NoteCode.ONE_STREAM_CHAIN)
+def _one_stream_chain(p: Params) -> str:
+    return "the graph, captured from one stream, is a chain: whether its kernels are independent needs their data dependencies, which the race check did not give"
+
+
+# --- script failures -------------------------------------------------------------------------
+
+
+@sentence(NoteCode.ASYNC_CUDA_ERROR)
+def _async_cuda_error(p: Params) -> str:
+    where = f"{p['file']}:{p['line']}" if p.get("file") and p.get("line") else "an unknown line"
+    return (
+        f"asynchronous CUDA error ({p['message']}): it surfaced at {where}, where the host waited for the GPU; "
+        f"the kernel that faulted was launched earlier. Find its launching line with `{p['command']}` "
+        f"(from the project root), or `launchprof analyze {shlex.quote(str(p['script']))} --locate-async`, which does that re-run "
+        "(the script's side effects then run twice)"
+    )
+
+
+# --- several ranks ------------------------------------------------------------------------
+
+
+@sentence(NoteCode.SLOWEST_RANK)
+def _slowest_rank(p: Params) -> str:
+    sides = [f"{side} from rank {p[side + '_rank']}" for side in ("eager", "replay") if p[side + "_rank"] is not None]
+    ranks, finished = p["ranks"], p["finished"]
+    among = f"{ranks} ranks" if finished == ranks else f"the {finished} of {ranks} ranks that finished"
+    return f"the slowest rank sets the step time: {' and '.join(sides)} ({among}, each timed in step with the others)"
+
+
+# --- the bucket plan -------------------------------------------------------------------------
+
+
+@sentence(NoteCode.BUCKETS_NOT_MEASURED)
+def _buckets_not_measured(p: Params) -> str:
+    return "not measured on the GPU: capture time, replay time, memory and padding safety are unknown"
+
+
+@sentence(NoteCode.BUCKET_POOL_OVER_LIMIT)
+def _bucket_pool_over_limit(p: Params) -> str:
+    return (
+        f"the measured shared pool ({memory_text(p['shared_pool_bytes'])}) passes --bucket-memory ({memory_text(p['limit_bytes'])}): "
+        "capture fewer sizes (--buckets) or allow more memory"
+    )
+
+
+@sentence(NoteCode.BUCKET_CHOICE)
+def _bucket_choice(p: Params) -> str:
+    if p["source"] == "user":
+        why = f"your --buckets list ({p['sizes']} sizes)"
+    else:
+        why = f"1, 2, 4, 8 then multiples of 8 up to the largest size seen ({p['largest']})"
+    line = f"{why}: {p['graphs']} graphs, padding waste {percent(p['padding_waste'])}"
+    if p["dropped"]:
+        line += (
+            f"; sizes {', '.join(map(str, p['dropped']))} dropped to keep the shared pool under {memory_text(p['limit_bytes'])} "
+            f"(--bucket-memory): the {p['eager_calls']} observed calls above {p['eager_above']} run eagerly"
+        )
+    elif p["eager_calls"]:
+        line += f"; {p['eager_calls']} observed calls above {p['eager_above']} run eagerly"
+    return line
+
+
+@sentence(NoteCode.PADDING_LEAKS)
+def _padding_leaks(p: Params) -> str:
+    return (
+        "padding leaks into a reduction over the padded dimension: the padded rows change the real rows' "
+        "results. Use a mask of the real rows and the true length held in a device tensor (copy_ it in before "
+        "each replay): e.g. `valid = torch.arange(h.shape[0], device=h.device) < n` then "
+        "`(h * valid[:, None]).sum(0) / n` instead of `h.mean(dim=0)`"
+    )
+
+
+@sentence(NoteCode.BUCKETS_OTHERS_VARY)
+def _buckets_others_vary(p: Params) -> str:
+    names = ", ".join(f"{a} dim {d}" for a, d in zip(p["arguments"], p["dims"]))
+    return f"also varying, not bucketed by this plan: {names} (one graph per distinct shape there)"
+
+
+# --- lint ------------------------------------------------------------------------------------
+
+
+def _scanned(p: Params) -> str:
+    return f"{p['files']} file(s), {p['lines']} lines, in {seconds(p['seconds'], 2)}"
+
+
+@sentence(NoteCode.LINT_CHECKED_ALL)
+def _lint_checked_all(p: Params) -> str:
+    return f"lint checked every function ({p['functions']}) in {_scanned(p)}"
+
+
+@sentence(NoteCode.LINT_CHECKED_TARGETS)
+def _lint_checked_targets(p: Params) -> str:
+    return f"lint checked {p['targets']} target(s) and {p['followed']} function(s) they call, in {_scanned(p)}"
+
+
+@sentence(NoteCode.LINT_NO_TARGET)
+def _lint_no_target(p: Params) -> str:
+    return f"no target found in {_scanned(p)}: nothing was checked"
+
+
+@sentence(NoteCode.LINT_FILES_NOT_READ)
+def _lint_files_not_read(p: Params) -> str:
+    return f"{p['count']} file(s) not read: {_names(p['names'])}"
+
+
+@sentence(NoteCode.LINT_FOLDERS_NOT_READ)
+def _lint_folders_not_read(p: Params) -> str:
+    return f"{p['count']} folder(s) not read (the files in them were not checked): {_names(p['names'])}"
+
+
+@sentence(NoteCode.LINT_CALLS_NOT_FOLLOWED)
+def _lint_calls_not_followed(p: Params) -> str:
+    more = f" and {p['more']} more" if p.get("more") else ""
+    return f"{p['count']} call(s) not followed (a hazard behind them would be missed): {_names(p['names'])}{more}"
+
+
+@sentence(NoteCode.LINT_SUPPRESSED)
+def _lint_suppressed(p: Params) -> str:
+    return f"{p['count']} finding(s) suppressed by `# launchprof: ignore` comments"
+
+
+@sentence(NoteCode.LINT_FUNCTIONS_SKIPPED)
+def _lint_functions_skipped(p: Params) -> str:
+    return f"{p['count']} function(s) not checked: {_names(p['names'])}"

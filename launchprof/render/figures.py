@@ -10,7 +10,6 @@ payback says what it counts. Reports from before the typed models lack some fiel
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from launchprof.enums import Severity, Verdict
@@ -170,27 +169,15 @@ def validation_text(report: Any) -> str:
     return text
 
 
-# A report written before hazards had codes keeps only the words of its hazards: their
-# max |diff| is found in them.
-_NUMBER = r"[-+]?[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?"
-_DIFFS = (
-    re.compile(r"\s*\(max\s*(?:\|diff\||abs diff)\s*" + _NUMBER + r"\)"),
-    re.compile(r"[,:;]?\s*max\s*(?:\|diff\||abs diff)\s*" + _NUMBER),
-)
-
-
 def hazard_message(hazard: Any, report: Any) -> str:
     """The hazard's message; a max |diff| it names is the validation row's, not a second figure."""
     val = report.validation
     if val is None or val.max_abs_diff is None:
         return hazard.message
-    if hazard.code == HazardCode.TEXT:
-        if not any(p.search(hazard.message) for p in _DIFFS):
+    if hazard.code == HazardCode.TEXT:  # from a report written before codes (run.migrate)
+        base = hazard.params.get("without_diff")
+        if not isinstance(base, str):
             return hazard.message
-        base = hazard.message
-        for pattern in _DIFFS:
-            base = pattern.sub("", base)
-        base = base.rstrip(" ;,:")
     else:
         try:
             base = without_diff(hazard.code, hazard.params)

@@ -8,6 +8,7 @@ says to upgrade.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -74,7 +75,37 @@ def migrate(data: dict[str, Any], key: str, current: int, migrations: dict[int, 
 def migrate_report(data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise UsageError("not a launchprof report (top level is not an object)")
-    return migrate(data, "schema_version", SCHEMA_VERSION, REPORT_MIGRATIONS, "report")
+    return with_text_hazards(migrate(data, "schema_version", SCHEMA_VERSION, REPORT_MIGRATIONS, "report"))
+
+
+# A hazard written before hazards had codes has only its words. The one figure a renderer
+# needs from them, the max |diff| a replay-mismatch names (the report's validation row
+# states its own), is read here, once, so no renderer parses a sentence.
+_NUMBER = r"[-+]?[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?"
+_DIFFS = (
+    re.compile(r"\s*\(max\s*(?:\|diff\||abs diff)\s*" + _NUMBER + r"\)"),
+    re.compile(r"[,:;]?\s*max\s*(?:\|diff\||abs diff)\s*" + _NUMBER),
+)
+
+
+def with_text_hazards(data: dict[str, Any]) -> dict[str, Any]:
+    """Hazards without a code get the ``text`` code: their message, and the message less
+    the max |diff| it names (``without_diff``), where it names one."""
+    hazards = data.get("hazards")
+    if not isinstance(hazards, list) or all(not isinstance(h, dict) or h.get("code") for h in hazards):
+        return data
+    out = []
+    for h in hazards:
+        if isinstance(h, dict) and not h.get("code") and isinstance(h.get("message"), str):
+            params: dict[str, Any] = {"text": h["message"]}
+            if any(p.search(h["message"]) for p in _DIFFS):
+                base = h["message"]
+                for pattern in _DIFFS:
+                    base = pattern.sub("", base)
+                params["without_diff"] = base.rstrip(" ;,:")
+            h = {**h, "code": "text", "params": params}
+        out.append(h)
+    return {**data, "hazards": out}
 
 
 def migrate_header(data: dict[str, Any]) -> dict[str, Any]:

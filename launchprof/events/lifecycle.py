@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from launchprof.events.base import Event, Site, omitted, written_when
+from launchprof.findings import Param
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,7 +128,7 @@ class NoteEvent(Event):
 
     TYPE = "note"
     code: str | None = omitted()
-    params: dict[str, Any] = written_when(lambda note: note.code is not None, default_factory=dict)
+    params: dict[str, Param] = written_when(lambda note: note.code is not None, default_factory=dict)
     text: str | None = omitted()
 
 

@@ -30,6 +30,7 @@ from launchprof.worker.event_writer import EventWriter
 from launchprof.worker.observe import bind_arguments, describe_call  # noqa: E402
 from launchprof.worker.plan import TargetRun  # noqa: E402
 from launchprof.worker.trees import copy_into, tensor_leaves  # noqa: E402
+from tests.notes_said import said  # noqa: E402
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
 MiB = 2**20
@@ -179,7 +180,7 @@ def test_a_failure_becomes_a_note_and_the_state_is_restored(fake_cuda, monkeypat
     monkeypatch.setattr(wb, "_record", broken)
     monkeypatch.setattr("launchprof.worker.capture.recover_after_failed_capture", lambda: None)
     wb.measure_buckets(run)
-    notes = [e["text"] for e in events_of(tmp_path) if e["type"] == "note"]
+    notes = [said(e) for e in events_of(tmp_path) if e["type"] == "note"]
     assert any("capture exploded" in n for n in notes)
     assert all(torch.equal(a, b) for a, b in zip(caches, mod.model.buffers()))
 
@@ -211,7 +212,7 @@ def test_plans_it_cannot_measure_safely_are_recommended_only(fake_cuda, monkeypa
     events = events_of(tmp_path)
     assert [e for e in events if e["type"] == "bucket-plan"]
     assert not [e for e in events if e["type"] in ("bucket-measure", "bucket-check", "bucket-end")]
-    assert any(says in e["text"] for e in events if e["type"] == "note")
+    assert any(says in said(e) for e in events if e["type"] == "note")
     plan = bucket_plan(parse_events(events))
     assert plan.measured == [] and plan.padding_safe is None
 
@@ -235,7 +236,7 @@ def test_buckets_asked_for_without_varying_shapes_say_so(fake_cuda, tmp_path):
     wb.measure_buckets(run)
     events = events_of(tmp_path)
     assert not [e for e in events if e["type"].startswith("bucket")]
-    assert [e["text"] for e in events if e["type"] == "note"] == [
+    assert [said(e) for e in events if e["type"] == "note"] == [
         "--buckets: the target's argument shapes did not vary between calls, so there is no bucket plan"
     ]
 

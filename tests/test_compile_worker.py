@@ -17,6 +17,7 @@ torch = pytest.importorskip("torch")
 
 from launchprof.events.record import event_dict
 from launchprof.worker.compile_compare import deadline, measure_mode, warm_up  # noqa: E402
+from tests.notes_said import said  # noqa: E402
 
 
 class Events:
@@ -190,7 +191,7 @@ def test_a_mode_that_failed_is_not_compiled_again(monkeypatch: pytest.MonkeyPatc
     compile_compare.compare_compile(run)
     ran = [(e["mode"], e["round"], e["status"]) for e in events.items if e["type"] == "compile"]
     assert ran == [("reduce-overhead", 1, "timeout"), ("default", 1, "ok"), ("default", 2, "ok"), ("default", 3, "ok")]
-    notes = [e["text"] for e in events.items if e["type"] == "note"]
+    notes = [said(e) for e in events.items if e["type"] == "note"]
     assert notes == ["compile (reduce-overhead): round 1 timed out; its later rounds were not run"]
 
 
@@ -223,8 +224,8 @@ def test_compare_compile_never_raises_into_the_script(monkeypatch: pytest.Monkey
     run = SimpleNamespace(fn=len, config=config, events=events, captured=None, replay_sets=[], eager_sets=[((torch.ones(1),), {})])
     compile_compare.compare_compile(run)
     assert [e["type"] for e in events.items] == ["compile", "note"]
-    assert "could not be restored" in events.items[1]["text"] and "illegal memory access" in events.items[1]["text"]
+    assert "could not be restored" in said(events.items[1]) and "illegal memory access" in said(events.items[1])
     events.items.clear()
     monkeypatch.setattr(compile_compare, "distributed", lambda: True)
     compile_compare.compare_compile(run)
-    assert [e["type"] for e in events.items] == ["note"] and "several ranks" in events.items[0]["text"]
+    assert [e["type"] for e in events.items] == ["note"] and "several ranks" in said(events.items[0])

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from launchprof.worker.cupti import TEARDOWN_CUPTI, cuda_version, lost_device_activity, tear_down_after_profiling
+from tests.notes_said import said
 
 
 def test_teardown_is_asked_for_when_the_user_did_not_choose(monkeypatch):
@@ -121,7 +122,7 @@ def test_the_profile_phase_takes_its_calls_again_after_a_lost_session(tmp_path, 
     events = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]
     traces = [e for e in events if e["type"] == "trace"]
     assert [(t["what"], t["calls"]) for t in traces] == [("eager", config.profile_calls)]
-    assert any(e["type"] == "note" and "profiled again" in e["text"] for e in events)
+    assert any(e["type"] == "note" and "profiled again" in said(e) for e in events)
 
 
 def test_the_compile_comparison_profiles_its_call_again_after_a_lost_session(monkeypatch):

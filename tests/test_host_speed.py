@@ -9,6 +9,7 @@ import pytest
 
 from launchprof.worker.event_writer import EventWriter
 from launchprof.worker.host_speed import COUNTS, WARM, HostSpeed
+from tests.notes_said import said
 
 
 def test_the_slope_drops_the_synchronise_and_survives_a_slow_sample():
@@ -55,7 +56,7 @@ def test_without_cuda_the_plan_writes_a_note_not_an_error(tmp_path, monkeypatch)
     run.events.close()
     written = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]
     assert not any(e["type"] == "host-speed" for e in written)
-    notes = [e["text"] for e in written if e["type"] == "note"]
+    notes = [said(e) for e in written if e["type"] == "note"]
     assert len(notes) == 1 and "host's speed was not measured" in notes[0] and "uses the profile as measured" in notes[0]
     assert any(e["type"] == "timing" for e in written)  # the bursts ran all the same
 

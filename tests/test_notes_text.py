@@ -123,3 +123,109 @@ def test_the_bucket_plans_fix_is_a_record_where_padding_leaks() -> None:
     assert plan.padding_safe is False and plan.fix_finding == note(NoteCode.PADDING_LEAKS)
     assert plan.fix == note_text(plan.fix_finding)
     assert report_of("bucketed_decode").buckets.fix_finding is None
+
+
+# The worker's own notes: a NoteEvent written with a code and params reads as the sentence the
+# worker wrote before it had codes (the old words, as recorded runs and users know them).
+_ERR = "RuntimeError: CUDA error: an illegal memory access"
+WORKER_NOTES = [
+    (NoteCode.BURSTS_NOT_STARTED, {"error": _ERR}, f"timing bursts could not start ({_ERR}); the in-loop timings are reported"),
+    (NoteCode.BURSTS_STOPPED, {"error": _ERR}, f"timing bursts stopped ({_ERR}); the in-loop timings are reported"),
+    (NoteCode.STATE_NOT_RESTORED, {"after": "bursts", "error": _ERR}, f"state after the timing bursts could not be restored ({_ERR})"),
+    (NoteCode.STATE_NOT_RESTORED, {"after": "compile", "error": _ERR}, f"state after the compile comparison could not be restored ({_ERR})"),
+    (NoteCode.STATE_NOT_RESTORED, {"after": "buckets", "error": _ERR}, f"state after the bucket measurement could not be restored ({_ERR})"),
+    (NoteCode.HOST_SPEED_NOT_MEASURED, {"reason": "sampler-failed", "error": _ERR},
+     f"the host's speed was not measured ({_ERR}); the prediction uses the profile as measured"),
+    (NoteCode.HOST_SPEED_NOT_MEASURED, {"reason": "sample-failed", "error": _ERR},
+     f"the host's speed was not measured (a sample failed: {_ERR}); the prediction uses the profile as measured"),
+    (NoteCode.HOST_SPEED_NOT_MEASURED, {"reason": "no-sample"},
+     "the host's speed was not measured (no sample was taken); the prediction uses the profile as measured"),
+    (NoteCode.CANDIDATES_NOT_RANKED, {"error": "KeyError: 'x'"}, "could not rank candidate targets: KeyError: 'x'"),
+    (NoteCode.OUTPUT_WATCH_STOPPED, {"error": "RuntimeError: boom"}, "the kept-output watch stopped: RuntimeError: boom"),
+    (NoteCode.TRACE_NOT_WRITTEN, {"error": "disk full"}, "profiler trace could not be written: disk full"),
+    (NoteCode.WHOLE_SCRIPT_PROFILE_LOST, {"error": _ERR}, f"the whole-script profile was lost: {_ERR}"),
+    (NoteCode.MEASUREMENT_NOT_CLOSED, {"error": "boom"}, "could not close the measurement: boom"),
+    (NoteCode.STREAM_CHECK_FAILED, {"error": "boom"}, "the stream check could not run: boom"),
+    (NoteCode.COMPILE_KERNELS_NOT_COUNTED, {"mode": "default", "error": _ERR}, f"compile (default): kernels per call not counted ({_ERR})"),
+    (NoteCode.COMPILE_FRAMES_IN_TIMING, {"mode": "reduce-overhead", "frames": 2},
+     "compile (reduce-overhead): dynamo compiled 2 frame(s) during the timed calls, after the warm-up; the compiled step time includes compiling"),
+    (NoteCode.COMPILE_SKIPPED_RANKS, {}, "compile comparison skipped: the step runs on several ranks (torch.distributed)"),
+    (NoteCode.COMPILE_SKIPPED_NO_CALLS, {}, "compile comparison skipped: no recorded calls to run it on"),
+    (NoteCode.COMPILE_STATE_NOT_SAVED, {"error": _ERR}, f"compile comparison skipped: the user's state could not be saved ({_ERR})"),
+    (NoteCode.COMPILE_ROUND_FAILED, {"mode": "reduce-overhead", "round": 1, "timed_out": True},
+     "compile (reduce-overhead): round 1 timed out; its later rounds were not run"),
+    (NoteCode.COMPILE_ROUND_FAILED, {"mode": "default", "round": 2, "timed_out": False}, "compile (default): round 2 failed; its later rounds were not run"),
+    (NoteCode.BUCKETS_NOT_SET_UP, {"error": _ERR}, f"bucket plan not measured ({_ERR})"),
+    (NoteCode.BUCKET_MEASUREMENT_STOPPED, {"error": _ERR}, f"bucket measurement stopped ({_ERR}); what it measured before is reported"),
+    (NoteCode.BUCKETS_SHAPES_SAME, {}, "--buckets: the target's argument shapes did not vary between calls, so there is no bucket plan"),
+    (NoteCode.BUCKETS_UNMEASURABLE, {"reason": "not-captured", "sizes": 4}, "bucket plan not measured: the step was not captured"),
+    (NoteCode.BUCKETS_UNMEASURABLE, {"reason": "no-recorded-call", "sizes": 4}, "bucket plan not measured: no recorded call carries the varying arguments"),
+    (NoteCode.BUCKETS_UNMEASURABLE, {"reason": "too-many-sizes", "sizes": 40},
+     "bucket plan not measured: 40 capture sizes are too many to measure in one run; pass --buckets with the sizes you would capture"),
+    (NoteCode.BUCKETS_UNMEASURABLE, {"reason": "distributed", "sizes": 4},
+     "bucket plan not measured: the step runs on several ranks (torch.distributed); measure the plan on one GPU"),
+    (NoteCode.ASYNC_LOCATED, {"file": "s.py", "line": 17},
+     "the faulting kernel was launched at s.py:17 (re-run with CUDA_LAUNCH_BLOCKING=1 by --locate-async; the script's side effects ran twice)"),
+    (NoteCode.ASYNC_NOT_LOCATED, {},
+     "--locate-async: the re-run with CUDA_LAUNCH_BLOCKING=1 did not raise the error again, so the launching line is unknown"),
+    (NoteCode.INTERNAL_ERROR, {"error": "KeyError: 'x'"}, "launchprof internal error (the measurement stopped there): KeyError: 'x'"),
+]
+
+
+@pytest.mark.parametrize(("code", "params", "old"), WORKER_NOTES, ids=[f"{c.value}-{i}" for i, (c, _, _) in enumerate(WORKER_NOTES)])
+def test_a_worker_note_written_as_a_record_reads_as_its_old_sentence(code: NoteCode, params: dict, old: str) -> None:
+    from launchprof.events.lifecycle_events import NoteEvent
+    from launchprof.run.evidence import parse_events
+    from launchprof.events.record import event_dict
+
+    line = json.loads(json.dumps(event_dict(NoteEvent(code=code, params=params))))  # as the event log holds it
+    assert line == {"type": "note", "code": code.value, "params": params}
+    (found,) = parse_events([{**line, "t": 1.0}]).notes
+    assert found == Note(code.value, params)
+    assert note_text(found) == old
+
+
+def test_the_worker_notes_with_fixed_words_read_as_before() -> None:
+    assert note_text(note(NoteCode.REPROFILED)) == (
+        "launchprof's first profiled calls recorded no GPU activity, so the next calls are profiled again in their place (after a torch.profiler "
+        "session earlier in this process, the first one under CUPTI teardown comes back empty)"
+    )
+    assert note_text(note(NoteCode.SANITIZER_IMPORTED)) == (
+        "PyTorch's CUDA sanitizer was imported in this process before (a stream check, launchprof.check): its hooks "
+        "slow every CUDA op here, so the step times read high; time it in a fresh process"
+    )
+
+
+def test_every_worker_code_is_checked_against_its_old_sentence() -> None:
+    members = list(NoteCode)
+    worker_codes = set(members[members.index(NoteCode.INTERNAL_ERROR):])  # findings.py lists them last
+    checked = {code for code, _, _ in WORKER_NOTES} | {NoteCode.REPROFILED, NoteCode.SANITIZER_IMPORTED}
+    assert worker_codes == checked
+
+
+def test_a_note_recorded_as_a_sentence_still_reads_as_written() -> None:
+    from launchprof.run.evidence import parse_events
+
+    (found,) = parse_events([{"type": "note", "t": 1.0, "text": "an old run's words"}]).notes
+    assert found == text_note("an old run's words") and note_text(found) == "an old run's words"
+
+
+def test_the_worker_sites_write_codes_not_sentences(tmp_path) -> None:
+    from launchprof.analysis.failure import located_note
+    from launchprof.events.lifecycle_events import ScriptException
+    from launchprof.worker.event_writer import EventWriter, event_dict
+    from launchprof.model.findings import HostSpeedMissing
+    from launchprof.worker.host_speed import HostSpeed, write_unmeasured
+
+    assert event_dict(located_note(ScriptException(file="s.py", line=17))) == {"type": "note", "code": "async-located", "params": {"file": "s.py", "line": 17}}
+    assert event_dict(located_note(None)) == {"type": "note", "code": "async-not-located", "params": {}}
+    events = EventWriter(str(tmp_path / "e.jsonl"))
+    write_unmeasured(events, HostSpeedMissing.SAMPLER_FAILED, "RuntimeError: no CUDA")
+    HostSpeed(lambda n: 1.0).write(events, "between the bursts")  # no sample taken
+    events.close()
+    lines = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]
+    assert [(e["code"], e["params"]) for e in lines] == [
+        ("host-speed-not-measured", {"reason": "sampler-failed", "error": "RuntimeError: no CUDA"}),
+        ("host-speed-not-measured", {"reason": "no-sample"}),
+    ]
+    assert all("text" not in e for e in lines)

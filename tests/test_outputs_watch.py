@@ -15,6 +15,7 @@ import torch
 
 from launchprof.events.record import event_dict
 from launchprof.worker.outputs_watch import OutputsWatch, copy_us
+from tests.notes_said import said
 
 
 class Events:
@@ -186,7 +187,7 @@ def test_a_watch_failure_is_a_note_not_the_users_exception(monkeypatch):
     outs = [step(torch.ones(1)) for _ in range(8)]
     assert len(outs) == 8 and all(torch.equal(o, torch.full((1,), 3.0)) for o in outs)
     notes = step.events.of("note")
-    assert len(notes) == 1 and "kept-output watch stopped: RuntimeError: boom" in notes[0]["text"]
+    assert len(notes) == 1 and "kept-output watch stopped: RuntimeError: boom" in said(notes[0])
 
 
 def test_copy_us_times_a_copy():

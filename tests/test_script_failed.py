@@ -19,6 +19,7 @@ from launchprof.render import RenderOptions, renderer_for
 from launchprof.run import load_run, write_run
 from launchprof.commands.worker_runner import WorkerResult
 from tests.recorded import RUNS
+from tests.notes_said import said
 
 ASSERT = {
     "type": "AcceleratorError",
@@ -105,7 +106,7 @@ def test_locate_async_reruns_with_blocking_launches(tmp_path, monkeypatch):
     analyze_cmd.locate_async(options, tmp_path, first, parse_events(first.events), Console(file=open("/dev/null", "w")))
     assert seen == {"target": None, "env": {"CUDA_LAUNCH_BLOCKING": "1"}, "calibrate": False}
     assert first.events[-1]["type"] == "note"
-    assert first.events[-1]["text"].startswith(f"{LOCATED}s.py:17") and "twice" in first.events[-1]["text"]
+    assert said(first.events[-1]).startswith(f"{LOCATED}s.py:17") and "twice" in said(first.events[-1])
 
 
 def test_locate_async_is_in_help():

@@ -12,6 +12,7 @@ from launchprof.worker import burst  # noqa: E402
 from launchprof.worker.burst import Kind, run_bursts, schedule  # noqa: E402
 from launchprof.worker.config import WorkerConfig, plan_size  # noqa: E402
 from launchprof.worker.event_writer import EventWriter
+from tests.notes_said import said  # noqa: E402
 
 
 class FakeEvent:
@@ -156,7 +157,7 @@ def test_a_failing_burst_is_a_note_and_state_is_restored(tmp_path, fake_cuda):
     run.mutated_args = {"[0]"}
     run.eager_sets.append(((acc,), {}))
     run_plan_bursts(run)
-    notes = [e["text"] for e in read(tmp_path / "e.jsonl") if e["type"] == "note"]
+    notes = [said(e) for e in read(tmp_path / "e.jsonl") if e["type"] == "note"]
     assert notes and "user bug in a burst" in notes[0] and "in-loop" in notes[0]
     assert torch.equal(acc, torch.zeros(2))
 

@@ -20,7 +20,7 @@ from launchprof.analysis.whole import whole_script
 from launchprof.analysis.timing import breakeven, eager_samples, replay_samples, speedup, stopped_early_notes
 from launchprof.analysis.bucket_advice import bucket_plan
 from launchprof.crossover.profile import DeviceProfile
-from launchprof.model.findings import NoteCode, note, text_note
+from launchprof.model.findings import NoteCode, note
 from launchprof.errors import UsageError
 from launchprof.run.evidence import Evidence, machine_of, parse_events
 from launchprof.hazards.rules import find_hazards
@@ -62,7 +62,7 @@ def build_report(
     ratio = speedup(eager_samples(ev), replay_samples(ev)) if replay else None
     captured = None if ev.capture is None else ev.capture.ok
     cpu_only_step = False
-    notes = [text_note(n) for n in ev.notes] + stopped_early_notes(ev) + argument_notes(ev)
+    notes = list(ev.notes) + stopped_early_notes(ev) + argument_notes(ev)
     if ev.target is not None and eager is not None and eager.kernels_per_step == 0:
         said_lost = "eager" in ev.lost_traces
         notes.append(no_eager_kernels_note(eager, replay, said_lost))

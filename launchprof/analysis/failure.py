@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shlex
 from launchprof.analysis.notes import with_notes
-from launchprof.events.lifecycle_events import ScriptException
+from launchprof.events.lifecycle_events import NoteEvent, ScriptException
 from launchprof.run.evidence import Evidence
 from launchprof.model.findings import Note, NoteCode, note
 from launchprof.model.core import Report
@@ -63,11 +63,9 @@ def with_failure_advice(report: Report, ev: Evidence, script: str, argv: list[st
     return with_notes(report, [async_advice(exception, script, argv)])
 
 
-def located_note(exception: ScriptException | None) -> str:
-    """The note a ``--locate-async`` re-run adds to the run: the launching line, or why not."""
+def located_note(exception: ScriptException | None) -> NoteEvent:
+    """The note a ``--locate-async`` re-run adds to the run: the launching line, or that it
+    stayed unknown (its sentence starts with LOCATED when found)."""
     if exception and exception.file and exception.line:
-        return (
-            f"{LOCATED}{exception.file}:{exception.line} (re-run with CUDA_LAUNCH_BLOCKING=1 by --locate-async; "
-            "the script's side effects ran twice)"
-        )
-    return "--locate-async: the re-run with CUDA_LAUNCH_BLOCKING=1 did not raise the error again, so the launching line is unknown"
+        return NoteEvent(code=NoteCode.ASYNC_LOCATED, params={"file": exception.file, "line": exception.line})
+    return NoteEvent(code=NoteCode.ASYNC_NOT_LOCATED)

@@ -47,10 +47,6 @@ STREAM_CHECK_SKIPPED = (
     "in-process it would slow every later CUDA op of this process (PyTorch's sanitizer hooks cannot be "
     "switched off): pass stream_check=True, or run `launchprof analyze` on the script"
 )
-SANITIZER_ON = (
-    "PyTorch's CUDA sanitizer was imported in this process before (a stream check, launchprof.check): its hooks "
-    "slow every CUDA op here, so the step times read high; time it in a fresh process"
-)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,6 +121,7 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
     from launchprof.worker.event_writer import EventWriter
     from launchprof.events.capture_events import RaceCheckEvent
     from launchprof.events.lifecycle_events import MachineEvent, NoteEvent, ScriptEndEvent, WorkerEndEvent
+    from launchprof.model.findings import NoteCode
     from launchprof.worker.hook import _describe
     from launchprof.worker.script import exception_record
     from launchprof.worker.plan import TargetRun
@@ -141,7 +138,7 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
     machine = dataclasses.asdict(collect_machine())
     events.write(MachineEvent(machine=machine, import_s=0.0, pid=os.getpid()))
     if "torch.cuda._sanitizer" in sys.modules:
-        events.write(NoteEvent(text=SANITIZER_ON))
+        events.write(NoteEvent(code=NoteCode.SANITIZER_IMPORTED))
     if settings.calibrate:
         calibrate(machine, events)
     events.write(_describe(fn, name))
@@ -162,7 +159,7 @@ def _record(fn: Callable[..., Any], calls: list[Call], settings: PlanSettings, r
             else:
                 events.write(RaceCheckEvent(status="skipped", reason=STREAM_CHECK_SKIPPED))
         except Exception as exc:
-            events.write(NoteEvent(text=f"could not close the measurement: {exc}"))
+            events.write(NoteEvent(code=NoteCode.MEASUREMENT_NOT_CLOSED, params={"error": str(exc)}))
         frames.SCRIPT_ROOT.remove(added_root)
         if teardown_before is None:
             os.environ.pop(TEARDOWN_CUPTI, None)

@@ -132,7 +132,6 @@ def locate_async(options: AnalyzeOptions, root: Path, result: WorkerResult, evid
     """``--locate-async``: re-run the script in a new worker with CUDA_LAUNCH_BLOCKING=1, where
     an asynchronous CUDA error surfaces at the launching line, and add that line to the run."""
     from launchprof.analysis.failure import async_exception, located_note
-    from launchprof.events.lifecycle_events import NoteEvent
     from launchprof.events.record import event_dict
 
     if async_exception(evidence) is None:
@@ -156,7 +155,7 @@ def locate_async(options: AnalyzeOptions, root: Path, result: WorkerResult, evid
     found = end.exception if end is not None and end.status == "exception" else None
     if found and found.file:
         found = dataclasses.replace(found, file=relative_to_root(found.file, root))
-    note = event_dict(NoteEvent(text=located_note(found)))
+    note = event_dict(located_note(found))
     result.events.append({**note, "t": result.events[-1].get("t") if result.events else None})
 
 

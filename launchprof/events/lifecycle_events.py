@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from launchprof.events.record import Event, Site, omitted
+from launchprof.events.record import Event, Param, Site, omitted, written_when
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,8 +121,14 @@ class PlanEndEvent(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class NoteEvent(Event):
+    """A note for the report: ``code`` (a ``launchprof.model.findings.NoteCode`` value) and its
+    ``params``, worded by ``launchprof.render.words.notes_text``. ``text`` is the sentence runs
+    recorded before notes had codes carry instead; the CLI reads it where ``code`` is absent."""
+
     TYPE = "note"
-    text: str | None = None
+    code: str | None = omitted()
+    params: dict[str, Param] = written_when(lambda note: note.code is not None, default_factory=dict)
+    text: str | None = omitted()
 
 
 @dataclass(frozen=True, kw_only=True)

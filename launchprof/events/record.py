@@ -10,7 +10,11 @@ import math
 import dataclasses
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field
-from typing import Any, ClassVar
+from typing import Any, Union, ClassVar
+
+# What a record's params (a note's, a finding's) may hold: JSON scalars and lists of them.
+Scalar = Union[str, int, float, bool, None]
+Param = Union[Scalar, list[Scalar]]
 
 OMIT = "omit_if_none"
 WHEN = "written_when"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from launchprof.run.evidence import Evidence
-from launchprof.model.findings import Param, Scalar
+from launchprof.events.record import Scalar
+from launchprof.model.findings import Param
 from launchprof.model.hazard_codes import HazardCode
 from launchprof.render.words.hazard_runtime_text import SHOWN_SHAPES
 from launchprof.hazards.common import hazard, target_site

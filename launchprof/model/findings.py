@@ -18,16 +18,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Union
 
-Scalar = Union[str, int, float, bool, None]
-Param = Union[Scalar, list[Scalar]]
+from launchprof.events.record import Param  # what a record's params may hold: one definition for events and findings
+
 
 
 class NoteCode(StrEnum):
     """Every note code launchprof writes. Codes are a contract: add, never rename."""
 
-    TEXT = "text"  # free text (the worker's own notes): params {"text": ...}
+    TEXT = "text"  # free text (a note recorded before the worker wrote codes): params {"text": ...}
     STOPPED_EARLY = "stopped-early"
     ARGUMENT_SPREAD = "argument-spread"
     EAGER_TRACE_LOST = "eager-trace-lost"
@@ -64,6 +63,58 @@ class NoteCode(StrEnum):
     LINT_CALLS_NOT_FOLLOWED = "lint-calls-not-followed"
     LINT_SUPPRESSED = "lint-suppressed"
     LINT_FUNCTIONS_SKIPPED = "lint-functions-skipped"
+    # The worker's own notes (NoteEvent's code and params); "error" is the exception's
+    # "Type: message" as the worker caught it.
+    INTERNAL_ERROR = "internal-error"  # error
+    BURSTS_NOT_STARTED = "bursts-not-started"  # error
+    BURSTS_STOPPED = "bursts-stopped"  # error
+    STATE_NOT_RESTORED = "state-not-restored"  # after (a RestoredAfter), error
+    HOST_SPEED_NOT_MEASURED = "host-speed-not-measured"  # reason (a HostSpeedMissing), error
+    REPROFILED = "reprofiled"
+    TRACE_NOT_WRITTEN = "trace-not-written"  # error
+    WHOLE_SCRIPT_PROFILE_LOST = "whole-script-profile-lost"  # error
+    CANDIDATES_NOT_RANKED = "candidates-not-ranked"  # error
+    OUTPUT_WATCH_STOPPED = "output-watch-stopped"  # error
+    MEASUREMENT_NOT_CLOSED = "measurement-not-closed"  # error
+    STREAM_CHECK_FAILED = "stream-check-failed"  # error
+    SANITIZER_IMPORTED = "sanitizer-imported"
+    COMPILE_KERNELS_NOT_COUNTED = "compile-kernels-not-counted"  # mode, error
+    COMPILE_FRAMES_IN_TIMING = "compile-frames-in-timing"  # mode, frames
+    COMPILE_SKIPPED_RANKS = "compile-skipped-ranks"
+    COMPILE_SKIPPED_NO_CALLS = "compile-skipped-no-calls"
+    COMPILE_STATE_NOT_SAVED = "compile-state-not-saved"  # error
+    COMPILE_ROUND_FAILED = "compile-round-failed"  # mode, round, timed_out
+    BUCKETS_NOT_SET_UP = "buckets-not-set-up"  # error
+    BUCKET_MEASUREMENT_STOPPED = "bucket-measurement-stopped"  # error
+    BUCKETS_SHAPES_SAME = "buckets-shapes-same"
+    BUCKETS_UNMEASURABLE = "buckets-unmeasurable"  # reason (a BucketsUnmeasurable), sizes
+    ASYNC_LOCATED = "async-located"  # file, line: where --locate-async's re-run raised
+    ASYNC_NOT_LOCATED = "async-not-located"
+
+
+class RestoredAfter(StrEnum):
+    """What ran on the user's state before it could not be restored (STATE_NOT_RESTORED)."""
+
+    BURSTS = "bursts"
+    COMPILE = "compile"
+    BUCKETS = "buckets"
+
+
+class HostSpeedMissing(StrEnum):
+    """Why the host's speed is missing (HOST_SPEED_NOT_MEASURED)."""
+
+    SAMPLER_FAILED = "sampler-failed"  # error: the sampler could not start
+    SAMPLE_FAILED = "sample-failed"  # error
+    NO_SAMPLE = "no-sample"
+
+
+class BucketsUnmeasurable(StrEnum):
+    """Why the bucket plan cannot be measured in this run (BUCKETS_UNMEASURABLE)."""
+
+    NOT_CAPTURED = "not-captured"
+    NO_RECORDED_CALL = "no-recorded-call"
+    TOO_MANY_SIZES = "too-many-sizes"  # sizes
+    DISTRIBUTED = "distributed"
 
 
 class FixCode(StrEnum):

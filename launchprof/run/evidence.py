@@ -24,6 +24,7 @@ from launchprof.events.observation_events import CallEvent, FallbackEvent, KeptO
 from launchprof.events.timing_events import EagerTimingEvent, HostSpeedEvent, ReplayTimingEvent, TimingEndEvent, TimingEvent, TimingStartEvent, TraceEvent
 from launchprof.events.compile_events import CompileEvent
 from launchprof.errors import UsageError
+from launchprof.model.findings import Note, NoteCode, note, text_note
 from launchprof.model.core import Machine
 from launchprof.run.event_log import validate_events
 
@@ -75,7 +76,7 @@ class Evidence:
     script_end: ScriptEndEvent | None = None
     worker_end: WorkerEndEvent | None = None
     phases: list[PhaseEvent] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)  # the worker's own notes, as records
     internal_error: str | None = None
     # Filled by the analysis from the eager trace: kernel names per profiled call.
     kernel_sequences: list[list[str]] = field(default_factory=list)
@@ -174,6 +175,14 @@ def parse_events(events: list[dict[str, Any]]) -> Evidence:
     return Evidence(**data)
 
 
+def worker_note(e: NoteEvent) -> Note:
+    """The worker's note as a record: its code and params, or the sentence a run recorded
+    before the worker wrote codes (as free text)."""
+    if e.code:
+        return Note(e.code, dict(e.params or {}))
+    return text_note(str(e.text))
+
+
 def _record(data: dict[str, Any], e: Record) -> None:
     """One typed event into the Evidence being gathered."""
     kind = e.TYPE
@@ -200,8 +209,8 @@ def _record(data: dict[str, Any], e: Record) -> None:
         data["target_problem"] = e.problem
     elif isinstance(e, InternalErrorEvent):
         data["internal_error"] = e.error
-        data["notes"].append(f"launchprof internal error (the measurement stopped there): {e.error}")
+        data["notes"].append(note(NoteCode.INTERNAL_ERROR, error=e.error))
     elif isinstance(e, NoteEvent):
-        data["notes"].append(str(e.text))
+        data["notes"].append(worker_note(e))
     elif isinstance(e, CandidatesEvent):
         data["candidates"] = e.functions

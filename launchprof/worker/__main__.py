@@ -20,6 +20,7 @@ from launchprof.ranks.worker_side import announce_rank, for_rank, use_rank_devic
 from launchprof.worker.config import WORKER_ENV_EXIT, WorkerConfig
 from launchprof.worker.event_writer import EventWriter
 from launchprof.events.lifecycle_events import EnvironmentEvent, MachineEvent, NoteEvent, ScriptEndEvent, TargetEvent, TargetProblemEvent, WorkerEndEvent
+from launchprof.model.findings import NoteCode
 
 
 def cuda_problem() -> str | None:
@@ -109,7 +110,7 @@ def main(argv: list[str]) -> int:
             try:  # after a sticky CUDA error the profiler may fail: keep the script's outcome
                 w.stop(decorated=False)
             except Exception as exc:
-                events.write(NoteEvent(text=f"the whole-script profile was lost: {type(exc).__name__}: {str(exc)[:200]}"))
+                events.write(NoteEvent(code=NoteCode.WHOLE_SCRIPT_PROFILE_LOST, params={"error": f"{type(exc).__name__}: {str(exc)[:200]}"}))
         _close_runs(runs, events)
     if hook.installed is not None and not announced[0]:
         events.write(hook.installed)
@@ -142,12 +143,12 @@ def _close_runs(runs: list[Any], events: EventWriter) -> None:
         try:
             run.finish(reason="the script ended before the measurement plan completed")
         except Exception as exc:
-            events.write(NoteEvent(text=f"could not close the measurement: {exc}"))
+            events.write(NoteEvent(code=NoteCode.MEASUREMENT_NOT_CLOSED, params={"error": str(exc)}))
     for run in runs:  # the stream check last of all: it slows the process (worker/race_check.py)
         try:
             run.final_checks()
         except Exception as exc:
-            events.write(NoteEvent(text=f"the stream check could not run: {exc}"))
+            events.write(NoteEvent(code=NoteCode.STREAM_CHECK_FAILED, params={"error": str(exc)}))
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ from launchprof.worker.trees import clone_tensors, leaves
 from launchprof.worker.validator import Snapshot
 from launchprof.events.bucket_events import BucketArgumentRow, BucketCheckEvent, BucketEndEvent, BucketLeakEvent, BucketMeasureEvent, BucketPlanEvent
 from launchprof.events.lifecycle_events import NoteEvent
+from launchprof.model.findings import BucketsUnmeasurable, NoteCode, RestoredAfter
 
 if TYPE_CHECKING:
     from launchprof.worker.plan import TargetRun
@@ -94,7 +95,7 @@ def measure_buckets(run: TargetRun) -> None:
             return
         state = UserState(run, [(c.args, c.kwargs) for c in setup.real])
     except Exception as exc:
-        run.events.write(NoteEvent(text=f"bucket plan not measured ({type(exc).__name__}: {str(exc)[:300]})"))
+        run.events.write(NoteEvent(code=NoteCode.BUCKETS_NOT_SET_UP, params={"error": f"{type(exc).__name__}: {str(exc)[:300]}"}))
         return
     try:
         with silenced():
@@ -103,13 +104,13 @@ def measure_buckets(run: TargetRun) -> None:
         from launchprof.worker.capture import recover_after_failed_capture
 
         recover_after_failed_capture()
-        run.events.write(NoteEvent(text=f"bucket measurement stopped ({type(exc).__name__}: {str(exc)[:300]}); what it measured before is reported"))
+        run.events.write(NoteEvent(code=NoteCode.BUCKET_MEASUREMENT_STOPPED, params={"error": f"{type(exc).__name__}: {str(exc)[:300]}"}))
     finally:
         try:
             state.restore()
             torch.cuda.empty_cache()
         except Exception as exc:
-            run.events.write(NoteEvent(text=f"state after the bucket measurement could not be restored ({type(exc).__name__}: {str(exc)[:300]})"))
+            run.events.write(NoteEvent(code=NoteCode.STATE_NOT_RESTORED, params={"after": RestoredAfter.BUCKETS.value, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}))
 
 
 def _setup(run: TargetRun) -> Setup | None:
@@ -117,7 +118,7 @@ def _setup(run: TargetRun) -> Setup | None:
     axis = batch_axis({p: s for p, s in history.items() if len(set(s)) > 1})
     if axis is None:
         if run.config.buckets:  # asked for, so say why there is none
-            run.events.write(NoteEvent(text="--buckets: the target's argument shapes did not vary between calls, so there is no bucket plan"))
+            run.events.write(NoteEvent(code=NoteCode.BUCKETS_SHAPES_SAME))
         return None
     sizes = list(run.config.buckets or default_sizes(max(axis.sizes)))
     source = "user" if run.config.buckets else "default"
@@ -128,24 +129,24 @@ def _setup(run: TargetRun) -> Setup | None:
     ))
     why = _unmeasurable(run, real, sizes)
     if why:
-        run.events.write(NoteEvent(text=f"bucket plan not measured: {why}"))
+        run.events.write(NoteEvent(code=NoteCode.BUCKETS_UNMEASURABLE, params={"reason": why.value, "sizes": len(sizes)}))
         return None
     return Setup(axis.arguments, sizes, source, run.config.bucket_memory, axis.sizes, real, _moved(run, real))
 
 
-def _unmeasurable(run: TargetRun, real: list[CallSet], sizes: list[int]) -> str | None:
+def _unmeasurable(run: TargetRun, real: list[CallSet], sizes: list[int]) -> BucketsUnmeasurable | None:
     """Why the plan cannot be measured here, or None."""
     if run.captured is None:
-        return "the step was not captured"
+        return BucketsUnmeasurable.NOT_CAPTURED
     if not real:
-        return "no recorded call carries the varying arguments"
+        return BucketsUnmeasurable.NO_RECORDED_CALL
     if len(sizes) > MAX_MEASURED_SIZES:
-        return f"{len(sizes)} capture sizes are too many to measure in one run; pass --buckets with the sizes you would capture"
+        return BucketsUnmeasurable.TOO_MANY_SIZES
     if distributed():
         # Every extra call would have to be made alike on every rank (captures, checks, the
         # timed sequence, a size that runs out of memory on one rank only): a collective in
         # the step would otherwise wait for ever.
-        return "the step runs on several ranks (torch.distributed); measure the plan on one GPU"
+        return BucketsUnmeasurable.DISTRIBUTED
     return None
 
 

@@ -34,6 +34,7 @@ import torch
 from launchprof.worker.compile_logs import TorchLogTap, clear_counters, counters_now
 from launchprof.worker.rank_sync import distributed
 from launchprof.events.lifecycle_events import NoteEvent
+from launchprof.model.findings import NoteCode, RestoredAfter
 from launchprof.events.compile_events import CompileEvent, CompileLog, CompileStartEvent
 
 if TYPE_CHECKING:
@@ -228,12 +229,11 @@ def measure_mode(
         try:
             profile_call(compiled, *sets[0], result)
         except Exception as exc:
-            events.write(NoteEvent(text=f"compile ({mode}): kernels per call not counted ({type(exc).__name__}: {str(exc)[:200]})"))
+            events.write(NoteEvent(code=NoteCode.COMPILE_KERNELS_NOT_COUNTED, params={"mode": mode, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}))
         try:
             result.frames_in_timing = _bursts(compiled, result.field, sets, repeat, events)
             if result.frames_in_timing:
-                text = f"compile ({mode}): dynamo compiled {result.frames_in_timing} frame(s) during the timed calls, after the warm-up"
-                events.write(NoteEvent(text=text + "; the compiled step time includes compiling"))
+                events.write(NoteEvent(code=NoteCode.COMPILE_FRAMES_IN_TIMING, params={"mode": mode, "frames": result.frames_in_timing}))
         except Exception as exc:
             result.status, result.error = "failed", f"timing compiled calls failed: {type(exc).__name__}: {str(exc)[:400]}"
     return result
@@ -251,11 +251,11 @@ def compare_compile(run: TargetRun) -> None:
     if "compile" not in run.config.compare:
         return
     if distributed():  # compiling on one rank while the others go on would hang their collectives
-        run.events.write(NoteEvent(text="compile comparison skipped: the step runs on several ranks (torch.distributed)"))
+        run.events.write(NoteEvent(code=NoteCode.COMPILE_SKIPPED_RANKS))
         return
     sets = list(run.replay_sets if run.captured is not None else run.eager_sets)
     if not sets:
-        run.events.write(NoteEvent(text="compile comparison skipped: no recorded calls to run it on"))
+        run.events.write(NoteEvent(code=NoteCode.COMPILE_SKIPPED_NO_CALLS))
         return
     rounds, given_up = max(1, run.config.compile_rounds), set()
     for round_no in range(1, rounds + 1):
@@ -263,7 +263,7 @@ def compare_compile(run: TargetRun) -> None:
             try:
                 state = UserState(run, sets)
             except Exception as exc:
-                run.events.write(NoteEvent(text=f"compile comparison skipped: the user's state could not be saved ({type(exc).__name__}: {exc})"))
+                run.events.write(NoteEvent(code=NoteCode.COMPILE_STATE_NOT_SAVED, params={"error": f"{type(exc).__name__}: {exc}"}))
                 return
             try:
                 status = _one_mode(run, mode, sets, silenced, round_no)
@@ -273,7 +273,7 @@ def compare_compile(run: TargetRun) -> None:
                 return
             if status != "ok" and round_no < rounds:  # each round may take --compile-timeout: not again
                 given_up.add(mode)
-                run.events.write(NoteEvent(text=f"compile ({mode}): round {round_no} {'timed out' if status == 'timeout' else 'failed'}; its later rounds were not run"))
+                run.events.write(NoteEvent(code=NoteCode.COMPILE_ROUND_FAILED, params={"mode": mode, "round": round_no, "timed_out": status == "timeout"}))
 
 
 def _one_mode(run: TargetRun, mode: str, sets: list[tuple[tuple, dict]], silenced: Callable[[], Any], round_no: int = 1) -> str:
@@ -297,5 +297,5 @@ def _restore(run: TargetRun, state: Any) -> bool:
         state.restore()
         return True
     except Exception as exc:
-        run.events.write(NoteEvent(text=f"state after the compile comparison could not be restored ({type(exc).__name__}: {str(exc)[:300]})"))
+        run.events.write(NoteEvent(code=NoteCode.STATE_NOT_RESTORED, params={"after": RestoredAfter.COMPILE.value, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}))
         return False

@@ -67,12 +67,6 @@ def tear_down_after_profiling(cuda: str | None = None) -> str | None:
     return None
 
 
-REPROFILED = (
-    "launchprof's first profiled calls recorded no GPU activity, so the next calls are profiled again in their place (after a torch.profiler "
-    "session earlier in this process, the first one under CUPTI teardown comes back empty)"
-)
-
-
 def lost_device_activity(prof: Any) -> bool:
     """True when a finished profiler session under teardown recorded no GPU activity at all.
 

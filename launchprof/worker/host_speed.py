@@ -22,6 +22,7 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 from launchprof.events.lifecycle_events import NoteEvent
+from launchprof.model.findings import HostSpeedMissing, NoteCode
 from launchprof.events.timing_events import HostSpeedEvent
 
 COUNTS = (64, 256)  # the calibration plan's two smallest counts
@@ -69,16 +70,20 @@ class HostSpeed:
     def write(self, events: Any, when: str) -> None:
         op = self.eager_op_us()
         if op is None:
-            write_unmeasured(events, f"a sample failed: {self.error}" if self.error else "no sample was taken")
+            if self.error:
+                write_unmeasured(events, HostSpeedMissing.SAMPLE_FAILED, self.error)
+            else:
+                write_unmeasured(events, HostSpeedMissing.NO_SAMPLE)
             return
         samples = {str(n): v for n, v in self.samples.items()}
         events.write(HostSpeedEvent(eager_op_us=op, counts=list(COUNTS), samples_us=samples, when=when))
 
 
-def write_unmeasured(events: Any, why: str) -> None:
-    """The one wording for a run whose host speed is missing: the report then says why its
+def write_unmeasured(events: Any, reason: HostSpeedMissing, error: str | None = None) -> None:
+    """The one note for a run whose host speed is missing: the report then says why its
     prediction rests on the profile's own figures."""
-    events.write(NoteEvent(text=f"the host's speed was not measured ({why}); the prediction uses the profile as measured"))
+    params = {"reason": reason.value} if error is None else {"reason": reason.value, "error": error}
+    events.write(NoteEvent(code=NoteCode.HOST_SPEED_NOT_MEASURED, params=params))
 
 
 def cuda_host_speed() -> HostSpeed:

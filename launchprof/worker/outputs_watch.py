@@ -34,6 +34,7 @@ from launchprof.worker.outputs_holders import Holder, find_holder, find_view_hol
 from launchprof.worker.trees import leaves
 from launchprof.events.record import Site as EventSite
 from launchprof.events.lifecycle_events import NoteEvent
+from launchprof.model.findings import NoteCode
 from launchprof.events.observation_events import KeptOutputEvent, LoopBackEvent, OutputRow, OutputsEvent
 
 FIRST_CALL = 2  # call 0 and 1 are warm-up: lazy initialisation may keep things around
@@ -87,7 +88,7 @@ class OutputsWatch:
             fn(*args)
         except Exception as exc:  # launchprof's own bookkeeping must never fail the user's call
             self.failed = True
-            self.events.write(NoteEvent(text=f"the kept-output watch stopped: {type(exc).__name__}: {exc}"))
+            self.events.write(NoteEvent(code=NoteCode.OUTPUT_WATCH_STOPPED, params={"error": f"{type(exc).__name__}: {exc}"}))
 
     # ---------------------------------------------------------------- internals
     def _after(self, index: int, out: Any, caller: FrameType | None) -> None:

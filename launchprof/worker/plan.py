@@ -25,7 +25,7 @@ from launchprof.worker.burst import BURST_SETS
 from launchprof.worker.capture import CaptureFailed, Captured, anatomy_event, capture
 from launchprof.worker.compile_compare import compare_compile
 from launchprof.worker.config import WorkerConfig, in_loop_calls, pre_capture_calls
-from launchprof.worker.cupti import REPROFILED, lost_device_activity, tear_down_after_profiling
+from launchprof.worker.cupti import lost_device_activity, tear_down_after_profiling
 from launchprof.worker.event_writer import EventWriter
 from launchprof.worker.frames import frame_site, snippet
 from launchprof.worker.hoststate import HostState
@@ -45,6 +45,7 @@ from launchprof.worker.trees import clone_tensors, copy_into, flat_tensors, tens
 from launchprof.worker.user_errors import UserError, is_device_error
 from launchprof.worker.validator import Snapshot, cuda_rng_state, mutated_tensors, rng_advanced, validate, version_of
 from launchprof.events.lifecycle_events import CallSiteEvent, InternalErrorEvent, NoteEvent, PhaseEvent, PlanEndEvent
+from launchprof.model.findings import NoteCode
 from launchprof.events.capture_events import CaptureEvent
 from launchprof.events.observation_events import ArgLeaf, CallEvent, FallbackEvent, MutationsEvent, StateReallocEvent
 from launchprof.events.timing_events import EagerTimingEvent, ReplayTimingEvent, TraceEvent
@@ -257,7 +258,7 @@ class TargetRun:
                 self._transition(Exit.CALLS_MADE)
             else:  # its trace lost the GPU activity: profile these calls again
                 self._transition(Exit.TRACE_LOST)
-                self.events.write(NoteEvent(text=REPROFILED))
+                self.events.write(NoteEvent(code=NoteCode.REPROFILED))
         return out
 
     def run_dir(self) -> Any:
@@ -475,7 +476,7 @@ class TargetRun:
             try:
                 self._finish_profile(retry=False)
             except Exception as exc:
-                self.events.write(NoteEvent(text=f"profiler trace could not be written: {exc}"))
+                self.events.write(NoteEvent(code=NoteCode.TRACE_NOT_WRITTEN, params={"error": str(exc)}))
         if bursts:
             self._bursts()
             measure_buckets(self)  # varying shapes only: the bucket plan, measured (worker/buckets.py)

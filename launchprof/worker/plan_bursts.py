@@ -22,6 +22,7 @@ from launchprof.worker.hoststate import HostState
 from launchprof.worker.trees import clone_tensors, tensor_leaves
 from launchprof.worker.validator import Snapshot, mutated_tensors
 from launchprof.events.lifecycle_events import NoteEvent
+from launchprof.model.findings import HostSpeedMissing, NoteCode, RestoredAfter
 
 if TYPE_CHECKING:
     from launchprof.worker.plan import TargetRun
@@ -97,7 +98,7 @@ def run_plan_bursts(run: TargetRun) -> None:
         kinds = build_kinds(run, sets)
         state = UserState(run, sets)
     except Exception as exc:
-        run.events.write(NoteEvent(text=f"timing bursts could not start ({type(exc).__name__}: {exc}); the in-loop timings are reported"))
+        run.events.write(NoteEvent(code=NoteCode.BURSTS_NOT_STARTED, params={"error": f"{type(exc).__name__}: {exc}"}))
         return
     try:
         speed, unmeasured = cuda_host_speed(), ""  # the host's speed while the step is timed, for the prediction
@@ -109,11 +110,11 @@ def run_plan_bursts(run: TargetRun) -> None:
         if speed is not None:
             speed.write(run.events, "between the bursts")
         else:
-            write_unmeasured(run.events, unmeasured)
+            write_unmeasured(run.events, HostSpeedMissing.SAMPLER_FAILED, unmeasured)
     except Exception as exc:
-        run.events.write(NoteEvent(text=f"timing bursts stopped ({type(exc).__name__}: {str(exc)[:300]}); the in-loop timings are reported"))
+        run.events.write(NoteEvent(code=NoteCode.BURSTS_STOPPED, params={"error": f"{type(exc).__name__}: {str(exc)[:300]}"}))
     finally:
         try:
             state.restore()
         except Exception as exc:  # inside the user's call of the target: never raise into their script
-            run.events.write(NoteEvent(text=f"state after the timing bursts could not be restored ({type(exc).__name__}: {str(exc)[:300]})"))
+            run.events.write(NoteEvent(code=NoteCode.STATE_NOT_RESTORED, params={"after": RestoredAfter.BURSTS.value, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}))

@@ -14,6 +14,7 @@ from launchprof.worker.cupti import tear_down_after_profiling
 from launchprof.worker.event_writer import EventWriter
 from launchprof.worker.profiler_tables import Timeline, new_profile, read_timeline, write_table
 from launchprof.events.lifecycle_events import CandidateRow, CandidatesEvent, NoteEvent
+from launchprof.model.findings import NoteCode
 from launchprof.events.observation_events import ProbeEntry, ProbeEvent
 from launchprof.events.timing_events import TraceEvent
 
@@ -108,6 +109,6 @@ class WholeScript:
             counts = tally(trace, is_user_file, kernel_launches(trace))
             rows = candidates(counts, shown if not shown.startswith("..") else str(script))
         except Exception as exc:  # an overview extra: never lose the run over it
-            self.events.write(NoteEvent(text=f"could not rank candidate targets: {type(exc).__name__}: {exc}"))
+            self.events.write(NoteEvent(code=NoteCode.CANDIDATES_NOT_RANKED, params={"error": f"{type(exc).__name__}: {exc}"}))
             return
         self.events.write(CandidatesEvent(functions=[CandidateRow(**r) for r in rows]))

@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from launchprof.model.findings import Note, NoteCode
+from launchprof.model.findings import BucketsUnmeasurable, HostSpeedMissing, Note, NoteCode, RestoredAfter
 from launchprof.render.words.format import duration, memory_text, number, percent, seconds, significant, size
 
 Params = dict[str, Any]
@@ -356,3 +356,79 @@ def _lint_suppressed(p: Params) -> str:
 @sentence(NoteCode.LINT_FUNCTIONS_SKIPPED)
 def _lint_functions_skipped(p: Params) -> str:
     return f"{p['count']} function(s) not checked: {_names(p['names'])}"
+
+
+# --- the worker's own notes ------------------------------------------------------------------
+
+_WORKER: dict[NoteCode, str] = {  # str.format templates over the note's params
+    NoteCode.INTERNAL_ERROR: "launchprof internal error (the measurement stopped there): {error}",
+    NoteCode.BURSTS_NOT_STARTED: "timing bursts could not start ({error}); the in-loop timings are reported",
+    NoteCode.BURSTS_STOPPED: "timing bursts stopped ({error}); the in-loop timings are reported",
+    NoteCode.REPROFILED: (
+        "launchprof's first profiled calls recorded no GPU activity, so the next calls are profiled again in their place (after a torch.profiler "
+        "session earlier in this process, the first one under CUPTI teardown comes back empty)"
+    ),
+    NoteCode.TRACE_NOT_WRITTEN: "profiler trace could not be written: {error}",
+    NoteCode.WHOLE_SCRIPT_PROFILE_LOST: "the whole-script profile was lost: {error}",
+    NoteCode.CANDIDATES_NOT_RANKED: "could not rank candidate targets: {error}",
+    NoteCode.OUTPUT_WATCH_STOPPED: "the kept-output watch stopped: {error}",
+    NoteCode.MEASUREMENT_NOT_CLOSED: "could not close the measurement: {error}",
+    NoteCode.STREAM_CHECK_FAILED: "the stream check could not run: {error}",
+    NoteCode.SANITIZER_IMPORTED: (
+        "PyTorch's CUDA sanitizer was imported in this process before (a stream check, launchprof.check): its hooks "
+        "slow every CUDA op here, so the step times read high; time it in a fresh process"
+    ),
+    NoteCode.COMPILE_KERNELS_NOT_COUNTED: "compile ({mode}): kernels per call not counted ({error})",
+    NoteCode.COMPILE_FRAMES_IN_TIMING: (
+        "compile ({mode}): dynamo compiled {frames} frame(s) during the timed calls, after the warm-up; the compiled step time includes compiling"
+    ),
+    NoteCode.COMPILE_SKIPPED_RANKS: "compile comparison skipped: the step runs on several ranks (torch.distributed)",
+    NoteCode.COMPILE_SKIPPED_NO_CALLS: "compile comparison skipped: no recorded calls to run it on",
+    NoteCode.COMPILE_STATE_NOT_SAVED: "compile comparison skipped: the user's state could not be saved ({error})",
+    NoteCode.BUCKETS_NOT_SET_UP: "bucket plan not measured ({error})",
+    NoteCode.BUCKET_MEASUREMENT_STOPPED: "bucket measurement stopped ({error}); what it measured before is reported",
+    NoteCode.BUCKETS_SHAPES_SAME: "--buckets: the target's argument shapes did not vary between calls, so there is no bucket plan",
+    NoteCode.ASYNC_LOCATED: (
+        "the faulting kernel was launched at {file}:{line} (re-run with CUDA_LAUNCH_BLOCKING=1 by --locate-async; "
+        "the script's side effects ran twice)"
+    ),
+    NoteCode.ASYNC_NOT_LOCATED: (
+        "--locate-async: the re-run with CUDA_LAUNCH_BLOCKING=1 did not raise the error again, so the launching line is unknown"
+    ),
+}
+for _code, _template in _WORKER.items():
+    SENTENCES[_code.value] = lambda p, template=_template: template.format(**p)
+
+_RESTORED_AFTER = {RestoredAfter.BURSTS: "the timing bursts", RestoredAfter.COMPILE: "the compile comparison", RestoredAfter.BUCKETS: "the bucket measurement"}
+
+
+@sentence(NoteCode.STATE_NOT_RESTORED)
+def _state_not_restored(p: Params) -> str:
+    return f"state after {_RESTORED_AFTER[RestoredAfter(p['after'])]} could not be restored ({p['error']})"
+
+
+@sentence(NoteCode.HOST_SPEED_NOT_MEASURED)
+def _host_speed_not_measured(p: Params) -> str:
+    why = {
+        HostSpeedMissing.SAMPLER_FAILED: lambda: str(p["error"]),
+        HostSpeedMissing.SAMPLE_FAILED: lambda: f"a sample failed: {p['error']}",
+        HostSpeedMissing.NO_SAMPLE: lambda: "no sample was taken",
+    }[HostSpeedMissing(p["reason"])]()
+    return f"the host's speed was not measured ({why}); the prediction uses the profile as measured"
+
+
+@sentence(NoteCode.COMPILE_ROUND_FAILED)
+def _compile_round_failed(p: Params) -> str:
+    ended = "timed out" if p["timed_out"] else "failed"
+    return f"compile ({p['mode']}): round {p['round']} {ended}; its later rounds were not run"
+
+
+@sentence(NoteCode.BUCKETS_UNMEASURABLE)
+def _buckets_unmeasurable(p: Params) -> str:
+    why = {
+        BucketsUnmeasurable.NOT_CAPTURED: lambda: "the step was not captured",
+        BucketsUnmeasurable.NO_RECORDED_CALL: lambda: "no recorded call carries the varying arguments",
+        BucketsUnmeasurable.TOO_MANY_SIZES: lambda: f"{p['sizes']} capture sizes are too many to measure in one run; pass --buckets with the sizes you would capture",
+        BucketsUnmeasurable.DISTRIBUTED: lambda: "the step runs on several ranks (torch.distributed); measure the plan on one GPU",
+    }[BucketsUnmeasurable(p["reason"])]()
+    return f"bucket plan not measured: {why}"

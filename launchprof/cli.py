@@ -23,6 +23,7 @@ from launchprof.commands.options import (  # noqa: F401 - typer reads the aliase
     ProjectRootOpt,
     ExplainOpt,
     NoCalibrateOpt,
+    PlainQuietOpt,
     QuietOpt,
     GithubOpt,
     SnippetOpt,
@@ -258,7 +259,7 @@ def crossover(
     output: ProfileOutputOpt = None,
     format: CrossoverFormatOpt = "text",
     plot: PlotOpt = None,
-    quiet: QuietOpt = False,
+    quiet: PlainQuietOpt = False,
 ) -> int:
     """Measure this GPU's eager-versus-replay crossover and write a device profile.
 
@@ -366,7 +367,7 @@ def compare(
     fail_on: CompareFailOnOpt = None,
     formats: CompareFormatOpt = None,
     outputs: OutputOpt = None,
-    quiet: QuietOpt = False,
+    quiet: PlainQuietOpt = False,
 ) -> int:
     """Compare two reports: a regression gate for CI."""
     from launchprof.commands.compare import CompareOptions, run

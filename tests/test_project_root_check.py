@@ -42,3 +42,13 @@ def test_a_file_is_said_to_be_a_file_not_missing(tmp_path: Path, command: str) -
     file.write_text("[project]\n")
     line = invoke(tmp_path, command, file)
     assert f"--project-root {file} is a file, not a folder" in line and "no such" not in line
+
+
+def test_a_linked_loop_named_to_lint_is_one_line(tmp_path: Path) -> None:
+    """A path whose links loop is the user's to mend: exit 2 and one line, not an internal error."""
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    result = CliRunner().invoke(app, ["lint", str(tmp_path / "a"), "--all"], env={"GITHUB_ACTIONS": ""})
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1, (result.exit_code, result.stderr)
+    assert "internal error" not in lines[0] and "symbolic links" in lines[0]

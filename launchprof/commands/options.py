@@ -47,6 +47,11 @@ QuietOpt = Annotated[
     bool,
     typer.Option("--quiet", "-q", help="Print nothing but errors (a report sent to standard output with -f, and --github annotations, are still written)."),
 ]
+# crossover and compare write no --github annotations, so their --quiet does not name them.
+PlainQuietOpt = Annotated[
+    bool,
+    typer.Option("--quiet", "-q", help="Print nothing but errors (a report sent to standard output with -f is still written)."),
+]
 GithubOpt = Annotated[
     bool,
     typer.Option("--github", help="Print ::error/::warning workflow commands for hazards (on by default when GITHUB_ACTIONS=true)."),
@@ -121,8 +126,8 @@ ShowOutputOpt = Annotated[
     bool | None,
     typer.Option(
         "--show-output/--hide-output",
-        help="Pass the script's output through as it runs, as `python SCRIPT` would (the default, but for "
-        "--quiet); hidden output is kept in a log and named when the script fails. When a report goes to "
+        help="Pass the script's output through as it runs, as `python SCRIPT` would (the default; --quiet "
+        "hides it); hidden output is kept in a log and named when the script fails. When a report goes to "
         "standard output, the script's output goes to standard error.",
         show_default=False,
     ),

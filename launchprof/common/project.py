@@ -15,20 +15,32 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from launchprof.errors import UsageError
+
 MARKERS = ("pyproject.toml", "setup.py", ".git")
 
 
 def find_project_root(path: str | Path, override: str | Path | None = None) -> Path:
     """The project root for ``path`` (a file or a folder), or ``override`` when given."""
     if override is not None:
-        return Path(override).resolve()
-    start = Path(path).resolve()
+        return resolved(override)
+    start = resolved(path)
     # os.path's tests answer False where the OS refuses to look (Path's raise PermissionError)
     folder = start if os.path.isdir(start) else start.parent
     for candidate in (folder, *folder.parents):
         if any(os.path.exists(candidate / marker) for marker in MARKERS):
             return candidate
     return folder
+
+
+def resolved(path: str | Path) -> Path:
+    """``path`` made absolute with its links followed; a link loop is the user's to mend, so
+    it is a usage error (Python 3.11 raises RuntimeError for it, later versions OSError)."""
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "Too many levels of symbolic links"
+        raise UsageError(f"cannot read {path}: {why}") from None
 
 
 def relative_to_root(file: str | Path, root: Path) -> str:

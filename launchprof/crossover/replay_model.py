@@ -57,23 +57,30 @@ class Prediction:
     """A predicted speedup (the median), its 95% interval, what it rests on, and why.
 
     ``explanation`` and ``basis`` are the sentences of the records ``why`` and ``rests_on``
-    (launchprof.render.words.prediction_text writes them)."""
+    (launchprof.render.words.prediction_text writes them), read from the records so the two
+    can never disagree."""
 
     speedup: float | None
     replay_step_us_estimate: float | None
-    explanation: str
+    why: Note
     bound: str | None = None  # "launch" (node overhead dominates) or "gpu" (kernel time dominates)
     low: float | None = None  # 95% interval of the speedup
     high: float | None = None
-    basis: str = ""  # which profile (GPU/driver/torch, quick or full, where from) and which measured inputs
-    why: Note | None = None
-    rests_on: Note | None = None
+    rests_on: Note | None = None  # which profile (GPU/driver/torch, quick or full, where from) and which measured inputs
+
+    @property
+    def explanation(self) -> str:
+        return prediction_sentence(self.why)
+
+    @property
+    def basis(self) -> str:
+        return basis_sentence([self.rests_on]) if self.rests_on is not None else ""
 
 
 def _none(code: PredictionCode) -> Prediction:
     """No prediction, and why not."""
     why = note(code)
-    return Prediction(None, None, prediction_sentence(why), why=why)
+    return Prediction(None, None, why)
 
 
 def finite_median(interval: object) -> float | None:
@@ -206,8 +213,7 @@ def predict_speedup(
     )
     rests_on = basis_record(profile, profile_source, n, kernel_us, gpu_busy_us, float(eager_step_us), eager_step_ci)  # type: ignore[arg-type]
     return Prediction(
-        speedup=speedup, replay_step_us_estimate=replay, explanation=prediction_sentence(why), bound=bound, low=low, high=high,
-        basis=basis_sentence([rests_on]), why=why, rests_on=rests_on,
+        speedup=speedup, replay_step_us_estimate=replay, why=why, bound=bound, low=low, high=high, rests_on=rests_on,
     )
 
 

@@ -55,6 +55,3 @@ KINDS: dict[str, HazardKind] = {
     )
 }
 
-
-def hint_for(kind: str) -> str:
-    return KINDS[kind].hint

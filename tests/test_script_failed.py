@@ -78,6 +78,14 @@ def test_a_located_run_shows_the_launching_line_instead(tmp_path):
     assert not any(n.startswith("asynchronous CUDA error") for n in report.notes)
 
 
+def test_a_located_record_shows_the_launching_line_instead(tmp_path):
+    """The note --locate-async writes now: a code and the line, no sentence."""
+    note = {"type": "note", "t": 1.05, "code": "async-located", "params": {"file": "sample_models/device_assert.py", "line": 17}}
+    report = analyse(load_run(_failed_run(tmp_path, ASSERT, [note])))
+    assert any(n.startswith(LOCATED + "sample_models/device_assert.py:17") for n in report.notes)
+    assert not any(n.startswith("asynchronous CUDA error") for n in report.notes)
+
+
 @pytest.mark.parametrize("fmt", ["text", "json", "md", "html", "sarif", "junit"])
 def test_script_failed_renders_in_every_format(fmt, tmp_path):
     report = analyse(load_run(_failed_run(tmp_path, ASSERT)))

@@ -4,7 +4,7 @@ A device-side assert or an illegal address is raised at the next call that waits
 GPU (often a ``synchronize`` or ``.item()`` far from the culprit), not by the kernel that
 faulted. The report says where it surfaced, gives the exact command that re-runs the
 script with blocking launches (the error then surfaces at the launching line), and
-``analyze --locate-async`` runs it and records the answer as a note (LOCATED).
+``analyze --locate-async`` runs it and records the answer as a note (``NoteCode.ASYNC_LOCATED``).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ ASYNC_MARKERS = (
     "unspecified launch failure",
     "kernel errors might be asynchronously reported",
 )
+# The start of a located note in runs recorded before notes had codes.
 LOCATED = "the faulting kernel was launched at "
 
 
@@ -58,14 +59,22 @@ def with_failure_advice(report: Report, ev: Evidence, script: str, argv: list[st
     exception = async_exception(ev)
     if exception is None:
         return report
-    if any(note.startswith(LOCATED) for note in report.notes):
+    if any(located(n) for n in report.findings):
         return report
     return with_notes(report, [async_advice(exception, script, argv)])
 
 
+def located(finding: Note) -> bool:
+    """A note that names the launching line: a --locate-async record, or, in a run recorded
+    before notes had codes, the sentence it wrote then."""
+    if finding.code == NoteCode.ASYNC_LOCATED:
+        return True
+    return finding.code == NoteCode.TEXT and str(finding.params.get("text", "")).startswith(LOCATED)
+
+
 def located_note(exception: ScriptException | None) -> NoteEvent:
     """The note a ``--locate-async`` re-run adds to the run: the launching line, or that it
-    stayed unknown (its sentence starts with LOCATED when found)."""
+    stayed unknown."""
     if exception and exception.file and exception.line:
         return NoteEvent(code=NoteCode.ASYNC_LOCATED, params={"file": exception.file, "line": exception.line})
     return NoteEvent(code=NoteCode.ASYNC_NOT_LOCATED)

@@ -14,7 +14,7 @@ import pytest
 
 from launchprof.events import RECORDS, Event, Site
 from launchprof.events.bucket_events import BucketMeasureEvent
-from launchprof.events.capture_events import CaptureEvent, Race, RaceAccess, RaceCheckEvent, ValidationEvent, ValidationLeaf
+from launchprof.events.capture_events import CaptureEvent, HeldGraph, OptimizerSeen, Race, RaceAccess, RaceCheckEvent, RaceOp, ValidationEvent, ValidationLeaf
 from launchprof.events.lifecycle_events import ScriptEndEvent, ScriptException
 from launchprof.events.observation_events import ArgLeaf, CallEvent, ProbeEntry, ProbeEvent
 from launchprof.events.timing_events import TimingEvent
@@ -33,6 +33,14 @@ RECORDED = [
     TimingEvent(kind="eager", burst=0, wall_us=[1.0, 2.0], gpu_us=[0.5, None]),
     BucketMeasureEvent(stage="shared", size=8, capture_ms=1.5, replay_us=20.0, added_bytes=64, pool_total_bytes=128),
     CompileEvent(mode="default", field="compile-no-cudagraphs", status="ok", round=1, logs=[CompileLog(logger="l", level="DEBUG", message="m")], counters={"frames": {"total": 1}}),
+    CaptureEvent(
+        ok=False, index=4, kind="kept-autograd-graph", evidence="stale-stream", exception="RuntimeError", message="m", chain=["RuntimeError: m"],
+        warnings=["w"], frames=[Site(file="s.py", line=9, function="step", code="loss.backward()")],
+        held_graphs=[HeldGraph(name="loss", holder_kind="variable", scope="main()", grad_fn="MseLossBackward0", file="s.py", line=20, code="loss = step(x)")],
+        optimizer=OptimizerSeen(name="Adam", variable="opt", capturable=False, fused=False, accepts_fused=True, scaler_skips_read_when_fused=True, file="s.py", line=3),
+        file="s.py", line=9, code="loss.backward()",
+    ),
+    RaceCheckEvent(status="ok", origin_stream=7, ops=[RaceOp(op="aten.mm.default", stream=7, deps=[])], ops_total=1, backward_ops=1),
 ]
 
 
@@ -63,6 +71,7 @@ def test_each_outcome_writes_only_its_own_fields(tmp_path: Path) -> None:
     )
     assert "workspace_bytes" in ok and ok["workspace_bytes"] is None  # a success says null when unknown
     assert not {"kind", "exception", "message", "chain", "cuda_errors", "file", "cause"} & set(ok)
+    assert not {"evidence", "warnings", "frames", "held_graphs", "optimizer"} & (set(ok) | set(failed))  # facts only where read
     assert not {"capture_us", "node_types", "pool_bytes", "notes"} & set(failed)
     assert failed["file"] == "s.py" and "function" not in failed and "cause" not in failed
     assert const["args"] == [{"path": "flag", "kind": "const", "type": "NoneType", "value": None}]

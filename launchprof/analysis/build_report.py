@@ -11,6 +11,7 @@ from launchprof.analysis.anatomy import with_anatomy
 from launchprof.analysis.compile import with_compile
 from launchprof.analysis.argument_spread import argument_notes
 from launchprof.analysis.concurrency import concurrency_notes
+from launchprof.common.capture_causes import cause_of
 from launchprof.analysis.notes import eager_trace_lost, extra_nodes, memory_for_no_gain, no_eager_kernels_note
 from launchprof.analysis.prediction import host_speed_note, predicted
 from launchprof.analysis.profiles import calibration_note, eager_profile, replay_profile, validation_of
@@ -82,7 +83,8 @@ def build_report(
     for found in (in_loop_short_note(ev), calibration_note(ev), host_speed_note(ev, profile), memory_for_no_gain(replay, ratio), extra_nodes(eager, replay)):
         if found:
             notes.append(found)
-    notes += concurrency_notes(replay.anatomy if replay else None, ev.race_check, [k["dur_us"] for k in eager_tl])
+    kept_graph = ev.capture is not None and not ev.capture.ok and cause_of(ev.capture, ev.probe)[0] == "kept-autograd-graph"
+    notes += concurrency_notes(replay.anatomy if replay else None, ev.race_check, [k["dur_us"] for k in eager_tl], kept_graph)
     timeline = None
     if eager_tl:
         replay_trace = traces("replay")

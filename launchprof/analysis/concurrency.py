@@ -33,20 +33,36 @@ def _branches(anatomy: Anatomy) -> Note:
     return note(NoteCode.PARALLEL_BRANCHES, max_width=anatomy.max_width, overlapped=overlapped, overlap_us=overlap, streams=anatomy.replay_streams)
 
 
-def _one_stream(ops: list[RaceOp], durations: list[float] | None) -> Note | None:
+def runs_backward(race_check: RaceCheckEvent | None) -> bool:
+    """Whether the step ran autograd's backward: ops counted inside it by the race check, or
+    (runs recorded before that count) an op of backward's by its name."""
+    if race_check is None:
+        return False
+    if race_check.backward_ops is not None:
+        return race_check.backward_ops > 0
+    return any("backward" in str(op.op) for op in race_check.ops)
+
+
+def _one_stream(ops: list[RaceOp], durations: list[float] | None, autograd: str | None) -> Note | None:
     crit, total, n_crit = op_chains(ops, durations)
     timed = durations is not None and len(durations) == len(ops)
     if total <= 0 or crit >= 0.95 * total:
         return note(NoteCode.DEPENDENT_OPS, ops=len(ops), chain_ops=n_crit)
+    if autograd is not None:  # autograd puts backward's ops on streams itself: no fork/join to propose
+        return note(NoteCode.NO_STREAM_ADVICE, why=autograd)
     return note(
         NoteCode.INDEPENDENT_CHAINS, timed=timed, chain_us=crit if timed else None, total_us=total if timed else None,
         chain_ops=n_crit, ops=len(ops), at_most=1 - crit / total, factor=total / crit,
     )
 
 
-def concurrency_notes(anatomy: Anatomy | None, race_check: RaceCheckEvent | None, eager_gpu_us: list[float] | None) -> list[Note]:
+def concurrency_notes(
+    anatomy: Anatomy | None, race_check: RaceCheckEvent | None, eager_gpu_us: list[float] | None, kept_graph: bool = False
+) -> list[Note]:
     """Notes for the report; ``eager_gpu_us`` are one eager call's GPU
-    activities in order (kernels, copies, fills)."""
+    activities in order (kernels, copies, fills). A step that runs autograd's backward, or
+    whose capture failed on a kept autograd graph (``kept_graph``), gets no fork/join advice:
+    autograd chooses the streams of backward's ops."""
     notes: list[Note] = []
     rc = race_check or RaceCheckEvent()
     if rc.status in ("unavailable", "skipped"):
@@ -59,7 +75,8 @@ def concurrency_notes(anatomy: Anatomy | None, race_check: RaceCheckEvent | None
     ops = rc.ops
     streams = {op.stream for op in ops}
     if rc.status == "ok" and ops and len(streams) == 1 and len(ops) == (rc.ops_total if rc.ops_total is not None else len(ops)):
-        line = _one_stream(ops, eager_gpu_us)
+        autograd = "backward" if runs_backward(rc) else "kept-autograd-graph" if kept_graph else None
+        line = _one_stream(ops, eager_gpu_us, autograd)
         if line:
             notes.append(line)
     elif anatomy is not None and anatomy.max_width == 1:

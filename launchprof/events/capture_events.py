@@ -18,6 +18,31 @@ def _failed(e: CaptureEvent) -> bool:
 
 
 @dataclass(frozen=True, kw_only=True)
+class HeldGraph(Site):
+    """A name in the caller's code that holds a tensor with a ``grad_fn`` when capture fails:
+    the autograd graph of an earlier call kept alive. The site is the line that binds it."""
+
+    name: str | None = None  # `loss`, `losses`, `self.last`
+    holder_kind: str | None = None  # "variable", "list", "dict", "attribute" ...
+    scope: str | None = None  # "main()" or a module's name
+    grad_fn: str | None = None  # the held tensor's grad_fn: NllLossBackward0
+
+
+@dataclass(frozen=True, kw_only=True)
+class OptimizerSeen(Site):
+    """The optimizer a failed capture ran into; the site is the line that builds it, when found."""
+
+    name: str | None = None  # its class: Adam
+    variable: str | None = None  # the user's name for it
+    capturable: bool | None = None  # every param group's capturable
+    fused: bool | None = None
+    accepts_fused: bool | None = None  # its class takes fused=True
+    # This torch's GradScaler.step skips its host read of found_inf for an optimizer that
+    # handles the scaling itself (fused=True): read from torch's source at the failure.
+    scaler_skips_read_when_fused: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class CaptureEvent(Event, Site):
     """A capture that worked (its costs and graph) or failed (why, and the user's line)."""
 
@@ -40,6 +65,13 @@ class CaptureEvent(Event, Site):
     cause: str | None = omitted()  # too little free memory, said in one line
     chain: list[str] = written_when(_failed, default_factory=list)
     cuda_errors: list[str] = written_when(_failed, default_factory=list)
+    # What the capture's cause was read from (launchprof.common.capture_causes); absent in
+    # runs recorded before the causes were read from these, whose ``kind`` stands as written.
+    evidence: str | None = omitted()  # the rule of the cause table that matched
+    warnings: list[str] | None = omitted()  # torch's warnings during the warm-up and capture
+    frames: list[Site] | None = omitted()  # the first exception's frames, outermost first, launchprof's own left out
+    held_graphs: list[HeldGraph] | None = omitted()
+    optimizer: OptimizerSeen | None = omitted()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,3 +170,6 @@ class RaceCheckEvent(Event):
     races: list[Race] = written_when(_ran, default_factory=list)
     ops: list[RaceOp] = written_when(_ran, default_factory=list)
     ops_total: int | None = written_when(_ran)
+    # Ops that ran inside autograd's backward: its streams are autograd's to choose, so no
+    # fork/join advice is given for them. Absent in runs recorded before it was counted.
+    backward_ops: int | None = omitted()

@@ -52,6 +52,12 @@ KINDS: dict[str, HazardKind] = {
         HazardKind("uncaptured-collective", "error"),
         HazardKind("collective-divergence", "error"),
         HazardKind("unresolved-call", "warning"),
+        # Capture failures a training step meets, named from what torch and CUDA said
+        # (launchprof.common.capture_causes); after the others, so SARIF's rule indices stay.
+        HazardKind("kept-autograd-graph", "error"),
+        HazardKind("optimizer-not-capturable", "error"),
+        HazardKind("grad-scaler", "error"),
+        HazardKind("legacy-stream", "error"),
     )
 }
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 
+from launchprof.common.capture_causes import cause_of
 from launchprof.events.observation_events import ProbeEntry, ProbeEvent
 from launchprof.run.evidence import Evidence
 from launchprof.model.findings import Param
 from launchprof.model.hazard_codes import HazardCode
 from launchprof.hazards.common import code_text, hazard, target_site
+from launchprof.hazards.training import BUILDERS
 from launchprof.model.hazard_records import Hazard
 
 
@@ -20,6 +22,9 @@ def hidden_syncs(ev: Evidence) -> list[Hazard]:
     # A pageable copy warns as a sync too; one line, one finding, the more specific kind.
     pageable = {(s.file, s.line) for s in syncs if s.kind == "pageable-copy"}
     cap = ev.capture
+    if cap is not None and not cap.ok and cap.file and cause_of(cap, ev.probe)[0] == "grad-scaler":
+        # GradScaler's own read at `scaler.step(...)`: the grad-scaler finding explains that line
+        syncs = [s for s in syncs if (s.file, s.line) != (cap.file, cap.line)]
     if cap is not None and cap.kind == "pageable-copy" and cap.file:
         pageable.add((cap.file, cap.line))
         if (cap.file, cap.line) not in {(s.file, s.line) for s in syncs}:
@@ -39,11 +44,16 @@ def hidden_syncs(ev: Evidence) -> list[Hazard]:
 
 
 def capture_failure(ev: Evidence) -> list[Hazard]:
-    """The capture error itself, when no probe finding already explains it."""
+    """The capture error itself, when no probe finding already explains it; its kind is read
+    from what torch and CUDA said (launchprof.common.capture_causes), the causes a training
+    step meets filed by launchprof.hazards.training."""
     cap = ev.capture
     if cap is None or cap.ok:
         return []
-    kind = cap.kind or "capture-failed"
+    kind, evidence = cause_of(cap, ev.probe)
+    build = BUILDERS.get(kind)
+    if build is not None:
+        return [build(ev, cap, evidence)]
     probe = ev.probe or ProbeEvent()
     explained = {
         "hidden-sync": [s for s in probe.syncs if (s.kind if s.kind is not None else "hidden-sync") == "hidden-sync"],

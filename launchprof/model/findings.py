@@ -48,6 +48,7 @@ class NoteCode(StrEnum):
     DEPENDENT_OPS = "dependent-ops"
     INDEPENDENT_CHAINS = "independent-chains"
     ONE_STREAM_CHAIN = "one-stream-chain"
+    NO_STREAM_ADVICE = "no-stream-advice"  # why: "backward" (the step runs it) or "kept-autograd-graph"
     ASYNC_CUDA_ERROR = "async-cuda-error"
     SLOWEST_RANK = "slowest-rank"
     BUCKETS_NOT_MEASURED = "buckets-not-measured"
@@ -141,6 +142,11 @@ class FixCode(StrEnum):
     PRINT_OUTSIDE = "print-outside"
     TO_HOST_AFTER_REPLAY = "to-host-after-replay"  # reads (the calls dropped)
     KEEP_ON_DEVICE = "keep-on-device"  # reads
+    DETACH_RETURN = "detach-return"  # name, line: the caller's name that held the graph, and its line
+    DROP_KEPT_GRAPH = "drop-kept-graph"  # name (None: no name found), line
+    CAPTURABLE_OPTIMIZER = "capturable-optimizer"  # optimizer, written (at its constructor)
+    GRAD_SCALER_OPTIONS = "grad-scaler-options"  # options (ranked), optimizer, variable, partial_speedup, written
+    OFF_LEGACY_STREAM = "off-legacy-stream"  # op
 
 
 class FixReason(StrEnum):

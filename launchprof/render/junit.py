@@ -31,7 +31,10 @@ def lint_kinds() -> frozenset[str]:
     return frozenset(rules.KINDS_FOUND)
 
 # Kinds found while capturing or validating (docs/architecture.md "How analyze works"); the rest in the eager pass.
-CAPTURE_KINDS = frozenset({"unjoined-stream", "capture-allocation", "host-side-effect", "capture-failed"})
+CAPTURE_KINDS = frozenset({
+    "unjoined-stream", "capture-allocation", "host-side-effect", "capture-failed",
+    "kept-autograd-graph", "optimizer-not-capturable", "grad-scaler", "legacy-stream",
+})  # fmt: skip
 VALIDATION_KINDS = frozenset({"replay-mismatch"})
 
 

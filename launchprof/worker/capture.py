@@ -1,4 +1,5 @@
-"""Capturing the target into a CUDA graph on static buffers, and classifying failures.
+"""Capturing the target into a CUDA graph on static buffers; a failure's facts and cause come
+from worker/capture_facts.py.
 
 Follows the pattern the seeds teach: warm up on a side stream (lazy init, cuBLAS
 workspaces; the first warm-up's peak allocation says whether capture has room), capture with ``capture_error_mode="thread_local"`` so other threads may
@@ -7,7 +8,6 @@ keep allocating, instantiate separately so its cost is measured on its own.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from launchprof.events.capture_events import AnatomyEvent, CaptureEvent, GraphNodeRow
-from launchprof.worker.frames import traceback_site
+from launchprof.worker.capture_facts import recorded_warnings, failure_info
 from launchprof.worker.graphinfo import counts_of, graph_anatomy
 from launchprof.worker.memory import peak_of, pool_segment_bytes, room_for_capture, split_pool
 
@@ -81,12 +81,14 @@ def capture(
     before_capture: Callable[[], None],
 ) -> Captured:
     """Warm up, check memory, capture, instantiate, measure the graph's own pool.
-    Raises CaptureFailed with a classified error (or the low-memory cause)."""
+    Raises CaptureFailed with the failure's facts and classified cause (or the low-memory
+    cause); torch's warnings during the warm-up and the capture are part of those facts."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
+    seen: list[str] = []  # torch's warnings, evidence of a failure's cause
     t0 = time.perf_counter()
     peak = 0
-    with torch.cuda.stream(side):
+    with recorded_warnings(seen), torch.cuda.stream(side):
         for i in range(warmup):
             if i == 0:
                 _, peak = peak_of(lambda: fn(*static_args, **static_kwargs))
@@ -101,19 +103,7 @@ def capture(
     if cause is not None:
         raise CaptureFailed({"kind": "capture-allocation", "exception": None, "message": cause, "cause": cause, "chain": [], "cuda_errors": []})
 
-    graph, kept = _new_graph()
-    reserved_before = torch.cuda.memory_reserved()
-    prior_stream = torch.cuda.current_stream()
-    t0 = time.perf_counter()
-    try:
-        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
-            static_out = fn(*static_args, **static_kwargs)
-    except Exception as exc:
-        info = classify(exc)
-        del graph
-        recover_after_failed_capture(prior_stream)
-        raise CaptureFailed(info) from None
-    capture_us = (time.perf_counter() - t0) * 1e6
+    graph, kept, reserved_before, static_out, capture_us = _record(fn, static_args, static_kwargs, seen)
     notes: list[str] = []
     nodes, types, problem, anatomy = (None, {}, None, None)
     instantiate_us: float | None = None
@@ -151,6 +141,32 @@ def capture(
         notes=notes,
         anatomy=anatomy,
     )
+
+
+def _record(fn: Callable[..., Any], static_args: tuple, static_kwargs: dict, seen: list[str]) -> tuple[Any, bool, int, Any, float]:
+    """Capture ``fn`` into a new graph: (graph, whether it is kept for instantiation, the memory
+    reserved before, the output, capture µs). A failure leaves the process as it was
+    (:func:`recover_after_failed_capture`) and raises CaptureFailed with its facts."""
+    graph, kept = _new_graph()
+    reserved_before = torch.cuda.memory_reserved()
+    prior_stream = torch.cuda.current_stream()
+    failure: Exception | None = None
+    static_out = None
+    with recorded_warnings(seen):
+        t0 = time.perf_counter()
+        try:
+            with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+                static_out = fn(*static_args, **static_kwargs)
+        except Exception as exc:
+            failure = exc
+        capture_us = (time.perf_counter() - t0) * 1e6
+    if failure is None:
+        return graph, kept, reserved_before, static_out, capture_us
+    del graph
+    recover_after_failed_capture(prior_stream)
+    info = failure_info(failure, seen)
+    del failure  # its traceback holds the step's frames
+    raise CaptureFailed(info) from None
 
 
 def own_pool_bytes(fn: Callable[..., Any], static_args: tuple, static_kwargs: dict) -> tuple[int | None, str | None]:
@@ -202,50 +218,3 @@ def recover_after_failed_capture(prior_stream: torch.cuda.Stream | None = None) 
         pass
     if prior_stream is not None:
         torch.cuda.set_stream(prior_stream)
-
-
-_CUDA_ERROR = re.compile(r"(cudaError\w+|CUDA error: [^\n]+)")
-
-
-def classify(exc: BaseException) -> dict[str, Any]:
-    """Turn a capture exception (and the chain behind it) into facts the hazard rules read.
-
-    PyTorch raises the offending op's error inside the ``with`` block, and the context
-    manager then raises ``cudaErrorStreamCaptureInvalidated`` on exit, hiding it. The
-    first exception of the chain carries the traceback with the user's line.
-    """
-    chain: list[BaseException] = []
-    seen = set()
-    e: BaseException | None = exc
-    while e is not None and id(e) not in seen:
-        chain.append(e)
-        seen.add(id(e))
-        e = e.__context__ or e.__cause__
-    first = chain[-1]
-    texts = [f"{type(x).__name__}: {x}" for x in reversed(chain)]
-    joined = "\n".join(texts)
-    cuda_errors = [m.group(1) for m in _CUDA_ERROR.finditer(joined)]
-    site = None
-    for x in reversed(chain):  # innermost first
-        site = traceback_site(x.__traceback__)
-        if site is not None:
-            break
-    lower = joined.lower()
-    if "unjoined" in lower:
-        kind = "unjoined-stream"
-    elif "pinned" in lower or "pageable" in lower:
-        kind = "pageable-copy"
-    elif "out of memory" in lower:
-        kind = "capture-allocation"
-    elif any(s in lower for s in ("invalidated", "not permitted when stream is capturing", "capture_unsupported", "synchroniz")):
-        kind = "hidden-sync"
-    else:
-        kind = "capture-failed"
-    return {
-        "kind": kind,
-        "exception": type(first).__name__,
-        "message": str(first).strip().splitlines()[0][:300] if str(first).strip() else type(first).__name__,
-        "chain": [t.splitlines()[0][:300] for t in texts],
-        "cuda_errors": sorted(set(cuda_errors)),
-        **(site.as_dict() if site else {}),
-    }

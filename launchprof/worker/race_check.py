@@ -44,6 +44,7 @@ class AccessLog:
         self.races: list[Race] = []
         self._writer: dict[int, int] = {}
         self._readers: dict[int, list[int]] = {}
+        self.backward_ops = 0  # ops that ran inside autograd's backward
 
     def launch(self, stream: int, read_only: set[int], read_write: set[int], operator: Any) -> None:
         if not read_only and not read_write:
@@ -61,6 +62,8 @@ class AccessLog:
             self._writer[ptr] = index
         deps.discard(index)
         self.ops.append(RaceOp(op=_op_name(operator), stream=int(stream), deps=sorted(deps)))
+        if in_backward():
+            self.backward_ops += 1
 
     def add_errors(self, errors: list[Any]) -> None:
         for err in errors:
@@ -71,6 +74,12 @@ class AccessLog:
             key = (_site_key(race.access), _site_key(race.previous))
             if all((_site_key(r.access), _site_key(r.previous)) != key for r in self.races):
                 self.races.append(race)
+
+
+def in_backward() -> bool:
+    """Whether the op being dispatched runs inside autograd's backward (a node is executing)."""
+    current = getattr(torch._C, "_current_autograd_node", None)
+    return current is not None and current() is not None
 
 
 def _op_name(operator: Any) -> str:
@@ -157,6 +166,7 @@ def check_streams(run: TargetRun, args: tuple, kwargs: dict) -> None:
         state.restore()
     run.events.write(
         RaceCheckEvent(
-            status=status, reason=reason, origin_stream=int(origin), races=log.races, ops=log.ops[:MAX_OPS], ops_total=len(log.ops)
+            status=status, reason=reason, origin_stream=int(origin), races=log.races, ops=log.ops[:MAX_OPS], ops_total=len(log.ops),
+            backward_ops=log.backward_ops,
         )
     )

@@ -19,6 +19,7 @@ from launchprof.hazards.fixes.scalar_fixes import scalar_fix
 from launchprof.hazards.fixes.state_fixes import effect_fix, mutation_fix, rebinding_fix, rng_fix
 from launchprof.hazards.fixes.stream_fixes import join_fix
 from launchprof.hazards.fixes.sync_fixes import sync_fix
+from launchprof.hazards.fixes.training_fixes import kept_graph_fix, legacy_fix, optimizer_fix, scaler_fix
 from launchprof.model.hazard_records import Fix, Hazard
 from launchprof.render.words.fix_text import fix_note
 
@@ -53,6 +54,8 @@ def write_fix(h: Hazard, ctx: FixContext) -> Fix:
         return effect_fix(src)
     if h.kind == "rng-state":
         return rng_fix(src)
+    if h.kind in _TRAINING:
+        return _TRAINING[h.kind](h)
     if not h.line:
         return cannot(src, h.kind, FixReason.NO_LINE)
     return cannot(src, h.kind)
@@ -84,4 +87,5 @@ def _point_to_causes(h: Hazard, hazards: list[Hazard]) -> Hazard:
     return dataclasses.replace(h, fix=dataclasses.replace(h.fix, note=note, code=FixCode.MISMATCH_CAUSES.value, params=params))
 
 
+_TRAINING = {"kept-autograd-graph": kept_graph_fix, "optimizer-not-capturable": optimizer_fix, "grad-scaler": scaler_fix, "legacy-stream": legacy_fix}
 _CAUSES = ("frozen-scalar", "reallocated-input", "data-dependent-control-flow", "host-side-effect", "rng-state")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from launchprof.model.findings import FixCode, FixReason
+from launchprof.render.words.format import number
 
 Params = dict[str, Any]
 SENTENCES: dict[str, Callable[[Params], str]] = {}
@@ -302,3 +303,82 @@ def _join_after_block(p: Params) -> str:
 def _join_before_return(p: Params) -> str:
     side = p["side"]
     return f"Add `{join_call(side)}` after the last work on `{side}`, before the step returns."
+
+
+# --- a training step's capture failures ------------------------------------------------------
+
+
+@sentence(FixCode.DETACH_RETURN)
+def _detach_return(p: Params) -> str:
+    name = p["name"]
+    return (
+        f"Return it detached: the caller's `{name}` (line {p['line']}) then holds a plain tensor with the same value, and "
+        f"this call's autograd graph is freed when the step returns. Or `del {name}` before the next call."
+    )
+
+
+@sentence(FixCode.DROP_KEPT_GRAPH)
+def _drop_kept_graph(p: Params) -> str:
+    name = p.get("name")
+    if name:
+        return (
+            f"`del {name}` before the next call of the step, or return `{name}`'s tensor detached from the step "
+            "(`return loss.detach()`): no name may hold one call's autograd graph into the next."
+        )
+    return (
+        "Drop every reference to the earlier call's autograd graph before the next call (a returned loss or output "
+        "with a grad_fn, a list of them, a hook or wrapper that stores one), or return detached tensors from the step."
+    )
+
+
+_SCHEDULER = (
+    " A learning-rate scheduler that changes lr between steps is then a frozen scalar under a graph (keep lr in a "
+    "device tensor); launchprof does not check for one here."
+)
+
+
+@sentence(FixCode.CAPTURABLE_OPTIMIZER)
+def _capturable_optimizer(p: Params) -> str:
+    opt = p.get("optimizer") or "the optimizer"
+    where = f"Build {opt} with capturable=True" if p.get("written") else f"Add capturable=True where {opt} is built (launchprof did not find that line)"
+    return f"{where}: its step counts then live on the device and capture records its step().{_SCHEDULER}"
+
+
+def _scaler_option(option: str, p: Params) -> str:
+    opt = p.get("optimizer") or "the optimizer"
+    if option == "fused-optimizer":
+        return (
+            f"build {opt} with fused=True, capturable=True: this torch's GradScaler.step then reads nothing on the host "
+            "(the fused kernel skips the step on the device when an inf is found), so the whole step, scaler included, "
+            "can be captured (read in torch's source, not measured here)"
+        )
+    if option == "bf16-autocast":
+        return (
+            "autocast to bfloat16 and drop the GradScaler (`loss.backward()`, `opt.step()`, no scaler.update()): the whole "
+            "step can be captured. A suggestion, not verified: bf16 has fp32's range, so it needs no loss scaling, but "
+            "fewer mantissa bits than fp16, which changes the numerics: compare the training curves"
+        )
+    measured = p.get("partial_speedup")
+    gain = f"measured x{number(measured, 2)}" if isinstance(measured, (int, float)) else "not measured here"
+    return (
+        "capture forward and backward only (torch.cuda.make_graphed_callables) and keep scaler.step(...) and "
+        f"scaler.update() outside the graph: the numerics stay, the gain is smaller ({gain})"
+    )
+
+
+@sentence(FixCode.GRAD_SCALER_OPTIONS)
+def _grad_scaler_options(p: Params) -> str:
+    options = [str(o) for o in p.get("options") or []]
+    ranked = "; ".join(f"{i}) {_scaler_option(o, p)}" for i, o in enumerate(options, 1))
+    written = " The change written here is option 1." if p.get("written") else ""
+    return f"GradScaler.step's host read cannot be captured. Options, the largest gain first: {ranked}.{written}"
+
+
+@sentence(FixCode.OFF_LEGACY_STREAM)
+def _off_legacy_stream(p: Params) -> str:
+    op = f" ({p['op']})" if p.get("op") else ""
+    return (
+        f"Queue this work{op} on the current stream, which the capture follows: no torch.cuda.default_stream() or "
+        "stream 0 inside the step; a library or extension that launches on the legacy default stream needs its "
+        "per-thread or explicit-stream mode."
+    )

@@ -19,6 +19,10 @@ TITLES: dict[str, str] = {
     "kept-output": "Output kept past the next call",
     "loop-back": "State that loops back into the next call",
     "capture-failed": "Capture failed",
+    "kept-autograd-graph": "Autograd graph of an earlier call kept alive",
+    "optimizer-not-capturable": "Optimizer built without capturable=True",
+    "grad-scaler": "GradScaler reads its inf check on the host",
+    "legacy-stream": "Work on the legacy default stream",
     "stream-race": "Two streams touch the same memory without ordering",
     "uncaptured-collective": "Collective issued from a side stream outside the capture",
     "collective-divergence": "Kernel or collective sequence differs between ranks",
@@ -87,8 +91,32 @@ HINTS: dict[str, str] = {
         " after it."
     ),
     "capture-failed": (
-        "Run the step once before capture (lazy init, cuBLAS workspaces), avoid synchronising or "
-        "querying the capturing stream, and keep allocations out of the captured region."
+        "launchprof could not tell the cause from what torch and CUDA reported: torch's message names "
+        "the operation that capture rejected, at the line where it surfaced. A graph records only the GPU "
+        "work queued on the capturing stream; whatever that operation needs from the host must happen "
+        "before or after the captured step."
+    ),
+    "kept-autograd-graph": (
+        "Do not keep a tensor that holds the step's autograd graph past the call: return "
+        "`loss.detach()` from the step, or `del loss` before the next call. The graph's AccumulateGrad "
+        "nodes keep the stream of the call that made them, and the next backward under capture waits "
+        "on it."
+    ),
+    "optimizer-not-capturable": (
+        "Build the optimizer with `capturable=True` (Adam, AdamW, ...): its step counts then live on the "
+        "device and a graph can replay its step(). A learning rate that changes must then live in a "
+        "device tensor too."
+    ),
+    "grad-scaler": (
+        "GradScaler.step reads its inf check on the host to decide whether to step. Capture the whole step"
+        " with an optimizer built with `fused=True` (it skips the step on the device), or with bf16 "
+        "autocast and no GradScaler; or capture forward and backward only "
+        "(torch.cuda.make_graphed_callables) and keep scaler.step/update outside the graph."
+    ),
+    "legacy-stream": (
+        "A capture cannot make the legacy default stream wait on it. Queue the step's work on the current"
+        " (capturing) stream: no `torch.cuda.default_stream()` or stream 0 inside the step; a library or"
+        " extension that launches on the default stream needs its per-thread or explicit-stream mode."
     ),
     "stream-race": (
         "Order the two accesses: record an event after the writer and wait on it from the reader's "

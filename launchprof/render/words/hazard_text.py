@@ -17,13 +17,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from launchprof.model.hazard_codes import HazardCode, Placed
+from launchprof.render.words.hazard_capture_text import CAPTURE
 from launchprof.render.words.hazard_hints import HINTS
 from launchprof.render.words.hazard_lint_text import LINT, LINT_HINTS
 from launchprof.render.words.hazard_runtime_text import RUNTIME
 
 Params = Mapping[str, Any]
 
-SENTENCES: dict[str, Callable[[Params], str]] = {HazardCode.TEXT.value: lambda p: str(p["text"]), **RUNTIME, **LINT}
+SENTENCES: dict[str, Callable[[Params], str]] = {HazardCode.TEXT.value: lambda p: str(p["text"]), **RUNTIME, **CAPTURE, **LINT}
 
 WOULD_BREAK = "would break capture if this ran inside a target: "
 

@@ -231,6 +231,19 @@ def _independent_chains(p: Params) -> str:
     )
 
 
+@sentence(NoteCode.NO_STREAM_ADVICE)
+def _no_stream_advice(p: Params) -> str:
+    why = (
+        "the step's capture failed on an autograd graph kept from an earlier call"
+        if p.get("why") == "kept-autograd-graph"
+        else "the step runs autograd's backward"
+    )
+    return (
+        f"{why}: autograd puts backward's ops on streams itself, so launchprof proposes no fork/join onto a second "
+        "stream for this step, though its ops form independent chains"
+    )
+
+
 @sentence(NoteCode.ONE_STREAM_CHAIN)
 def _one_stream_chain(p: Params) -> str:
     return "the graph, captured from one stream, is a chain: whether its kernels are independent needs their data dependencies, which the race check did not give"

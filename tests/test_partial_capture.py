@@ -257,3 +257,12 @@ def test_a_partial_capture_that_was_not_measured_says_why(tmp_path):
     assert report.partial_capture.status == "not-measured" and report.partial_capture.speedup is None
     text = " ".join(renderer_for("text", RenderOptions(width=300)).render(report).split())
     assert "not measured: several ranks" in text and "graphed alone" not in text
+
+
+def test_samples_of_an_inference_mode_call_are_normal_tensors():
+    x = torch.randn(2, 4)
+    with torch.inference_mode():
+        calls = record_module_calls(lambda: embed(x))
+    [sample] = calls[0].samples
+    assert not sample.is_inference() and torch.equal(sample, x) and not calls[0].grad_enabled
+    sample.copy_(torch.zeros(2, 4))  # what the graphed module does with each call's input

@@ -192,3 +192,36 @@ def test_nothing_is_detached_for_another_failure(tmp_path, training_fakes, monke
     assert training_fakes.state.attempts == 1 and not [e for e in log if e["type"] == "kept-graph"]
     assert all(r() is None or r().grad_fn is not None for r in RETURNED)
     assert [e["reason"] for e in log if e["type"] == "partial-capture"] == ["no-module"]
+
+
+def test_every_figure_of_the_graph_reads_once_fixed(tmp_path, training_fakes):
+    from launchprof.render.figures import key_numbers
+
+    run = make_run(tmp_path, fn=step, repeat=10)
+    drive(run)
+    rows = dict(key_numbers(analysed(tmp_path, run)))
+    marked = {label.removesuffix(" (once fixed: del loss)") for label in rows if label.endswith("(once fixed: del loss)")}
+    assert marked == {
+        "Replay step (copy-in + replay)", "Graph nodes", "Setup (capture + warm-up + instantiate)",
+        "Replays to pay back capture + warm-up + instantiate", "Graph memory (its own pool)", "Validation (replay vs eager)",
+    }  # fmt: skip
+    assert rows["Speedup (eager / replay)"].startswith("9.") and "(once fixed: del loss)" in rows["Speedup (eager / replay)"]
+    assert "Eager step" in rows  # eager figures assume nothing
+
+
+def test_a_later_capture_releases_only_after_a_release_was_needed():
+    from launchprof.worker.graph_release import GraphOutputs, release_again
+
+    w = torch.ones(3, requires_grad=True)
+    kept, arg = (w * 2).sum(), (w * 3).sum()
+    outputs = GraphOutputs()
+    for out in (kept, (arg, torch.zeros(2)), (w * 4).sum()):  # the third dies at once
+        outputs.note(out)
+    del out
+    assert len(outputs.refs) == 3
+    outputs.note(torch.zeros(1))  # a call that returns no graph prunes the dead
+    assert len(outputs.refs) == 2
+    assert release_again(outputs) == 0 and kept.grad_fn is not None  # no release was ever needed
+    outputs.released = True
+    assert release_again(outputs, exclude={id(arg)}) == 1
+    assert kept.grad_fn is None and kept.item() == 6.0 and arg.grad_fn is not None  # an argument of the call stays

@@ -288,27 +288,28 @@ def key_numbers(report: Any) -> list[tuple[str, str]]:
     """The numbers a reader decides on, as (label, plain text) rows, in every format."""
     eager, replay = report.eager, report.replay
     count, basis = payback(report)
+    fixed = once_fixed(report, "replay")  # the graph measured after a fix launchprof made
     rows = [
         (_timing(eager, "Eager step"), fmt.stats(eager and eager.step_us)),
-        (_timing(replay, "Replay step (copy-in + replay)") + once_fixed(report, "replay"), fmt.stats(replay and replay.step_us)),
+        (_timing(replay, "Replay step (copy-in + replay)") + fixed, fmt.stats(replay and replay.step_us)),
     ]
     if get(replay, "clone_us") is not None:
-        rows.append(("Output clone (timed alone)", fmt.stats(get(replay, "clone_us"))))
+        rows.append(("Output clone (timed alone)" + fixed, fmt.stats(get(replay, "clone_us"))))
     p = prediction(report)
     rows += [
         ("Speedup (eager / replay)", speedup_text(report)),
         ("Predicted speedup", fmt.speedup(p["median"], p["low"], p["high"]) if p else fmt.NA),
         ("Kernels per eager step", fmt.count(eager and eager.kernels_per_step)),
-        ("Graph nodes", nodes_text(report)),
+        ("Graph nodes" + fixed, nodes_text(report)),
         ("GPU idle (eager, profiled)", fmt.percent(eager and eager.gpu_idle_fraction)),
         ("Launch gap (eager, profiled, median)", fmt.duration(eager and eager.launch_gap_us and eager.launch_gap_us.median)),
     ]
     if not _old_setup(replay):
-        rows.append(("Setup (capture + warm-up + instantiate)", fmt.duration(get(replay, "setup_us"))))
+        rows.append(("Setup (capture + warm-up + instantiate)" + fixed, fmt.duration(get(replay, "setup_us"))))
     else:
         rows.append(("Capture / instantiate", f"{fmt.duration(replay and replay.capture_us)} / {fmt.duration(replay and replay.instantiate_us)}"))
     rows.append((f"Replays to pay back {basis}" + once_fixed(report, "breakeven_replays"), fmt.NA if count is None else fmt.replays(count)))
-    rows.append(("Graph memory (its own pool)", fmt.size(replay and replay.pool_bytes)))
+    rows.append(("Graph memory (its own pool)" + fixed, fmt.size(replay and replay.pool_bytes)))
     if get(replay, "workspace_bytes") is not None:
         rows.append(("One-time library workspace", fmt.size(get(replay, "workspace_bytes"))))
     if get(replay, "launchprof_bytes") is not None:

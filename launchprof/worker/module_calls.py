@@ -47,10 +47,12 @@ class ModuleCall:
 
 
 def sample_of(value: Any) -> Any:
-    """A tensor argument as a capture sample: a new leaf with the same data and ``requires_grad``."""
+    """A tensor argument as a capture sample: a new leaf with the same data and ``requires_grad``,
+    a normal tensor even from an inference-mode call (the graph copies new inputs into it)."""
     if not isinstance(value, torch.Tensor):
         return value
-    return value.detach().clone().requires_grad_(value.requires_grad)
+    with torch.inference_mode(False):
+        return value.detach().clone().requires_grad_(value.requires_grad)
 
 
 def user_frame(frame: FrameType | None) -> FrameType | None:

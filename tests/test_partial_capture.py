@@ -143,6 +143,7 @@ def cpu_partial(monkeypatch):
 
 def measured(tmp_path: Path, make: FakeMake) -> dict:
     run = make_run(tmp_path, fn=step, repeat=10)
+    run.state_of = lambda args, kwargs: dict(body.named_parameters())  # on a GPU: every CUDA tensor the step reaches
     x, y = batch()
     run.eager_sets.extend([(batch(), {}), ((torch.randn(3, 4), torch.zeros(3, dtype=torch.long)), {})])  # the second: other shapes
     partial_capture.measure_partial(run, 7, (x, y), {}, make)
@@ -153,7 +154,9 @@ def measured(tmp_path: Path, make: FakeMake) -> dict:
 
 def test_the_largest_module_is_graphed_timed_against_eager_and_put_back(tmp_path, cpu_partial):
     make = FakeMake()
+    body.a.weight.grad, body.b.weight.grad = own, _ = torch.full((32, 8), 7.0), None
     e = measured(tmp_path, make)
+    assert body.a.weight.grad is own and torch.all(own == 7.0) and body.b.weight.grad is None  # the user's grads, as they were
     assert e["status"] == "measured" and e["index"] == 7 and e["module"] == "body" and e["module_type"] == "Body"
     assert [(c["module"], c["reason"]) for c in e["candidates"]] == [("body", None), ("embed", "not-tried"), ("head", "not-tried"), ("scaled", "not-tried")]
     assert e["args"] == [{"expr": "h", "shape": [16, 8], "dtype": "float32", "requires_grad": True}]
@@ -266,3 +269,10 @@ def test_samples_of_an_inference_mode_call_are_normal_tensors():
     [sample] = calls[0].samples
     assert not sample.is_inference() and torch.equal(sample, x) and not calls[0].grad_enabled
     sample.copy_(torch.zeros(2, 4))  # what the graphed module does with each call's input
+
+
+def test_every_reason_has_its_words():
+    from launchprof.model.training_records import PartialSkip
+    from launchprof.render.words.training_text import REASONS
+
+    assert set(REASONS) == set(PartialSkip) and all(REASONS[r] and not REASONS[r].endswith(".") for r in PartialSkip)

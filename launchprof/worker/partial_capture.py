@@ -92,11 +92,19 @@ def _measure(run: TargetRun, index: int, args: tuple, kwargs: dict, make: Make |
         return _not_measured(index, PartialSkip.DISTRIBUTED)
     sets = burst_sets(run, args, kwargs)
     state = UserState(run, sets)
+    # The extra backward passes accumulate into ``.grad``, and a graphed backward hands autograd
+    # its static gradient buffers, which a ``.grad`` may then alias: each parameter gets its own
+    # ``.grad`` back, with its values.
+    grads = [(t, t.grad, clone_tensors(t.grad)) for t in run.state_of(args, kwargs).values() if t.is_leaf and t.requires_grad]
     try:
         with silenced():
             return _measure_on(run, index, sets, state, make)
     finally:
         state.restore()
+        for t, grad, values in grads:
+            t.grad = grad
+            if grad is not None:
+                grad.copy_(values)
 
 
 def _measure_on(run: TargetRun, index: int, sets: list[tuple[tuple, dict]], state: UserState, make: Make | None) -> PartialCaptureEvent:

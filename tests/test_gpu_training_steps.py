@@ -61,14 +61,15 @@ def test_a_kept_loss_is_released_captured_and_labelled(tmp_path):
     assert [v["name"] for v in fix["variables"]] == ["loss"] and {"replay", "speedup"} <= set(fix["figures"])
     src = (SCRIPTS / "train_keeps_loss.py").read_text().splitlines()
     assert src[fix["variables"][0]["line"] - 1].strip().startswith("loss = step(x, y)")
+    assert fix["variables"][0]["grad_fn"] == "NllLossBackward0"
     flat = " ".join(text.split())
     assert flat.count("(once fixed: del loss)") >= 3 and "launchprof detached `loss`" in flat
-    # The script's own output: its lines as `python SCRIPT` prints them. The final loss is the
-    # eager step's after 150 updates, some of them graph replays of the same kernels.
-    got, want = plain("train_keeps_loss").stdout.splitlines(), (proc.stdout + proc.stderr).splitlines()
-    assert "steps 150" in want
-    final = [float(line.split()[-1]) for line in want if line.startswith("final loss")]
-    assert len(final) == 1 and final[0] == pytest.approx(float(got[-1].split()[-1]), rel=1e-3, abs=1e-4), (got, final)
+    # The script's own output, as `python SCRIPT` prints it: the detached loss keeps its value,
+    # and launchprof's extra calls leave the training where it was (a replay of AdamW's
+    # kernels matches eager exactly: /work/tools/gpu-field finding 5).
+    want = plain("train_keeps_loss").stdout.splitlines()
+    got = [line for line in (proc.stdout + proc.stderr).splitlines() if line.startswith(("steps ", "final loss "))]
+    assert got == want, (got, want)
     print("kept loss:", report["speedup"], fix)
 
 

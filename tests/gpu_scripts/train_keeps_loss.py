@@ -14,9 +14,8 @@ torch.manual_seed(0)
 model = torch.nn.Sequential(
     torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 10)
 ).cuda()
-opt = torch.optim.AdamW(model.parameters(), lr=1e-3, capturable=True)
-x = torch.randn(64, 512, device="cuda")
-y = torch.randint(0, 10, (64,), device="cuda")
+opt = torch.optim.AdamW(model.parameters(), lr=1e-4, capturable=True)
+batches = [(torch.randn(256, 512, device="cuda"), torch.randint(0, 10, (256,), device="cuda")) for _ in range(4)]
 STEPS = 150
 
 
@@ -30,10 +29,11 @@ def step(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 def main() -> None:
     loss = None
-    for _ in range(STEPS):
+    for i in range(STEPS):
+        x, y = batches[i % len(batches)]
         loss = step(x, y)  # keeps the graph until the next call returns
     print(f"steps {STEPS}")
-    print(f"final loss {loss.item():.6f}")
+    print(f"final loss {loss.item():.4f}")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from typing import Any
 
 from launchprof.analysis.anatomy import with_anatomy
 from launchprof.analysis.compile import with_compile
+from launchprof.analysis.training_steps import with_training
 from launchprof.analysis.argument_spread import argument_notes
 from launchprof.analysis.concurrency import concurrency_notes
 from launchprof.common.capture_causes import cause_of
@@ -132,6 +133,7 @@ def analyse(run: Run, profile: DeviceProfile | None = None) -> Report:
     report = whole_script(report, ev, h.project_root)
     report = with_failure_advice(report, ev, h.script, list(h.argv or []))
     report = with_compile(report, ev, h.project_root)
+    report = with_training(report, ev)
     return dataclasses.replace(
         report, created=created, project_root=h.project_root, run_file=str(run.path) if run.path else None
     )

@@ -9,6 +9,7 @@ from launchprof.enums import hazard_order, severity_rank
 from launchprof.run.evidence import Evidence
 from launchprof.model.hazard_codes import Placed
 from launchprof.hazards import control_flow, inputs, outputs, races, rng, scalars, shapes, side_effects, streams, syncs, validation
+from launchprof.hazards.released_graphs import released_graph
 from launchprof.hazards.common import is_library_file, restated, user_target
 from launchprof.hazards.fixes import with_fixes
 from launchprof.model.hazard_records import Hazard
@@ -19,6 +20,7 @@ RULES: tuple[Rule, ...] = (
     syncs.hidden_syncs,
     streams.unjoined_streams,
     syncs.capture_failure,
+    released_graph,
     scalars.frozen_scalars,
     inputs.reallocated_inputs,
     shapes.dynamic_shapes,

@@ -29,6 +29,7 @@ from launchprof.model.step_timing import EagerProfile, ReplayProfile, Speedup, T
 from launchprof.model.records import Before, adapter, model, plain
 from launchprof.model.bucket_plan import BucketPlan
 from launchprof.model.rank_records import RankSkew, RankSummary
+from launchprof.model.training_records import AssumedFix, PartialCapture
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -124,6 +125,10 @@ class Report:
     # interval includes 1.0, so "marginal" reads as no measurable gain. Derived from
     # ``speedup`` whenever a report is made, so a replaced speedup can never disagree with it.
     no_measurable_gain: bool | None = None
+    # What launchprof changed in the process so that the step captured (a kept autograd graph
+    # detached), and the fields measured after it: their figures read "once fixed".
+    assumes_fix: list[AssumedFix] = dataclasses.field(default_factory=list)
+    partial_capture: PartialCapture | None = None  # the step's largest module graphed alone, when the whole step was not
 
     def __post_init__(self) -> None:
         from launchprof.model.step_timing import no_measurable_gain

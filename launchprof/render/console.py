@@ -28,10 +28,12 @@ from launchprof.render.anatomy_text import anatomy_line
 from launchprof.render.buckets_text import console_buckets
 from launchprof.render.renderer import Renderer
 from launchprof.render.compile_text import compile_console
+from launchprof.render.partial_text import training_console
 from launchprof.render.fitted import Col, FittedTable
 from launchprof.render.words.fix_text import cannot_head, fix_sentence
 from launchprof.render.legend import TERMS
 from launchprof.render.words.notes_text import report_notes
+from launchprof.render.words.training_text import verdict_clause
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
 from launchprof.render.ranks import console_ranks
 from launchprof.render.whole_text import Whole, code_text, whole_parts
@@ -53,6 +55,7 @@ def headline(report: Report) -> Text:
         _kernels_line(report),
         figures.gpu_idle_text(report),
         figures.memory_for_no_gain(report),
+        verdict_clause(report).strip(),
     ]
     for line in lines:
         if line:
@@ -195,6 +198,7 @@ class ConsoleRenderer(Renderer):
         if graph:
             parts.append(Text(graph))
         parts += compile_console(report)
+        parts += training_console(report, root)
         cand = candidates(report, root)
         if cand is not None:
             parts.append(cand)

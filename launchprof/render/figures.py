@@ -20,6 +20,7 @@ from launchprof.render.words.hazard_text import without_diff
 from launchprof.render.words.fix_text import fix_sentence
 from launchprof.render.paths import location, report_root, sorted_hazards
 from launchprof.render.words.prediction_text import basis_of, explanation_of
+from launchprof.render.words.training_text import once_fixed, verdict_clause
 
 __all__ = ["get", "key_numbers", "location", "report_root", "sorted_hazards", "verdict_sentence"]
 
@@ -67,6 +68,7 @@ def speedup_text(report: Any) -> str:
         return fmt.NA
     text = fmt.speedup(sp.median, sp.low, sp.high)
     method = get(sp, "method")
+    text += once_fixed(report, "speedup")
     return f"{text}, {method}" if method else text
 
 
@@ -92,7 +94,7 @@ def payback_text(report: Any) -> str | None:
     count, basis = payback(report)
     if count is None:
         return f"never pays back {basis} (replay is no faster)"
-    return f"pays back {basis} after {fmt.replays(count)} replays"
+    return f"pays back {basis} after {fmt.replays(count)} replays" + once_fixed(report, "breakeven_replays")
 
 
 def prediction(report: Any) -> dict[str, Any] | None:
@@ -234,7 +236,12 @@ def _interval_note(report: Any) -> str:
 
 
 def verdict_sentence(report: Any) -> str:
-    """One plain sentence that says what the verdict means for this workload."""
+    """One plain sentence that says what the verdict means for this workload, and the fix
+    its figures assume when launchprof had to make one to measure them."""
+    return _verdict_sentence(report) + verdict_clause(report)
+
+
+def _verdict_sentence(report: Any) -> str:
     sp, v = report.speedup, verdict(report)
     value = fmt.ratio(sp and sp.median) + _interval_note(report)
     errors = sum(h.severity == "error" for h in report.hazards)
@@ -281,32 +288,33 @@ def key_numbers(report: Any) -> list[tuple[str, str]]:
     """The numbers a reader decides on, as (label, plain text) rows, in every format."""
     eager, replay = report.eager, report.replay
     count, basis = payback(report)
+    fixed = once_fixed(report, "replay")  # the graph measured after a fix launchprof made
     rows = [
         (_timing(eager, "Eager step"), fmt.stats(eager and eager.step_us)),
-        (_timing(replay, "Replay step (copy-in + replay)"), fmt.stats(replay and replay.step_us)),
+        (_timing(replay, "Replay step (copy-in + replay)") + fixed, fmt.stats(replay and replay.step_us)),
     ]
     if get(replay, "clone_us") is not None:
-        rows.append(("Output clone (timed alone)", fmt.stats(get(replay, "clone_us"))))
+        rows.append(("Output clone (timed alone)" + fixed, fmt.stats(get(replay, "clone_us"))))
     p = prediction(report)
     rows += [
         ("Speedup (eager / replay)", speedup_text(report)),
         ("Predicted speedup", fmt.speedup(p["median"], p["low"], p["high"]) if p else fmt.NA),
         ("Kernels per eager step", fmt.count(eager and eager.kernels_per_step)),
-        ("Graph nodes", nodes_text(report)),
+        ("Graph nodes" + fixed, nodes_text(report)),
         ("GPU idle (eager, profiled)", fmt.percent(eager and eager.gpu_idle_fraction)),
         ("Launch gap (eager, profiled, median)", fmt.duration(eager and eager.launch_gap_us and eager.launch_gap_us.median)),
     ]
     if not _old_setup(replay):
-        rows.append(("Setup (capture + warm-up + instantiate)", fmt.duration(get(replay, "setup_us"))))
+        rows.append(("Setup (capture + warm-up + instantiate)" + fixed, fmt.duration(get(replay, "setup_us"))))
     else:
         rows.append(("Capture / instantiate", f"{fmt.duration(replay and replay.capture_us)} / {fmt.duration(replay and replay.instantiate_us)}"))
-    rows.append((f"Replays to pay back {basis}", fmt.NA if count is None else fmt.replays(count)))
-    rows.append(("Graph memory (its own pool)", fmt.size(replay and replay.pool_bytes)))
+    rows.append((f"Replays to pay back {basis}" + once_fixed(report, "breakeven_replays"), fmt.NA if count is None else fmt.replays(count)))
+    rows.append(("Graph memory (its own pool)" + fixed, fmt.size(replay and replay.pool_bytes)))
     if get(replay, "workspace_bytes") is not None:
         rows.append(("One-time library workspace", fmt.size(get(replay, "workspace_bytes"))))
     if get(replay, "launchprof_bytes") is not None:
         rows.append(("Memory launchprof adds (buffers, clones)", fmt.size(get(replay, "launchprof_bytes"))))
-    rows.append(("Validation (replay vs eager)", validation_text(report)))
+    rows.append(("Validation (replay vs eager)" + once_fixed(report, "validation"), validation_text(report)))
     return rows
 
 

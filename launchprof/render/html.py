@@ -22,6 +22,7 @@ from launchprof.render import figures
 from launchprof.render.anatomy_text import anatomy_line, anatomy_svg
 from launchprof.render.buckets_text import html_buckets
 from launchprof.render.compile_text import compile_html
+from launchprof.render.partial_text import training_html
 from launchprof.render.words import format as fmt
 from launchprof.render.legend import TERMS
 from launchprof.render.words.notes_text import report_notes
@@ -229,6 +230,7 @@ class HtmlRenderer(Renderer):
             ranks=html_ranks(report),
             graph_svg=anatomy_svg(report),
             compile_section=compile_html(report),
+            training_section=training_html(report, root),
             hazards=hazards,
             hints=figures.shared_hints(ordered, root),
             machine=machine_line(report),

@@ -14,6 +14,7 @@ from launchprof.render.words import format as fmt
 from launchprof.render.anatomy_text import anatomy_line
 from launchprof.render.buckets_text import markdown_buckets
 from launchprof.render.compile_text import compile_markdown
+from launchprof.render.partial_text import training_markdown
 from launchprof.render.legend import TERMS
 from launchprof.render.markdown_escape import md_code, md_table, md_text
 from launchprof.render.words.notes_text import report_notes
@@ -54,6 +55,7 @@ class MarkdownRenderer(Renderer):
             parts += [f"> {md_text(line)}" for line in figures.detail_lines(report)]
             parts += [f"> {md_text(line)}" for line in [anatomy_line(report)] if line]
             parts += compile_markdown(report)
+            parts += training_markdown(report, root)
         parts += markdown_ranks(report, md_text, md_table)
         parts += markdown_buckets(report, root) + self._candidates(report, root) + [self._hazards(report, root)]
         parts += self._fixes(report, root)

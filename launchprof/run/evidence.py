@@ -23,6 +23,7 @@ from launchprof.events.lifecycle_events import CalibrationEvent, CallSiteEvent, 
 from launchprof.events.observation_events import CallEvent, FallbackEvent, KeptOutputEvent, LoopBackEvent, MutationsEvent, OutputsEvent, ProbeEvent, StateReallocEvent
 from launchprof.events.timing_events import EagerTimingEvent, HostSpeedEvent, ReplayTimingEvent, TimingEndEvent, TimingEvent, TimingStartEvent, TraceEvent
 from launchprof.events.compile_events import CompileEvent
+from launchprof.events.training_events import KeptGraphEvent, PartialCaptureEvent
 from launchprof.errors import UsageError
 from launchprof.model.findings import Note, NoteCode, note, text_note
 from launchprof.model.core import Machine
@@ -82,6 +83,8 @@ class Evidence:
     kernel_sequences: list[list[str]] = field(default_factory=list)
     compiles: list[CompileEvent] = field(default_factory=list)  # --compare compile, one per mode and round
     candidates: list[CandidateRow] = field(default_factory=list)  # whole-script mode: targets worth analysing
+    kept_graph: KeptGraphEvent | None = None  # a kept autograd graph released so that capture could be retried
+    partial_capture: PartialCaptureEvent | None = None  # the step's largest module graphed alone
 
     @property
     def target_calls(self) -> int:
@@ -107,6 +110,8 @@ _SINGLE = {
     "outputs": "outputs",
     "target": "target",
     "call-site": "call_site",
+    "kept-graph": "kept_graph",
+    "partial-capture": "partial_capture",
 }
 # Events collected in order: type -> Evidence field.
 _LISTS = {

@@ -39,6 +39,7 @@ from launchprof.worker.bucket_inputs import (
     sliced,
 )
 from launchprof.worker.bucket_leak import locate_leak
+from launchprof.worker.graph_release import release_again
 from launchprof.worker.memory import pool_bytes, pool_segment_bytes
 from launchprof.worker.plan_bursts import UserState, protected_tensors, silenced
 from launchprof.worker.rank_sync import distributed
@@ -167,6 +168,8 @@ def _base(real: list[CallSet], size: int) -> CallSet:
 
 
 def _measure(run: TargetRun, setup: Setup) -> None:
+    # The caller keeps each eager call's output as it kept the one released before capture.
+    release_again(run.outputs.graphs, {id(t) for c in setup.real for _, t in leaves((c.args, c.kwargs))})
     padders = {s: Padder(run.fn, _base(setup.real, s), setup.axis, setup.moved, s) for s in setup.sizes}
     # One warm-up stream for every capture: cuBLAS keeps a workspace (32 MiB on Hopper) per
     # stream it ran on for the rest of the process, so a new stream per capture would leave

@@ -29,6 +29,7 @@ import torch
 
 from launchprof.worker.event_writer import EventWriter
 from launchprof.worker.frames import frame_site, is_internal
+from launchprof.worker.graph_release import GraphOutputs
 from launchprof.worker.observe import bind_arguments
 from launchprof.worker.outputs_holders import Holder, find_holder, find_view_holder, keep_line, output_names
 from launchprof.worker.trees import leaves
@@ -68,6 +69,7 @@ class OutputsWatch:
     failed: bool = False
     checked: int = 0  # calls whose outputs were checked for keeping
     input_storages: set[int] = field(default_factory=set)  # of the call in progress
+    graphs: GraphOutputs = field(default_factory=GraphOutputs)  # every call's outputs that hold an autograd graph
 
     # ---------------------------------------------------------------- the two hook calls
     def before(self, index: int, args: tuple, kwargs: dict, caller: FrameType | None) -> None:
@@ -79,6 +81,7 @@ class OutputsWatch:
 
     def after(self, index: int, out: Any, caller: FrameType | None) -> None:
         """When call ``index`` returns ``out`` to the user: hold its tensors weakly."""
+        self.graphs.note(out)
         if self.failed or not FIRST_CALL <= index <= LAST_CALL:
             return
         self._guard(self._after, index, out, caller)

@@ -23,6 +23,7 @@ import torch
 from launchprof.worker.bucket_measure import measure_buckets
 from launchprof.worker.burst import BURST_SETS
 from launchprof.worker.capture import CaptureFailed, Captured, anatomy_event, capture
+from launchprof.worker.capture_retry import after_failed_capture
 from launchprof.worker.compile_compare import compare_compile
 from launchprof.worker.config import WorkerConfig, in_loop_calls, pre_capture_calls
 from launchprof.worker.cupti import lost_device_activity, tear_down_after_profiling
@@ -46,7 +47,6 @@ from launchprof.worker.user_errors import UserError, is_device_error
 from launchprof.worker.validator import Snapshot, cuda_rng_state, mutated_tensors, rng_advanced, validate, version_of
 from launchprof.events.lifecycle_events import CallSiteEvent, InternalErrorEvent, NoteEvent, PhaseEvent, PlanEndEvent
 from launchprof.model.findings import NoteCode
-from launchprof.events.capture_events import CaptureEvent
 from launchprof.events.observation_events import ArgLeaf, CallEvent, FallbackEvent, MutationsEvent, StateReallocEvent
 from launchprof.events.timing_events import EagerTimingEvent, ReplayTimingEvent, TraceEvent
 
@@ -315,6 +315,7 @@ class TargetRun:
 
         # The warm-up calls and the capture run the step's Python more times.
         host = HostState.save(self.host_writes, self.host_containers)
+        failure: dict[str, Any] = {}
         with nvtx_range("capture"):
             try:
                 try:
@@ -322,11 +323,10 @@ class TargetRun:
                 finally:
                     host.restore()
             except CaptureFailed as failed:
-                info = failed.info
-                if info.get("file") and info.get("line"):
-                    info["snippet"] = snippet(info["file"], int(info["line"]))
-                self.events.write(CaptureEvent(ok=False, index=index, moved_args=sorted(self.inputs.moved_args), **info))
-                snap.restore()
+                failure = failed.info
+        if self.captured is None:  # out of the except clause: its frames no longer hold the attempt's autograd graph
+            self.captured = after_failed_capture(self, failure, index, snap, lambda: capture(self._user, static_args, static_kwargs, 2, reset), (args, kwargs))
+            if self.captured is None:
                 self._transition(Exit.CAPTURE_FAILED)
                 return self._user(*args, **kwargs)
         cap = self.captured

@@ -203,6 +203,22 @@ def test_grad_scaler_without_a_fused_path_writes_the_bf16_step(script: str) -> N
     assert "(measured x1.12)" in fix_sentence(measured)
 
 
+def test_grad_scaler_cites_the_measured_partial_capture(script: str) -> None:
+    """The third option's gain is the step's measured speedup with its largest module graphed
+    (the partial-capture event's medians), not a figure of its own; absent when not measured."""
+    from launchprof.events.training_events import PartialCaptureEvent
+    from launchprof.render.words.fix_text import fix_sentence
+
+    ev = scaler_evidence(script, accepts_fused=False, scaler_skips_read_when_fused=False)
+    measured = PartialCaptureEvent(index=12, status="measured", eager_us=[1300.0, 1310.0, 1290.0, 1305.0], graphed_us=[1180.0, 1190.0, 1170.0, 1185.0])
+    fix = only(find_hazards(dataclasses.replace(ev, partial_capture=measured)), "grad-scaler").fix
+    assert fix.params["partial_speedup"] == pytest.approx(1302.5 / 1182.5)
+    assert "(measured x1.10)" in fix_sentence(fix)
+    skipped = PartialCaptureEvent(index=12, status="not-measured", reason="hooks")
+    fix = only(find_hazards(dataclasses.replace(ev, partial_capture=skipped)), "grad-scaler").fix
+    assert fix.params["partial_speedup"] is None and "not measured here" in fix_sentence(fix)
+
+
 def test_grad_scalers_read_is_one_finding_not_also_a_hidden_sync(script: str) -> None:
     """The probe's sync-debug warning lands on `scaler.step(opt)` too: the grad-scaler finding explains it."""
     ev = scaler_evidence(script, accepts_fused=False)

@@ -14,6 +14,8 @@ from launchprof.events.capture_events import CaptureEvent, HeldGraph, OptimizerS
 from launchprof.events.record import Site
 from launchprof.hazards.common import code_text, hazard, is_library_file, target_site
 from launchprof.model.findings import Param
+from launchprof.model.stats import speedup_of
+from launchprof.model.training_records import STATUS_MEASURED
 from launchprof.model.hazard_codes import HazardCode
 from launchprof.model.hazard_records import Hazard
 from launchprof.run.evidence import Evidence
@@ -81,7 +83,7 @@ def grad_scaler(ev: Evidence, cap: CaptureEvent, evidence: str | None) -> Hazard
         "code": code_text(cap) or "scaler.step(...)", "library_file": GRAD_SCALER_FILE if lib else None,
         "library_line": lib.line if lib else None, "library_function": function,
         "optimizer": opt.name, "variable": opt.variable,
-        "partial_speedup": None,  # capture of forward and backward alone, where measured
+        "partial_speedup": _partial_speedup(ev),  # forward and backward graphed alone, where measured
     }
     fused = bool(opt.accepts_fused and opt.scaler_skips_read_when_fused and not opt.fused)
     details = {
@@ -89,6 +91,16 @@ def grad_scaler(ev: Evidence, cap: CaptureEvent, evidence: str | None) -> Hazard
         "fused_option": fused, "built_at": _at(built),
     }
     return hazard("grad-scaler", HazardCode.GRAD_SCALER, params, _surfaced(ev, cap), severity="error", **details)
+
+
+def _partial_speedup(ev: Evidence) -> float | None:
+    """The step's speedup with its largest module graphed alone (worker/partial_capture.py),
+    the median ratio the report's ``partial_capture`` section shows; None where not measured."""
+    e = ev.partial_capture
+    if e is None or e.status != STATUS_MEASURED:
+        return None
+    ratio = speedup_of(e.eager_us, e.graphed_us)
+    return ratio.median if ratio is not None else None
 
 
 def legacy_stream(ev: Evidence, cap: CaptureEvent, evidence: str | None) -> Hazard:

@@ -15,7 +15,7 @@ from launchprof.worker.config import WorkerConfig  # noqa: E402
 from launchprof.worker.event_writer import EventWriter  # noqa: E402
 from launchprof.worker.observe import bind_arguments  # noqa: E402
 from launchprof.worker.reach import Budget, reach  # noqa: E402
-from launchprof.worker.saved_state import SavedState, tensor_versions, version_of  # noqa: E402
+from launchprof.worker.saved_state import SavedState, changed_tensors, marked  # noqa: E402
 from launchprof.worker.state_roots import step_roots  # noqa: E402
 from tests.notes_said import said  # noqa: E402
 
@@ -57,9 +57,9 @@ def _roots(fn, *args):
 
 def _mutated_by(fn, *args) -> set[str]:
     """What the plan's warm-up calls learn: the paths of tensors one call changes in place."""
-    before = tensor_versions(reach(_roots(fn, *args)))
+    before = marked(reach(_roots(fn, *args)).tensors)
     fn(*args)
-    return {p for p, (t, v) in before.items() if v is None or version_of(t) != v}
+    return set(changed_tensors(before))
 
 
 def _state(kv: FakeKV) -> tuple:
@@ -295,3 +295,27 @@ def test_a_stopped_script_ends_cleanly_with_its_finally_blocks_run(tmp_path):
         sys.modules["__main__"] = saved[2]
     assert outcome.status == "stopped" and outcome.exit_code == 0
     assert (tmp_path / "finally").read_text() == "yes" and not (tmp_path / "caught").exists()
+
+
+def test_inference_tensors_are_cloned_only_when_they_change():
+    """Tensors made under inference_mode have no version counter: the checksum says which
+    ones a step writes (the cache), so the weights are not copied at every save."""
+    with torch.inference_mode():
+        weight, cache = torch.randn(4, 4), torch.zeros(8, 4)
+    pos = [0]
+
+    def step(x):
+        with torch.inference_mode():
+            cache[pos[0]] = x @ weight
+        pos[0] += 1
+
+    x = torch.ones(4)
+    before = marked(reach(_roots(step, x)).tensors)
+    step(x)
+    mutated = set(changed_tensors(before))
+    assert mutated == {"cache"}
+    saved = SavedState.take(_roots(step, x), mutated)
+    assert [p for p, _, _ in saved.clones] == ["cache"]
+    kept = cache.clone()
+    step(x)
+    assert saved.restore() == [] and torch.equal(cache, kept) and pos == [1]

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 from launchprof.worker.observe import bind_arguments  # noqa: E402
 from launchprof.worker.reach import reach  # noqa: E402
-from launchprof.worker.saved_state import SavedState, tensor_versions, version_of  # noqa: E402
+from launchprof.worker.saved_state import SavedState, changed_tensors, marked  # noqa: E402
 from launchprof.worker.state_roots import step_roots  # noqa: E402
 
 
@@ -55,9 +55,9 @@ def test_a_static_cache_decode_goes_on_as_a_plain_run_after_the_extra_calls():
     tok, pos = torch.tensor([[1]]), torch.tensor([0])
     tok = _script(decode, tok, pos, 1, got)  # the first call allocates the cache's tensors
     roots = step_roots(decode, [bind_arguments(decode, (tok, pos), {})])
-    before = tensor_versions(reach(roots))
+    before = marked(reach(roots).tensors)
     tok = _script(decode, tok, pos, 1, got)  # a warm-up call: which tensors does a step mutate?
-    mutated = {p for p, (t, v) in before.items() if v is None or version_of(t) != v}
+    mutated = set(changed_tensors(before))
     layer = state["cache"].layers[0]
     assert any(p.endswith("layers[0].cumulative_length") for p in mutated) and any(p.endswith("layers[0].keys") for p in mutated)
 

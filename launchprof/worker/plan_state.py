@@ -22,7 +22,7 @@ from launchprof.worker.hoststate import HostState
 from launchprof.worker.observe import bind_arguments
 from launchprof.worker.plan_phases import STOPPED_REASON
 from launchprof.worker.reach import Budget, reach
-from launchprof.worker.saved_state import Lost, SavedState, tensor_versions, version_of
+from launchprof.worker.saved_state import Lost, SavedState, changed_tensors, marked
 from launchprof.worker.script import ScriptStopped
 from launchprof.worker.state_roots import step_roots
 from launchprof.worker.trees import tensor_leaves
@@ -62,17 +62,15 @@ def call_roots(run: TargetRun, sets: list[tuple[tuple, dict]]) -> list[tuple[str
 
 
 class MutationWatch:
-    """Tensors reachable before one of the user's calls, with their versions; ``after``
-    adds the paths of those the call changed in place to ``run.keep.mutated_paths``."""
+    """Tensors reachable before one of the user's calls, with their versions and checksums;
+    ``after`` adds the paths of those the call changed in place to ``run.keep.mutated_paths``."""
 
     def __init__(self, run: TargetRun, args: tuple, kwargs: dict) -> None:
         self.run = run
-        self.before = tensor_versions(reach(call_roots(run, [(args, kwargs)]), BUDGET))
+        self.before = marked(reach(call_roots(run, [(args, kwargs)]), BUDGET).tensors)
 
     def after(self) -> None:
-        for path, (t, version) in self.before.items():
-            if version is None or version_of(t) != version:
-                self.run.keep.mutated_paths.add(path)
+        self.run.keep.mutated_paths.update(changed_tensors(self.before))
 
 
 def save(run: TargetRun, sets: list[tuple[tuple, dict]]) -> SavedState:

@@ -5,11 +5,12 @@ put back after, so the script goes on exactly as ``python script.py`` would.
 
 What is saved, from one walk of everything the step can reach (worker/reach.py):
 
-- every tensor the step was seen to mutate (``mutated``: paths whose ``_version`` moved
-  during the warm-up calls), and every inference tensor (it has no version counter), is
+- every tensor the step was seen to mutate (``mutated``: paths whose version or checksum
+  moved during the warm-up calls), and every inference tensor without a checksum, is
   cloned and copied back; this is the one costly part, so it is bounded (``clone_bytes``);
-- every other tensor's ``_version``: one the extra calls changed anyway cannot be put
-  back, and is reported (``Lost``) rather than silently left changed;
+- every other tensor's ``_version`` and a checksum of its bits (worker/fingerprint.py: some
+  CUDA kernels write without bumping the version): one the extra calls changed anyway
+  cannot be put back, and is reported (``Lost``) rather than silently left changed;
 - every holder's contents by identity (worker/hoststate.py): attributes, list and dict
   contents, ``.grad``, flags and counters;
 - the generators' states: torch's CPU and current CUDA generators, Python's ``random``,
@@ -19,7 +20,7 @@ What is saved, from one walk of everything the step can reach (worker/reach.py):
   ``Lost`` (it cannot be rewound).
 
 ``restore`` returns what could not be put back. The plan says so in a note and stops the
-script (worker/plan.py, ``TargetRun.lost_state``): going on would run it on changed state.
+script (worker/plan_state.py, ``stop_if_lost``): going on would run it on changed state.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any
 
 import torch
 
+from launchprof.worker.fingerprint import Sum, checkable, checksums
 from launchprof.worker.hoststate import HostState
 from launchprof.worker.reach import GENERATORS, Budget, Reached, Uncovered, is_atom, reach, type_name
 
@@ -54,8 +56,34 @@ def version_of(t: torch.Tensor) -> int | None:
     return None if t.is_inference() else t._version
 
 
-def tensor_versions(reached: Reached) -> dict[str, tuple[torch.Tensor, int | None]]:
-    return {path: (t, version_of(t)) for path, t in reached.tensors}
+@dataclass(frozen=True)
+class Mark:
+    """What says a tensor changed: its version and the checksum of its bits (worker/fingerprint.py)."""
+
+    version: int | None
+    sum: Sum | None
+
+    def moved(self, t: torch.Tensor, now: Sum | None) -> bool:
+        if self.sum is not None and now != self.sum:
+            return True
+        if self.version is None:  # an inference tensor has no counter: the checksum decides, if there is one
+            return self.sum is None
+        return version_of(t) != self.version
+
+
+def marks(tensors: list[torch.Tensor]) -> list[Mark]:
+    return [Mark(version_of(t), s) for t, s in zip(tensors, checksums(tensors), strict=True)]
+
+
+def marked(tensors: list[tuple[str, torch.Tensor]]) -> list[tuple[str, torch.Tensor, Mark]]:
+    """(path, tensor) pairs with their marks, for :func:`changed_tensors` later."""
+    return [(path, t, mark) for (path, t), mark in zip(tensors, marks([t for _, t in tensors]), strict=True)]
+
+
+def changed_tensors(marked: list[tuple[str, torch.Tensor, Mark]]) -> list[str]:
+    """The paths of the marked tensors that changed since they were marked."""
+    now = checksums([t for _, t, _ in marked])
+    return [path for (path, t, mark), s in zip(marked, now, strict=True) if mark.moved(t, s)]
 
 
 def _token(value: Any, depth: int) -> Any:
@@ -123,7 +151,7 @@ def global_rngs() -> list[tuple[str, Any]]:
 @dataclass
 class SavedState:
     clones: list[tuple[str, torch.Tensor, torch.Tensor]] = field(default_factory=list)  # (path, live, clone)
-    versions: list[tuple[str, torch.Tensor, int | None]] = field(default_factory=list)  # not cloned
+    marked: list[tuple[str, torch.Tensor, Mark]] = field(default_factory=list)  # not cloned
     host: HostState = field(default_factory=HostState)
     rngs: list[tuple[str, Any, Any]] = field(default_factory=list)
     arrays: list[tuple[str, Any, Any]] = field(default_factory=list)
@@ -152,20 +180,21 @@ class SavedState:
         snap.host = HostState.of([*reached.holders, *extra])
         left = clone_bytes if clone_bytes is not None else default_clone_bytes()
         seen: set[int] = set()
+        unmarked: list[tuple[str, torch.Tensor]] = []
         for path, t in reached.tensors:
             if id(t) in seen:
                 continue
             seen.add(id(t))
-            version = version_of(t)
             size = t.numel() * t.element_size() if t.is_cuda else 0  # the budget is device memory
-            wanted = mutated is None or path in mutated or version is None or id(t) in known
+            wanted = mutated is None or path in mutated or id(t) in known or (version_of(t) is None and not checkable(t))
             if wanted and size <= left:
                 left -= size
                 snap.clones.append((path, t, t.detach().clone()))
             else:
-                snap.versions.append((path, t, version))
+                unmarked.append((path, t))
                 if wanted:
                     snap.uncovered.append(Uncovered(path, type_name(t), "budget"))
+        snap.marked = marked(unmarked)
         snap._save_rngs(reached)
         for path, arr in reached.arrays:
             if arr.nbytes <= MAX_ARRAY_BYTES:
@@ -190,8 +219,8 @@ class SavedState:
 
     def restore(self) -> list[Lost]:
         """Put everything back; what could not be is returned."""
-        # Versions first: a view shares its base's counter, and copying into the base bumps it.
-        lost = [Lost(path, "not-cloned") for path, t, version in self.versions if version_of(t) != version]
+        # Marks first: a view shares its base's counter, and copying into the base bumps it.
+        lost = [Lost(path, "not-cloned") for path in changed_tensors(self.marked)]
         with torch.inference_mode():
             for path, live, saved in self.clones:
                 try:

@@ -102,7 +102,7 @@ def _mutating_run(monkeypatch: pytest.MonkeyPatch, compare: tuple[str, ...], rou
     log: list[str] = []
 
     class FakeState:
-        def __init__(self, run: Any, sets: list) -> None:
+        def __init__(self, run: Any, sets: list, after: Any = None) -> None:
             self.saved = state.clone()
             log.append("save")
 
@@ -173,7 +173,7 @@ def test_a_mode_that_failed_is_not_compiled_again(monkeypatch: pytest.MonkeyPatc
     from launchprof.worker import compile_compare, plan_bursts
 
     class FakeState:
-        def __init__(self, run: Any, sets: list) -> None:
+        def __init__(self, run: Any, sets: list, after: Any = None) -> None:
             pass
 
         def restore(self) -> None:
@@ -211,7 +211,7 @@ def test_compare_compile_never_raises_into_the_script(monkeypatch: pytest.Monkey
     from launchprof.worker import compile_compare, plan_bursts
 
     class BrokenRestore:
-        def __init__(self, run: Any, sets: list) -> None:
+        def __init__(self, run: Any, sets: list, after: Any = None) -> None:
             pass
 
         def restore(self) -> None:

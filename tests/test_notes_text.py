@@ -158,6 +158,14 @@ WORKER_NOTES = [
     (NoteCode.BUCKETS_NOT_SET_UP, {"error": _ERR}, f"bucket plan not measured ({_ERR})"),
     (NoteCode.BUCKET_MEASUREMENT_STOPPED, {"error": _ERR}, f"bucket measurement stopped ({_ERR}); what it measured before is reported"),
     (NoteCode.BUCKETS_SHAPES_SAME, {}, "--buckets: the target's argument shapes did not vary between calls, so there is no bucket plan"),
+    (NoteCode.STATE_LOST, {"after": "bursts", "paths": ["cache.pos", "feed"], "whys": ["not-cloned", "generator"], "count": 3, "stopped": True},
+     "the timing bursts changed state that could not be put back: cache.pos (changed, not copied beforehand), feed (a generator, advanced) "
+     "and 1 more; launchprof stopped the script there (the report holds what was measured), rather than let it run on changed state"),
+    (NoteCode.STATE_LOST, {"after": "stream-check", "paths": ["x"], "whys": ["restore-failed"], "count": 1, "stopped": False},
+     "the stream check changed state that could not be put back: x (putting it back failed); the script had ended"),
+    (NoteCode.STATE_NOT_COVERED, {"paths": ["tok"], "whys": ["opaque"], "count": 1},
+     "the step reaches state launchprof cannot save: tok (kept in C); if the step changes it, launchprof's extra calls "
+     "(capture, validation, timing) change it too, and that is not undone"),
     (NoteCode.BUCKETS_UNMEASURABLE, {"reason": "not-captured", "sizes": 4}, "bucket plan not measured: the step was not captured"),
     (NoteCode.BUCKETS_UNMEASURABLE, {"reason": "no-recorded-call", "sizes": 4}, "bucket plan not measured: no recorded call carries the varying arguments"),
     (NoteCode.BUCKETS_UNMEASURABLE, {"reason": "too-many-sizes", "sizes": 40},

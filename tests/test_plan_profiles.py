@@ -31,12 +31,6 @@ class _Run:
         self.snap = _Snap()
         self.replays = 0
 
-    def snapshot(self, args: tuple, kwargs: dict, state: dict) -> _Snap:
-        return self.snap
-
-    def state_of(self, args: tuple, kwargs: dict) -> dict[str, Any]:
-        return {}
-
     def run_dir(self) -> Path:
         return self.tmp
 
@@ -45,6 +39,13 @@ class _Run:
         if self.fail:
             raise RuntimeError("replay failed")
         torch.ones(4).add_(1)
+
+
+@pytest.fixture(autouse=True)
+def _saved_state(monkeypatch):
+    """The run's save and put-back (worker/plan_state.py) as the fake run's snapshot."""
+    monkeypatch.setattr(plan_profiles, "save", lambda run, sets: run.snap)
+    monkeypatch.setattr(plan_profiles, "put_back", lambda run, snap, after: snap.restore())
 
 
 def _events(tmp: Path) -> list[dict[str, Any]]:

@@ -89,7 +89,7 @@ class ScriptException(Site):
 @dataclass(frozen=True, kw_only=True)
 class ScriptEndEvent(Event):
     TYPE = "script-end"
-    status: str | None = None  # ok, exception, exit
+    status: str | None = None  # ok, exception, exit, stopped (by launchprof: a state-lost note says why)
     exit_code: int | None = None
     exception: ScriptException | None = None
     calls: int | None = None

@@ -91,6 +91,8 @@ class NoteCode(StrEnum):
     BUCKETS_UNMEASURABLE = "buckets-unmeasurable"  # reason (a BucketsUnmeasurable), sizes
     ASYNC_LOCATED = "async-located"  # file, line: where --locate-async's re-run raised
     ASYNC_NOT_LOCATED = "async-not-located"
+    STATE_LOST = "state-lost"  # after (a RestoredAfter), paths, whys (a LostWhy each), count, stopped
+    STATE_NOT_COVERED = "state-not-covered"  # paths, whys (an UncoveredWhy each), count
 
 
 class RestoredAfter(StrEnum):
@@ -99,6 +101,28 @@ class RestoredAfter(StrEnum):
     BURSTS = "bursts"
     COMPILE = "compile"
     BUCKETS = "buckets"
+    CAPTURE = "capture"  # the capture's warm-up calls, the capture and its second capture
+    VALIDATION = "validation"  # a validation's eager call and replay
+    PROFILED_REPLAY = "profiled-replay"
+    STREAM_CHECK = "stream-check"
+
+
+class LostWhy(StrEnum):
+    """Why changed state could not be put back (STATE_LOST): worker/saved_state.Lost."""
+
+    NOT_CLONED = "not-cloned"  # a tensor not seen mutated before, or over the clone budget
+    GENERATOR = "generator"  # a generator object the extra calls advanced
+    RESTORE_FAILED = "restore-failed"  # putting it back raised
+
+
+class UncoveredWhy(StrEnum):
+    """Why reachable state cannot be saved (STATE_NOT_COVERED): worker/reach.Uncovered."""
+
+    OPAQUE = "opaque"  # its state lives in C
+    GENERATOR = "generator"
+    ITERATOR = "iterator"
+    BUDGET = "budget"  # past the walk's limits, or too big to copy
+    LONG = "long"  # a container too long to walk, with mutable elements
 
 
 class HostSpeedMissing(StrEnum):

@@ -129,6 +129,7 @@ def _measured(fn: Any, name: str, runs: list[Any], config: WorkerConfig, events:
     from launchprof.worker.plan import TargetRun
 
     run = TargetRun(fn, name, config, events)
+    run.keep.stop_on_lost = True  # the script stops rather than run on state launchprof could not put back
     runs.append(run)
 
     @functools.wraps(fn)
@@ -139,6 +140,8 @@ def _measured(fn: Any, name: str, runs: list[Any], config: WorkerConfig, events:
 
 
 def _close_runs(runs: list[Any], events: EventWriter) -> None:
+    for run in runs:
+        run.keep.script_running = False  # state lost from here on is said, with no script left to stop
     for run in runs:
         try:
             run.finish(reason="the script ended before the measurement plan completed")

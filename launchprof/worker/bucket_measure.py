@@ -94,7 +94,7 @@ def measure_buckets(run: TargetRun) -> None:
         setup = _setup(run)
         if setup is None:
             return
-        state = UserState(run, [(c.args, c.kwargs) for c in setup.real])
+        state = UserState(run, [(c.args, c.kwargs) for c in setup.real], after=RestoredAfter.BUCKETS)
     except Exception as exc:
         run.events.write(NoteEvent(code=NoteCode.BUCKETS_NOT_SET_UP, params={"error": f"{type(exc).__name__}: {str(exc)[:300]}"}))
         return

@@ -56,12 +56,20 @@ def schedule(repeat: int) -> tuple[int, int]:
 
 
 def run_bursts(
-    kinds: list[Kind], repeat: int, events: EventWriter, time_cap_s: float = TIME_CAP_S, between: Callable[[], None] | None = None
+    kinds: list[Kind],
+    repeat: int,
+    events: EventWriter,
+    time_cap_s: float = TIME_CAP_S,
+    between: Callable[[], None] | None = None,
+    reset: Callable[[], None] | None = None,
 ) -> None:
     """Time every kind in alternating bursts; one ``timing`` event per burst per kind.
 
     ``kinds`` is ordered (eager, replay, clone): odd bursts run the replay side first.
-    ``between`` runs after each burst, outside the timed calls (the host-speed sample)."""
+    ``between`` runs after each burst, outside the timed calls (the host-speed sample).
+    ``reset`` puts the user's state back after every pass of ``CALLS_PER_BURST`` calls, outside
+    the timed calls: a decode step advances its cache's position on every call, and a
+    hundred calls in a row would run it past the cache's end."""
     bursts, per = schedule(repeat)
     # sets: how many recorded argument sets each kind cycles through (sample j used set
     # j % sets), so the analysis can tell a step whose time depends on its arguments.
@@ -75,10 +83,12 @@ def run_bursts(
         k.starts = [torch.cuda.Event(enable_timing=True) for _ in range(per)]
         k.ends = [torch.cuda.Event(enable_timing=True) for _ in range(per)]
         k.calls[0]()  # one untimed call: lazy initialisation and cold caches stay outside
+        if reset is not None:
+            reset()
     torch.cuda.synchronize()
     for b in range(bursts):
         order = kinds if b % 2 == 0 or len(kinds) == 1 else [*kinds[1:], kinds[0]]
-        counts = {k.name: _block(k, per, time_cap_s) for k in order}
+        counts = {k.name: _block(k, per, time_cap_s, reset) for k in order}
         for k in kinds:
             n = counts.get(k.name, 0)
             if n:
@@ -94,7 +104,7 @@ def run_bursts(
         events.write(TimingEndEvent(kind=k.name, samples=k.samples, seconds=k.seconds, stopped_early=early, why=k.why if early else ""))
 
 
-def _block(k: Kind, per: int, time_cap_s: float) -> int:
+def _block(k: Kind, per: int, time_cap_s: float, reset: Callable[[], None] | None = None) -> int:
     """``per`` synchronised calls of one kind; returns how many were timed.
 
     The host clock times bare calls: a CUDA event recorded inside that window costs several
@@ -123,6 +133,8 @@ def _block(k: Kind, per: int, time_cap_s: float) -> int:
         if agree is None and k.seconds >= time_cap_s:
             k.stopped, k.why = True, f"stopped at the {time_cap_s:g} s time cap"
             break
+    if reset is not None:
+        reset()  # the second pass starts where the first did
     for i in range(n):
         fn, start, end = calls[(k.samples + i) % ncalls], starts[i], ends[i]
         if agree is not None:
@@ -131,5 +143,7 @@ def _block(k: Kind, per: int, time_cap_s: float) -> int:
         fn()
         end.record()
         sync()
+    if reset is not None:
+        reset()
     k.samples += n
     return n

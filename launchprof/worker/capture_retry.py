@@ -24,12 +24,13 @@ from launchprof.model.training_records import KEPT_GRAPH_KIND
 from launchprof.worker.capture import CaptureFailed, Captured
 from launchprof.worker.frames import frame_site, snippet
 from launchprof.worker.graph_release import release
-from launchprof.worker.hoststate import HostState
 from launchprof.worker.nvtx_ranges import nvtx_range
 from launchprof.worker.outputs_watch import caller_frame, user_frames
 from launchprof.worker.partial_capture import measure_partial
 from launchprof.worker.trees import leaves
-from launchprof.worker.validator import Snapshot
+from launchprof.worker.plan_state import put_back
+from launchprof.worker.saved_state import SavedState
+from launchprof.model.findings import RestoredAfter
 
 if TYPE_CHECKING:
     from launchprof.worker.plan import TargetRun
@@ -42,13 +43,13 @@ def failure_event(run: TargetRun, index: int, info: dict[str, Any]) -> CaptureEv
 
 
 def after_failed_capture(
-    run: TargetRun, info: dict[str, Any], index: int, snap: Snapshot, retry: Callable[[], Captured], call: tuple[tuple, dict]
+    run: TargetRun, info: dict[str, Any], index: int, snap: SavedState, retry: Callable[[], Captured], call: tuple[tuple, dict]
 ) -> Captured | None:
     """Write the failure and undo the attempt; a kept graph: release it and capture again
     (the graph, or None); still nothing captured: measure the step's largest part."""
     failure = failure_event(run, index, info)
     run.events.write(failure)
-    snap.restore()
+    put_back(run, snap, RestoredAfter.CAPTURE)
     captured = None
     if failure.kind == KEPT_GRAPH_KIND:
         captured = release_and_retry(run, failure, index, snap, retry, call)
@@ -58,7 +59,7 @@ def after_failed_capture(
 
 
 def release_and_retry(
-    run: TargetRun, failure: CaptureEvent, index: int, snap: Snapshot, retry: Callable[[], Captured], call: tuple[tuple, dict]
+    run: TargetRun, failure: CaptureEvent, index: int, snap: SavedState, retry: Callable[[], Captured], call: tuple[tuple, dict]
 ) -> Captured | None:
     frame = caller_frame()
     site = frame_site(frame)
@@ -73,13 +74,12 @@ def release_and_retry(
         run.events.write(KeptGraphEvent(index=index, failure=failure, tensors=rows, call_site=site))
         return None
     again: dict[str, Any] | None = None
-    host = HostState.save(run.host_writes, run.host_containers)  # the retry runs the step's Python again
     with nvtx_range("capture"):
         try:
             try:
                 captured = retry()
             finally:
-                host.restore()
+                put_back(run, snap, RestoredAfter.CAPTURE)  # the retry ran the step's Python again
         except CaptureFailed as failed:
             again = failed.info
     if again is None:
@@ -88,5 +88,4 @@ def release_and_retry(
     retry_failure = failure_event(run, index, again)
     run.events.write(KeptGraphEvent(index=index, failure=failure, tensors=rows, call_site=site, retried=True, retry_kind=retry_failure.kind))
     run.events.write(retry_failure)  # the capture the report reads: the retry's
-    snap.restore()
     return None

@@ -261,7 +261,7 @@ def compare_compile(run: TargetRun) -> None:
     for round_no in range(1, rounds + 1):
         for mode in (m for m in MODES if m not in given_up):
             try:
-                state = UserState(run, sets)
+                state = UserState(run, sets, after=RestoredAfter.COMPILE)
             except Exception as exc:
                 run.events.write(NoteEvent(code=NoteCode.COMPILE_STATE_NOT_SAVED, params={"error": f"{type(exc).__name__}: {exc}"}))
                 return

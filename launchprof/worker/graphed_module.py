@@ -69,6 +69,11 @@ class GraphedForward:
     def dispatch(self, *args: Any, **kwargs: Any) -> Any:
         return self.graphed(*args, **kwargs) if self.use_graph else self.eager(*args, **kwargs)
 
+    def install(self) -> None:
+        """The switch in the module's place again: putting the user's state back (worker/
+        plan_state.py) also puts back the module's own ``forward`` entry, which is the switch's."""
+        self.module.__dict__["forward"] = self.dispatch
+
     def restore(self) -> None:
         put_back(self.module, self.saved)
 

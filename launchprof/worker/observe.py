@@ -127,7 +127,7 @@ def referenced_state(fn: Callable[..., Any]) -> dict[str, torch.Tensor]:
         glb = getattr(layer, "__globals__", {})
         if code is None:
             continue
-        for name in _names_in(code):
+        for name in code_names(code):
             if name in glb:
                 add_value(name, glb[name])
         for cell_name, cell in zip(code.co_freevars, getattr(layer, "__closure__", None) or (), strict=False):
@@ -168,9 +168,9 @@ def module_state(named: dict[str, Any]) -> dict[str, torch.Tensor]:
     return state
 
 
-def _names_in(code: types.CodeType) -> set[str]:
+def code_names(code: types.CodeType) -> set[str]:
     names = set(code.co_names)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names |= _names_in(const)
+            names |= code_names(const)
     return names

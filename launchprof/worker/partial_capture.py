@@ -169,6 +169,7 @@ def _try(run: TargetRun, call: ModuleCall, sets: list[tuple[tuple, dict]], state
         return None, candidate_row(call, PartialSkip.GRAPHING_FAILED, exc)
     try:
         state.restore()
+        switch.install()
         fields = compared(run, sets, switch, state)
         timings = Collected()
         run_bursts([Kind("eager", step_calls(run, sets, switch, False)), Kind("graphed", step_calls(run, sets, switch, True))], run.config.repeat, timings)
@@ -203,12 +204,14 @@ def compared(run: TargetRun, sets: list[tuple[tuple, dict]], switch: GraphedForw
     eager_out = clone_tensors(run.fn(*args, **kwargs))
     eager_state = clone_tensors(mutated)
     state.restore()
+    switch.install()
     switch.use_graph = True
     graphed_out = clone_tensors(run.fn(*args, **kwargs))
     if torch.cuda.is_available():
         torch.cuda.synchronize()
     diffs = compare_trees(eager_out, graphed_out, "output") + compare_trees(eager_state, mutated, "state")
     state.restore()
+    switch.install()
     return summarise(diffs)
 
 

@@ -29,7 +29,6 @@ from launchprof.worker.config import WorkerConfig, in_loop_calls, pre_capture_ca
 from launchprof.worker.cupti import lost_device_activity, tear_down_after_profiling
 from launchprof.worker.event_writer import EventWriter
 from launchprof.worker.frames import frame_site, snippet
-from launchprof.worker.hoststate import HostState
 from launchprof.worker.memory import memory_event, tensor_bytes
 from launchprof.worker.nvtx_ranges import nvtx_range
 from launchprof.worker.observe import bind_arguments, call_signature, describe_call, module_state, referenced_state, scalar_values
@@ -44,9 +43,11 @@ from launchprof.worker.static_inputs import StaticInputs
 from launchprof.worker.call_timer import timed
 from launchprof.worker.trees import clone_tensors, copy_into, flat_tensors, tensor_leaves
 from launchprof.worker.user_errors import UserError, is_device_error
-from launchprof.worker.validator import Snapshot, cuda_rng_state, mutated_tensors, rng_advanced, validate, version_of
+from launchprof.worker.plan_state import KeepState, MutationWatch, put_back, save, stop_if_lost
+from launchprof.worker.saved_state import version_of
+from launchprof.worker.validator import cuda_rng_state, rng_advanced, validate
 from launchprof.events.lifecycle_events import CallSiteEvent, InternalErrorEvent, NoteEvent, PhaseEvent, PlanEndEvent
-from launchprof.model.findings import NoteCode
+from launchprof.model.findings import NoteCode, RestoredAfter
 from launchprof.events.observation_events import ArgLeaf, CallEvent, FallbackEvent, MutationsEvent, StateReallocEvent
 from launchprof.events.timing_events import EagerTimingEvent, ReplayTimingEvent, TraceEvent
 
@@ -101,6 +102,7 @@ class TargetRun:
         self.draws_cuda_rng = False  # a warm-up call advanced the default CUDA generator
         self.host_writes: list[tuple[Any, str]] = []
         self.host_containers: list[Any] = []
+        self.keep = KeepState()  # leaving the script working (worker/plan_state.py)
         self.eager_interleaved = 0
         # Argument sets kept for the bursts: the last eager ones (for eager-only bursts when
         # capture fails) and the first replay-eligible ones after capture.
@@ -120,6 +122,7 @@ class TargetRun:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.busy or self.phase is Phase.DONE:
+            stop_if_lost(self)
             return self.fn(*args, **kwargs)
         self.busy = True
         try:
@@ -127,9 +130,10 @@ class TargetRun:
             self.outputs.before(self.calls, args, kwargs, caller_frame())
             out = self._guarded(args, kwargs)
             self.outputs.after(self.calls - 1, out, caller_frame())
-            return out
         finally:
             self.busy = False
+        stop_if_lost(self)  # raises ScriptStopped where state could not be put back
+        return out
 
     def _guarded(self, args: tuple, kwargs: dict) -> Any:
         """The user's exceptions pass through untouched; launchprof's own are reported as
@@ -214,8 +218,10 @@ class TargetRun:
         before_args = {p: version_of(t) for p, t in tensor_leaves(self._canon(args, kwargs))}
         before_state = {n: version_of(t) for n, t in state.items()}
         rng_before = cuda_rng_state()
+        watch = MutationWatch(self, args, kwargs)
         with nvtx_range("eager"):
             out = self._user(*args, **kwargs)
+        watch.after()
         self.draws_cuda_rng |= rng_advanced(rng_before)  # its replays launch torch's RNG fills (analysis/prediction.py)
         for p, t in tensor_leaves(self._canon(args, kwargs)):
             if version_of(t) is None or (p in before_args and version_of(t) != before_args[p]):
@@ -289,8 +295,10 @@ class TargetRun:
         return True
 
     def _probe(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
+        watch = MutationWatch(self, args, kwargs)  # a tensor created lazily in the warm-up calls is seen here
         with nvtx_range("eager"):
             out, found = probe_call(self._user, args, kwargs)
+        watch.after()
         torch.cuda.synchronize()
         for entry in found.syncs + found.effects + found.rng + found.streams:
             if entry.get("file") and entry.get("line"):
@@ -301,27 +309,21 @@ class TargetRun:
         return out
 
     # ------------------------------------------------------------------ capture and replay
-    def snapshot(self, args: tuple, kwargs: dict, state: dict) -> Snapshot:
-        """Clones of everything the call mutates, and the CUDA RNG state, to undo it."""
-        return Snapshot.take(mutated_tensors(tensor_leaves(self._canon(args, kwargs)), self.mutated_args, state, self.mutated_state))
-
     def _capture(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
         static_args, static_kwargs = self.inputs.make(args, kwargs)
-        snap = self.snapshot(args, kwargs, state)
+        snap = save(self, [(args, kwargs)])  # everything the call can reach, to undo the captures
 
         def reset() -> None:
-            snap.restore()
+            put_back(self, snap, RestoredAfter.CAPTURE)
             copy_into((static_args, static_kwargs), (args, kwargs))
 
-        # The warm-up calls and the capture run the step's Python more times.
-        host = HostState.save(self.host_writes, self.host_containers)
         failure: dict[str, Any] = {}
         with nvtx_range("capture"):
             try:
                 try:
                     self.captured = capture(self._user, static_args, static_kwargs, warmup=2, before_capture=reset)
                 finally:
-                    host.restore()
+                    put_back(self, snap, RestoredAfter.CAPTURE)
             except CaptureFailed as failed:
                 failure = failed.info
         if self.captured is None:  # out of the except clause: its frames no longer hold the attempt's autograd graph
@@ -338,9 +340,7 @@ class TargetRun:
         self.inputs.plan(cap.static_args, cap.static_kwargs, args, kwargs)
         clone_bytes = tensor_bytes(flat_tensors(cap.static_out))
         self.events.write(memory_event(self.inputs.static_bytes(), clone_bytes, cap.pool_bytes, cap.workspace_bytes))
-        # The capture itself ran the step on the static buffers: undo it, then this call
-        # becomes the first validation (same data as captured).
-        snap.restore()
+        # The captures were undone above; this call becomes the first validation (same data).
         self._transition(Exit.CAPTURED)
         return self._validate(index, args, kwargs, state, changed_scalars=[])
 
@@ -435,9 +435,9 @@ class TargetRun:
                 kwargs,
                 dict(tensor_leaves(self._canon(args, kwargs))),
                 self.inputs.static_named,
-                state,
                 self.mutated_args,
-                self.mutated_state,
+                lambda: save(self, [(args, kwargs)]),
+                lambda saved: put_back(self, saved, RestoredAfter.VALIDATION),
             )
         scalars = scalar_values(describe_call(bind_arguments(self.fn, args, kwargs)))
         changed = {k: v for k, v in scalars.items() if k in changed_scalars}

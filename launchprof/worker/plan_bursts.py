@@ -1,8 +1,8 @@
 """Running the bursts from the plan: building the calls, protecting the user's state.
 
 The burst calls are extra calls of the user's step, so everything they change is saved
-before and put back after: every mutated argument and state tensor, both RNG states and
-the Python state the probe saw the step write. The user's prints are silenced meanwhile,
+before and put back after: everything the step can reach (worker/plan_state.py), tensors,
+Python state and generators. The user's prints are silenced meanwhile,
 so a script's output does not repeat. Any failure becomes a note: the in-loop timings
 remain, and the run is never lost.
 """
@@ -18,11 +18,11 @@ import torch
 
 from launchprof.worker.burst import Kind, run_bursts
 from launchprof.worker.host_speed import cuda_host_speed, write_unmeasured
-from launchprof.worker.hoststate import HostState
 from launchprof.worker.trees import clone_tensors, tensor_leaves
-from launchprof.worker.validator import Snapshot, mutated_tensors
+from launchprof.worker.validator import mutated_tensors
 from launchprof.events.lifecycle_events import NoteEvent
 from launchprof.model.findings import HostSpeedMissing, NoteCode, RestoredAfter
+from launchprof.worker.plan_state import put_back, save
 
 if TYPE_CHECKING:
     from launchprof.worker.plan import TargetRun
@@ -63,24 +63,22 @@ def protected_tensors(run: TargetRun, sets: list[tuple[tuple, dict]]) -> list[to
 
 
 class UserState:
-    """What launchprof's extra calls (bursts, the stream check) may change that the user can
-    see afterwards: mutated tensors, the CPU and CUDA RNG, written Python state. Saved
-    before the calls, put back after them, so the script goes on as `python script.py`
-    would."""
+    """What launchprof's extra calls (bursts, the stream check, the bucket and compile
+    measurements) may change that the user can see afterwards: everything the calls on
+    ``sets`` can reach (worker/plan_state.py). Saved before the calls, put back after them,
+    so the script goes on as `python script.py` would; ``after`` names the calls in the
+    note written where something could not be put back."""
 
-    def __init__(self, run: TargetRun, sets: list[tuple[tuple, dict]]) -> None:
+    def __init__(self, run: TargetRun, sets: list[tuple[tuple, dict]], after: RestoredAfter = RestoredAfter.BURSTS) -> None:
         torch.cuda.synchronize()
-        self.snap = Snapshot.take(protected_tensors(run, sets), cpu_rng=True)
-        self.host = HostState.save(run.host_writes, run.host_containers)
+        self.run, self.after = run, after
+        self.saved = save(run, sets)
 
     def restore(self) -> None:
         try:
             torch.cuda.synchronize()
         finally:
-            try:
-                self.snap.restore()
-            finally:
-                self.host.restore()
+            put_back(self.run, self.saved, self.after)
 
 
 @contextlib.contextmanager
@@ -106,7 +104,7 @@ def run_plan_bursts(run: TargetRun) -> None:
         speed, unmeasured = None, f"{type(exc).__name__}: {str(exc)[:200]}"
     try:
         with silenced():
-            run_bursts(kinds, run.config.repeat, run.events, between=speed.sample if speed is not None else None)
+            run_bursts(kinds, run.config.repeat, run.events, between=speed.sample if speed is not None else None, reset=state.restore)
         if speed is not None:
             speed.write(run.events, "between the bursts")
         else:

@@ -51,3 +51,6 @@ FINISH_REASONS: dict[Exit, str] = {
     Exit.COMPLETE: "complete",
     Exit.STUCK: "replay phase could not collect enough matching calls",
 }
+# The plan-end reason when launchprof stopped the script: its extra calls changed state that
+# could not be put back (worker/plan_state.py; the state-lost note names it).
+STOPPED_REASON = "launchprof stopped the script: its extra calls changed state that could not be put back"

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 import torch
 
 from launchprof.events.timing_events import TraceEvent
+from launchprof.model.findings import RestoredAfter
+from launchprof.worker.plan_state import put_back, save
 from launchprof.worker.profiler_tables import new_profile, write_table
 
 if TYPE_CHECKING:
@@ -21,7 +23,7 @@ def profile_replay(run: TargetRun, args: tuple, kwargs: dict) -> None:
     from torch.profiler import record_function
 
     run.profiled_replay = True
-    snap = run.snapshot(args, kwargs, run.state_of(args, kwargs))
+    snap = save(run, [(args, kwargs)])
     try:
         torch.cuda.synchronize()
         with new_profile() as prof:
@@ -30,5 +32,5 @@ def profile_replay(run: TargetRun, args: tuple, kwargs: dict) -> None:
                 torch.cuda.synchronize()
         path = write_table(prof, run.run_dir(), "replay")
     finally:
-        snap.restore()  # the extra replay must not advance the user's state, whatever failed
+        put_back(run, snap, RestoredAfter.PROFILED_REPLAY)  # the extra replay must not advance the user's state, whatever failed
     run.events.write(TraceEvent(path=path, calls=1, what="replay"))

@@ -26,6 +26,7 @@ import torch
 
 from launchprof.events.capture_events import Race, RaceAccess, RaceCheckEvent, RaceOp
 from launchprof.worker.frames import user_site
+from launchprof.model.findings import RestoredAfter
 from launchprof.worker.plan_bursts import UserState, silenced
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ def check_streams(run: TargetRun, args: tuple, kwargs: dict) -> None:
     """The extra call on one recorded argument set, and its ``race-check`` event; any
     failure is a note, never a crash."""
     try:
-        state = UserState(run, [(args, kwargs)])
+        state = UserState(run, [(args, kwargs)], after=RestoredAfter.STREAM_CHECK)
     except Exception as exc:
         run.events.write(RaceCheckEvent(status="failed", reason=f"{type(exc).__name__}: {exc}"[:300]))
         return

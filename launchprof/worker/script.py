@@ -25,9 +25,19 @@ from launchprof.worker.frames import traceback_site
 BIND_NAME = "__launchprof_bind__"
 
 
+class ScriptStopped(SystemExit):
+    """Raised from a call of the target to end the script cleanly: launchprof's extra calls
+    changed state it could not put back (worker/plan_state.py), and the script must not go
+    on with it. A SystemExit, so the script's ``except Exception`` does not catch it and its
+    ``finally`` blocks and context managers run; ``run_script`` reports it as ``stopped``."""
+
+    def __init__(self) -> None:
+        super().__init__(0)
+
+
 @dataclass
 class ScriptOutcome:
-    status: str  # "ok", "exit", "exception"
+    status: str  # "ok", "exit", "exception", "stopped" (ScriptStopped)
     exit_code: int
     exception: ScriptException = field(default_factory=ScriptException)  # empty when none was raised
 
@@ -67,6 +77,8 @@ def run_script(path: Path, argv: list[str], on_statement: Callable[[dict[str, An
     sys.path.insert(0, str(path.parent))
     try:
         exec(code, namespace)
+    except ScriptStopped:
+        return ScriptOutcome("stopped", 0)
     except SystemExit as exc:
         code_value = exc.code
         if code_value is None:

@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from launchprof.model.findings import BucketsUnmeasurable, HostSpeedMissing, Note, NoteCode, RestoredAfter
+from launchprof.model.findings import BucketsUnmeasurable, HostSpeedMissing, LostWhy, Note, NoteCode, RestoredAfter, UncoveredWhy
 from launchprof.render.words.format import duration, memory_text, number, percent, seconds, significant, size
 
 Params = dict[str, Any]
@@ -412,7 +412,51 @@ _WORKER: dict[NoteCode, str] = {  # str.format templates over the note's params
 for _code, _template in _WORKER.items():
     SENTENCES[_code.value] = lambda p, template=_template: template.format(**p)
 
-_RESTORED_AFTER = {RestoredAfter.BURSTS: "the timing bursts", RestoredAfter.COMPILE: "the compile comparison", RestoredAfter.BUCKETS: "the bucket measurement"}
+_RESTORED_AFTER = {
+    RestoredAfter.BURSTS: "the timing bursts",
+    RestoredAfter.COMPILE: "the compile comparison",
+    RestoredAfter.BUCKETS: "the bucket measurement",
+    RestoredAfter.CAPTURE: "the capture (its warm-up calls and captures)",
+    RestoredAfter.VALIDATION: "a validation (its eager call and replay)",
+    RestoredAfter.PROFILED_REPLAY: "the profiled replay",
+    RestoredAfter.STREAM_CHECK: "the stream check",
+}
+_LOST_WHY = {
+    LostWhy.NOT_CLONED: "changed, not copied beforehand",
+    LostWhy.GENERATOR: "a generator, advanced",
+    LostWhy.RESTORE_FAILED: "putting it back failed",
+}
+_UNCOVERED_WHY = {
+    UncoveredWhy.OPAQUE: "kept in C",
+    UncoveredWhy.GENERATOR: "a generator",
+    UncoveredWhy.ITERATOR: "an iterator",
+    UncoveredWhy.BUDGET: "past the save's size limits",
+    UncoveredWhy.LONG: "too long a container",
+}
+
+
+def _paths(p: Params, words: dict[Any, str], kind: type) -> str:
+    listed = [f"{path} ({words[kind(why)]})" for path, why in zip(p["paths"], p["whys"], strict=True)]
+    more = int(p["count"]) - len(listed)
+    return ", ".join(listed) + (f" and {more} more" if more > 0 else "")
+
+
+@sentence(NoteCode.STATE_LOST)
+def _state_lost(p: Params) -> str:
+    then = (
+        "launchprof stopped the script there (the report holds what was measured), rather than let it run on changed state"
+        if p["stopped"]
+        else "the script had ended"
+    )
+    return f"{_RESTORED_AFTER[RestoredAfter(p['after'])]} changed state that could not be put back: {_paths(p, _LOST_WHY, LostWhy)}; {then}"
+
+
+@sentence(NoteCode.STATE_NOT_COVERED)
+def _state_not_covered(p: Params) -> str:
+    return (
+        f"the step reaches state launchprof cannot save: {_paths(p, _UNCOVERED_WHY, UncoveredWhy)}; if the step changes it, "
+        "launchprof's extra calls (capture, validation, timing) change it too, and that is not undone"
+    )
 
 
 @sentence(NoteCode.STATE_NOT_RESTORED)

@@ -239,9 +239,26 @@ def test_frames_of_a_package_installed_beside_the_stdlib_are_not_runtime(tmp_pat
     assert isinstance(site, Site) and (site.file, site.line) == (__file__, 10)
     assert site.library is not None and (site.library.file, site.library.line, site.library.function) == (lib_file, 5, "inner")
     assert "library_site" in site.as_dict()
-    assert placed_site([(__file__, 10, "main"), (torch.__file__, 1, "op")]).library is None
+    assert placed_site([(__file__, 10, "main"), (textwrap.__file__, 1, "dedent")]).library is None  # the stdlib's is no library
     alone = placed_site([(lib_file, 5, "inner")])
     assert (alone.file, alone.library) == (lib_file, None)
+
+
+def test_a_sync_inside_torch_keeps_torch_s_frame_and_not_launchprof_s() -> None:
+    """GradScaler.step reads found_inf on the host inside torch: the sync-debug warning's stack
+    runs on through launchprof's dispatch mode into torch's op plumbing, which is not the
+    user's call; the frame kept is the scaler's."""
+    import torch.amp.grad_scaler as scaler
+    import torch._ops as ops
+    import launchprof.worker.probe as probe
+
+    site = placed_site([
+        (probe.__file__, 300, "probe_call"), (__file__, 20, "step"),
+        (scaler.__file__, 478, "step"), (scaler.__file__, 371, "_maybe_opt_step"),
+        (probe.__file__, 90, "__torch_dispatch__"), (ops.__file__, 800, "__call__"),
+    ])
+    assert (site.file, site.line) == (__file__, 20)
+    assert (site.library.file, site.library.line, site.library.function) == (str(Path(scaler.__file__).resolve()), 371, "_maybe_opt_step")
 
 
 def test_a_transformers_next_token_step_has_no_host_side_effect() -> None:
@@ -258,6 +275,26 @@ def test_a_transformers_next_token_step_has_no_host_side_effect() -> None:
     found = _probe(step, ids)
     assert found.effects == [], found.effects
     assert found.writes == [] and found.containers == []
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_on_a_gpu_a_grad_scaler_sync_keeps_the_scalers_line() -> None:
+    model = torch.nn.Linear(8, 8).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cuda")
+
+    def step(x):
+        loss = model(x).float().square().mean()
+        scaler.scale(loss).backward()
+        scaler.step(opt)  # the scaler's step
+        scaler.update()
+        opt.zero_grad()
+        return loss
+
+    found = _probe(step, torch.randn(4, 8, device="cuda"))
+    at = [s for s in found.syncs if s["line"] == _here("scaler.step(opt)  # the scaler's step")]
+    assert at and all(s["library_site"].file.endswith("torch/amp/grad_scaler.py") for s in at), found.syncs
 
 
 @pytest.mark.gpu

@@ -15,13 +15,8 @@ import torch
 from launchprof.events.record import Site as EventSite, omitted
 from launchprof.common.source import around
 
-_TOOL_DIRS = tuple(
-    os.path.realpath(p) + os.sep
-    for p in {
-        os.path.dirname(torch.__file__),
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # launchprof's own folder
-    }
-)
+_OWN_DIR = os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep  # launchprof's folder
+_TOOL_DIRS = (os.path.realpath(os.path.dirname(torch.__file__)) + os.sep, _OWN_DIR)
 _STDLIB_DIRS = tuple(os.path.realpath(p) + os.sep for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]})
 _SKIP_DIRS = _TOOL_DIRS + _STDLIB_DIRS
 _THIRD_PARTY = ("site-packages", "dist-packages")
@@ -64,10 +59,7 @@ def is_runtime(filename: str) -> bool:
     them, so the probe sees library code in every layout."""
     if not filename or filename.startswith("<"):
         return True
-    real = os.path.realpath(filename)
-    if real.startswith(_TOOL_DIRS):
-        return True
-    return real.startswith(_STDLIB_DIRS) and not any(os.sep + part + os.sep in real for part in _THIRD_PARTY)
+    return os.path.realpath(filename).startswith(_TOOL_DIRS) or _is_stdlib(filename)
 
 
 def _is_project(filename: str) -> bool:
@@ -94,19 +86,39 @@ def user_site(frames: list[tuple[str, int, str]]) -> Site | None:
 
 
 def placed_site(frames: list[tuple[str, int, str]]) -> Site | None:
-    """The innermost frame of the user's project, with the innermost library frame below it
-    as ``library`` (``frames`` run outermost first): a finding inside an installed package is
-    filed at the user's line that called into it. With no project frame, the innermost
-    library frame itself; None when every frame is torch's, launchprof's or the stdlib's."""
+    """The innermost frame of the user's project, with the library frame it called into as
+    ``library`` (``frames`` run outermost first): a finding inside an installed package is
+    filed at the user's line that called into it. The library frame is the innermost one of
+    a package other than torch (transformers' line that calls torch says more than torch's
+    plumbing), else torch's own (``GradScaler.step``). Frames below launchprof's own (its
+    dispatch mode, its warning handler) are not the user's call. With no project frame, the
+    innermost library frame itself; None when every frame is torch's, launchprof's or the
+    stdlib's."""
     seen = [i for i, f in enumerate(frames) if not is_runtime(f[0])]
     if not seen:
         return None
     project = [i for i in seen if _is_project(frames[i][0])]
     if not project:
         return _site(frames[seen[-1]])
-    deeper = [i for i in seen if i > project[-1] and not _is_project(frames[i][0])]
-    library = _site(frames[deeper[-1]]) if deeper else None
-    return _site(frames[project[-1]], library)
+    packages: list[int] = []
+    torch_own: list[int] = []
+    for i in range(project[-1] + 1, len(frames)):
+        file = frames[i][0]
+        if file.startswith("<"):
+            continue
+        if os.path.realpath(file).startswith(_OWN_DIR):
+            break
+        if not is_runtime(file):
+            packages.append(i)
+        elif not _is_stdlib(file):
+            torch_own.append(i)
+    below = packages or torch_own
+    return _site(frames[project[-1]], _site(frames[below[-1]]) if below else None)
+
+
+def _is_stdlib(filename: str) -> bool:
+    real = os.path.realpath(filename)
+    return real.startswith(_STDLIB_DIRS) and not any(os.sep + part + os.sep in real for part in _THIRD_PARTY)
 
 
 def _site(frame: tuple[str, int, str], library: Site | None = None) -> Site:

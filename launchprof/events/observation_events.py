@@ -81,6 +81,9 @@ class ProbeEntry(Site):
     event: int | None = omitted()
     stream: int | None = omitted()
     origin: int | None = omitted()
+    # The frame inside an installed package where it happened, when the entry's own site is
+    # the user's line that called into that package (runs recorded before had none).
+    library_site: Site | None = omitted()
 
 
 @dataclass(frozen=True, kw_only=True)

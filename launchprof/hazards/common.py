@@ -13,7 +13,7 @@ from launchprof.model.hazard_codes import HazardCode
 from launchprof.model.hazard_identity import without_comment
 from launchprof.hazards.kinds import KINDS
 from launchprof.common.source import around, function_at, line_at
-from launchprof.model.hazard_records import Hazard
+from launchprof.model.hazard_records import Hazard, LibrarySite
 from launchprof.render.words.hazard_text import hazard_hint, hazard_message, placed_message
 
 
@@ -40,7 +40,16 @@ def hazard(kind: str, code: HazardCode, params: dict[str, Param], site: Site | N
         details=extra,
         code=code.value,
         params=params,
+        library_site=library_site(site),
     )
+
+
+def library_site(site: Site) -> LibrarySite | None:
+    """The library frame a probe entry carries, when it is filed at the user's calling line."""
+    lib = getattr(site, "library_site", None)
+    if lib is None or not lib.file:
+        return None
+    return LibrarySite(file=lib.file, line=int(lib.line) if lib.line else None, code=without_comment(lib.code or ""), function=lib.function or "")
 
 
 def restated(h: Hazard, added: dict[str, Param]) -> Hazard:

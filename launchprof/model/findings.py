@@ -191,6 +191,7 @@ class FixReason(StrEnum):
     TENSOR_LOOP = "tensor-loop"
     NO_IF = "no-if"
     SEVERAL_NAMES = "several-names"
+    IN_LIBRARY = "in-library"  # the line calls into a library where it happens: library (path:line)
 
 
 class PredictionCode(StrEnum):

@@ -33,6 +33,17 @@ class Fix:
 
 
 @model
+class LibrarySite:
+    """The line inside an installed package (torch, transformers …) where a hazard really
+    happened, when the hazard is filed at the user's line that called into that package."""
+
+    file: str
+    line: int | None = None
+    code: str = ""
+    function: str = ""
+
+
+@model
 class Hazard:
     kind: str
     severity: Severity
@@ -53,6 +64,9 @@ class Hazard:
     # message as ``{"text": message}``.
     code: str = ""
     params: dict[str, Param] = dataclasses.field(default_factory=dict)
+    # Where in a library it happened, when ``file``/``line`` are the user's calling line; None
+    # when the hazard is in the user's own code (and in reports written before it existed).
+    library_site: LibrarySite | None = None
 
     def __post_init__(self) -> None:
         # The rules pass a kind's severity as they declare it; renderers compare by identity.

@@ -34,7 +34,7 @@ from launchprof.render.words.fix_text import cannot_head, fix_sentence
 from launchprof.render.legend import TERMS
 from launchprof.render.words.notes_text import report_notes
 from launchprof.render.words.training_text import verdict_clause
-from launchprof.render.paths import location, relative, report_root, sorted_hazards
+from launchprof.render.paths import library_location, location, relative, report_root, sorted_hazards
 from launchprof.render.ranks import console_ranks
 from launchprof.render.whole_text import Whole, code_text, whole_parts
 
@@ -113,6 +113,9 @@ def hazards(report: Report, root: Path) -> Table | None:
         body = Text()
         body.append(f"{location(h, root) or fmt.NA}  {h.kind}\n", style="bold")
         body.append(figures.hazard_message(h, report))
+        library = library_location(h, root)
+        if library:
+            body.append(f"\nin library code: {library}" + (f"  {h.library_site.code}" if h.library_site.code else ""), style="dim")
         sev = figures.severity(h.severity)
         table.add_row(Text(h.severity, style=sev.style if sev else ""), Group(Whole(body), *whole_parts(fix_text(body, h, root, repeats.get(i)))))
     return table

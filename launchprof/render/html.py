@@ -28,7 +28,7 @@ from launchprof.render.legend import TERMS
 from launchprof.render.words.notes_text import report_notes
 from launchprof.render.renderer import Renderer
 from launchprof.render.figures import key_numbers, machine_line
-from launchprof.render.paths import location, relative, report_root, sorted_hazards
+from launchprof.render.paths import library_location, location, relative, report_root, sorted_hazards
 
 if TYPE_CHECKING:  # annotations only: the device profile's module loads pydantic, which lint's reports skip
     from launchprof.crossover.profile import DeviceProfile
@@ -211,6 +211,7 @@ class HtmlRenderer(Renderer):
         hazards = [
             {
                 "h": h, "location": location(h, root), "snippet": snippet(h, root), "message": figures.hazard_message(h, report),
+                "library": library_location(h, root),
                 "fix": figures.fix_of(h), "fix_where": figures.fix_where(h, root), "same_as": repeats.get(i),
             }
             for i, h in enumerate(ordered)

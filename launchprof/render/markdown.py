@@ -21,7 +21,7 @@ from launchprof.render.words.notes_text import report_notes
 from launchprof.render.renderer import Renderer
 from launchprof.render.words.fix_text import fix_sentence
 from launchprof.render.figures import key_numbers, location, machine_line, sorted_hazards, verdict_sentence
-from launchprof.render.paths import relative, report_root
+from launchprof.render.paths import library_location, relative, report_root
 from launchprof.render.ranks import markdown_ranks
 from launchprof.model.core import Report
 
@@ -88,6 +88,10 @@ class MarkdownRenderer(Renderer):
             sev = figures.severity(h.severity)
             severity = f"{_SEVERITY_DOT.get(sev, '')} {md_text(h.severity)}".strip()
             message = md_text(figures.hazard_message(h, report))
+            library = library_location(h, root)
+            if library:
+                code = f": {md_code(h.library_site.code)}" if h.library_site.code else ""
+                message += f"<br>in library code at {md_code(library)}{code}"
             fix = figures.fix_of(h)
             pointer = "written below, under Fixes" if fix is not None and fix.after else "general rule below"  # each rule printed once
             rows.append((md_code(loc) if loc else NA, severity, md_code(h.kind), message, pointer))

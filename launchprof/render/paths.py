@@ -8,7 +8,7 @@ are shown relative to it, others absolute.
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePath, PurePosixPath
 from typing import Any
 
 from launchprof.enums import severity_rank
@@ -39,6 +39,22 @@ def location(hazard: Any, root: Path) -> str | None:
         return None
     path = relative(hazard.file, root)
     return f"{path}:{hazard.line}" if hazard.line else path
+
+
+_PACKAGE_DIRS = ("site-packages", "dist-packages")
+
+
+def library_location(hazard: Any, root: Path) -> str | None:
+    """``package/module.py:line`` of the library frame a hazard carries (the user's line that
+    called into the library is its own location): the path from the folder the package is
+    installed in, which says which package; else as any other file. None without one."""
+    site = getattr(hazard, "library_site", None)
+    if site is None or not site.file:
+        return None
+    parts = PurePath(site.file).parts
+    cut = max((i for i, p in enumerate(parts) if p in _PACKAGE_DIRS), default=None)
+    path = PurePosixPath(*parts[cut + 1 :]).as_posix() if cut is not None and cut + 1 < len(parts) else relative(site.file, root)
+    return f"{path}:{site.line}" if site.line else path
 
 
 def sorted_hazards(hazards: list[Any]) -> list[Any]:

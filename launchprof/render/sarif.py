@@ -113,6 +113,9 @@ class SarifRenderer(Renderer):
         if hazard.file and hazard.line and hazard.line > 0:
             physical["region"] = {"startLine": hazard.line}
         result["locations"] = [{"physicalLocation": physical}]
+        related = _library_location(hazard, root)
+        if related is not None:
+            result["relatedLocations"] = [related]
         change = fix_change(hazard, root)
         if change is not None:
             result["fixes"] = [change]
@@ -124,6 +127,19 @@ class SarifRenderer(Renderer):
         if report.run is not None and report.run.cause:
             invocation["toolExecutionNotifications"] = [{"level": "error", "message": {"text": report.run.cause}}]
         return invocation
+
+
+def _library_location(hazard: Hazard, root: Path) -> dict[str, Any] | None:
+    """The library frame a hazard filed at the user's calling line carries, as SARIF's
+    related location (an absolute file URI: it lies outside the project)."""
+    site = hazard.library_site
+    if site is None or not site.file:
+        return None
+    physical: dict[str, Any] = {"artifactLocation": _artifact(site.file, root)}
+    if site.line and site.line > 0:
+        physical["region"] = {"startLine": site.line}
+    text = f"in library code: {site.code}" if site.code else "in library code"
+    return {"id": 1, "physicalLocation": physical, "message": {"text": text}}
 
 
 def fix_change(hazard: Hazard, root: Path) -> dict[str, Any] | None:

@@ -12,18 +12,13 @@ from types import FrameType, TracebackType
 
 import torch
 
-from launchprof.events.record import Site as EventSite
+from launchprof.events.record import Site as EventSite, omitted
 from launchprof.common.source import around
 
-_SKIP_DIRS = tuple(
-    os.path.realpath(p) + os.sep
-    for p in {
-        os.path.dirname(torch.__file__),
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # launchprof's own folder
-        sysconfig.get_paths()["stdlib"],
-        sysconfig.get_paths()["platstdlib"],
-    }
-)
+_OWN_DIR = os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep  # launchprof's folder
+_TOOL_DIRS = (os.path.realpath(os.path.dirname(torch.__file__)) + os.sep, _OWN_DIR)
+_STDLIB_DIRS = tuple(os.path.realpath(p) + os.sep for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]})
+_SKIP_DIRS = _TOOL_DIRS + _STDLIB_DIRS
 _THIRD_PARTY = ("site-packages", "dist-packages")
 
 # The user's script folder: frames under it are preferred over other libraries'.
@@ -32,15 +27,22 @@ SCRIPT_ROOT: list[str] = []
 
 @dataclass(frozen=True, kw_only=True)
 class Site(EventSite):
-    """A frame of the user's code, every field known; events carry it as it is."""
+    """A frame of the user's code, every field known; events carry it as it is.
+
+    ``library``: the frame inside an installed package where the finding really happened,
+    when the site is the user's line that called into that package."""
 
     file: str
     line: int
     code: str
     function: str
+    library: EventSite | None = omitted()  # left out of an event that embeds the site itself
 
     def as_dict(self) -> dict[str, object]:
-        return {"file": self.file, "line": self.line, "code": self.code, "function": self.function}
+        out: dict[str, object] = {"file": self.file, "line": self.line, "code": self.code, "function": self.function}
+        if self.library is not None:
+            out["library_site"] = self.library
+        return out
 
 
 def is_internal(filename: str) -> bool:
@@ -50,9 +52,24 @@ def is_internal(filename: str) -> bool:
     return real.startswith(_SKIP_DIRS)
 
 
+def is_runtime(filename: str) -> bool:
+    """torch's, launchprof's or the standard library's own files: never the user's, never a
+    library the user called. Unlike :func:`is_internal`, a package installed beside the
+    standard library (a venv's or conda's ``lib/pythonX.Y/site-packages``) is not one of
+    them, so the probe sees library code in every layout."""
+    if not filename or filename.startswith("<"):
+        return True
+    return os.path.realpath(filename).startswith(_TOOL_DIRS) or _is_stdlib(filename)
+
+
 def _is_project(filename: str) -> bool:
     real = os.path.realpath(filename)
     return any(real.startswith(root) for root in SCRIPT_ROOT) or not any(part in real for part in _THIRD_PARTY)
+
+
+def is_project(filename: str) -> bool:
+    """A file of the user's project: under the script's folder, or in no installed package."""
+    return not is_runtime(filename) and _is_project(filename)
 
 
 def user_site(frames: list[tuple[str, int, str]]) -> Site | None:
@@ -65,8 +82,49 @@ def user_site(frames: list[tuple[str, int, str]]) -> Site | None:
     if not candidates:
         return None
     project = [f for f in candidates if _is_project(f[0])]
-    file, line, function = (project or candidates)[-1]
-    return Site(file=os.path.realpath(file), line=line, code=linecache.getline(file, line).strip(), function=function)
+    return _site((project or candidates)[-1])
+
+
+def placed_site(frames: list[tuple[str, int, str]]) -> Site | None:
+    """The innermost frame of the user's project, with the library frame it called into as
+    ``library`` (``frames`` run outermost first): a finding inside an installed package is
+    filed at the user's line that called into it. The library frame is the innermost one of
+    a package other than torch (transformers' line that calls torch says more than torch's
+    plumbing), else torch's own (``GradScaler.step``). Frames below launchprof's own (its
+    dispatch mode, its warning handler) are not the user's call. With no project frame, the
+    innermost library frame itself; None when every frame is torch's, launchprof's or the
+    stdlib's."""
+    seen = [i for i, f in enumerate(frames) if not is_runtime(f[0])]
+    if not seen:
+        return None
+    project = [i for i in seen if _is_project(frames[i][0])]
+    if not project:
+        return _site(frames[seen[-1]])
+    packages: list[int] = []
+    torch_own: list[int] = []
+    for i in range(project[-1] + 1, len(frames)):
+        file = frames[i][0]
+        if file.startswith("<"):
+            continue
+        if os.path.realpath(file).startswith(_OWN_DIR):
+            break
+        if not is_runtime(file):
+            packages.append(i)
+        elif not _is_stdlib(file):
+            torch_own.append(i)
+    below = packages or torch_own
+    return _site(frames[project[-1]], _site(frames[below[-1]]) if below else None)
+
+
+def _is_stdlib(filename: str) -> bool:
+    real = os.path.realpath(filename)
+    return real.startswith(_STDLIB_DIRS) and not any(os.sep + part + os.sep in real for part in _THIRD_PARTY)
+
+
+def _site(frame: tuple[str, int, str], library: Site | None = None) -> Site:
+    file, line, function = frame
+    where = EventSite(file=library.file, line=library.line, code=library.code, function=library.function) if library else None
+    return Site(file=os.path.realpath(file), line=line, code=linecache.getline(file, line).strip(), function=function, library=where)
 
 
 def definition_of(fn: object) -> tuple[str | None, int | None]:
@@ -98,6 +156,21 @@ def frame_site(frame: FrameType | None) -> Site | None:
         chain.append((frame.f_code.co_filename, frame.f_lineno or 0, frame.f_code.co_name))
         frame = frame.f_back
     return user_site(list(reversed(chain)))
+
+
+def placed_stack_site(skip: int = 1) -> Site | None:
+    """:func:`placed_site` of the current Python stack."""
+    frames = [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_stack(sys._getframe(skip))]
+    return placed_site(frames)
+
+
+def placed_frame_site(frame: FrameType | None) -> Site | None:
+    """:func:`placed_site` of the stack at or above ``frame``."""
+    chain = []
+    while frame is not None:
+        chain.append((frame.f_code.co_filename, frame.f_lineno or 0, frame.f_code.co_name))
+        frame = frame.f_back
+    return placed_site(list(reversed(chain)))
 
 
 def traceback_site(tb: TracebackType | None) -> Site | None:

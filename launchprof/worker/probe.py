@@ -6,11 +6,15 @@ that names no line. So before capture, one eager call runs under
 which aten op is running, and a Python profile hook that sees prints, logging, appends to
 outside containers, numpy/``random`` draws and stream fork/join calls at their user frame.
 It costs one slow call and finds every site in one run, not only the first.
+
+Host side effects are writes to state that outlives the call, told by object identity
+(:mod:`launchprof.worker.probe_effects`); a trace hook follows the lines of library
+functions that can write, so a branch a library never took on this call is not reported.
+A finding inside an installed package is filed at the user's line that called into it.
 """
 
 from __future__ import annotations
 
-import ast
 import inspect
 import logging
 import random
@@ -18,7 +22,6 @@ import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-import types
 from types import CodeType, FrameType
 from typing import Any
 
@@ -27,10 +30,11 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from launchprof.events.record import Site as EventSite
 from launchprof.events.observation_events import ProbeEntry, ProbeEvent
-from launchprof.common.source import function_at
-from launchprof.worker.frames import Site, frame_site, is_internal, stack_site
+from launchprof.worker.frames import Site, is_runtime, placed_frame_site, placed_stack_site
+from launchprof.worker.probe_effects import Effects
+from launchprof.worker.probe_objects import CallObjects
+from launchprof.worker.probe_scan import LOG_METHODS
 
-_LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
 _APPENDS = {"append", "extend", "insert", "add", "update", "appendleft", "setdefault", "__setitem__"}
 
 
@@ -80,7 +84,7 @@ class _OpTracker(TorchDispatchMode):
         if isinstance(gen, torch.Generator):
             default = torch.cuda.default_generators[gen.device.index or 0] if gen.device.type == "cuda" else torch.default_generator
             if gen is not default:
-                site = stack_site(2)
+                site = placed_stack_site(2)
                 if site:
                     self.result.rng.append({"what": f"torch.Generator passed to {self.current}", **site.as_dict()})
         try:
@@ -109,14 +113,32 @@ def _copy_detail(op: str, args: tuple, kwargs: dict) -> dict[str, Any]:
 class _Watcher:
     """The sys.setprofile hook. Kept small: it runs on every Python call of the probe call."""
 
-    def __init__(self, result: ProbeResult, origin: torch.cuda.Stream) -> None:
+    def __init__(self, result: ProbeResult, origin: torch.cuda.Stream | None) -> None:
         self.result = result
         self.origin = origin
         self.events_streams: dict[int, int] = {}
-        self.seen_codes: dict[CodeType, Any] = {}
+        self.effects = Effects()
         self.sync_codes = _sync_codes()
         self.stream_codes = _stream_codes()
         self.random_file = inspect.getsourcefile(random)
+        self._runtime: dict[str, bool] = {}
+
+    def runtime(self, file: str) -> bool:
+        """torch's, launchprof's or the stdlib's: code the probe does not look into."""
+        got = self._runtime.get(file)
+        if got is None:
+            got = self._runtime[file] = is_runtime(file)
+        return got
+
+    def trace(self, frame: FrameType, event: str, arg: Any) -> Any:
+        """The sys.settrace hook, for its call events alone: a library function's call gets a
+        line trace of its own (which of its writes ran); every other frame runs untraced."""
+        if event != "call":
+            return None
+        try:
+            return None if self.runtime(frame.f_code.co_filename) else self.effects.on_call(frame)
+        except Exception:  # never let the watcher break the user's call
+            return None
 
     def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
         try:
@@ -130,57 +152,51 @@ class _Watcher:
     def _on_call(self, frame: FrameType) -> None:
         code = frame.f_code
         caller = frame.f_back
-        if code in self.sync_codes and caller is not None and not is_internal(caller.f_code.co_filename):
-            site = frame_site(caller)
+        outside = caller is not None and not self.runtime(caller.f_code.co_filename)
+        if code in self.sync_codes:
+            site = placed_frame_site(caller) if outside else None
             if site:
                 self.result.syncs.append({"op": self.sync_codes[code], "source": "python", **site.as_dict()})
             return
         if code in self.stream_codes and caller is not None:
             # Event.record is often called by torch itself (Stream.record_event): keep it
             # whatever the caller, so a later wait on that event knows its stream.
-            if not is_internal(caller.f_code.co_filename) or self.stream_codes[code] == "record":
+            if outside or self.stream_codes[code] == "record":
                 self._on_stream(self.stream_codes[code], frame, caller)
             return
-        if code.co_filename == self.random_file and caller is not None and not is_internal(caller.f_code.co_filename):
-            site = frame_site(caller)
+        if code.co_filename == self.random_file:
+            site = placed_frame_site(caller) if outside else None
             if site:
                 self.result.rng.append({"what": f"random.{code.co_name}", **site.as_dict()})
             return
-        if code.co_name in _LOG_METHODS and isinstance(frame.f_locals.get("self"), logging.Logger):
-            if caller is not None and not is_internal(caller.f_code.co_filename):
-                site = frame_site(caller)
-                if site:
-                    self.result.effects.append({"what": f"logging .{code.co_name}()", **site.as_dict()})
-            return
-        if not is_internal(code.co_filename) and code not in self.seen_codes:
-            self.seen_codes[code] = (frame.f_locals.get("self"), frame.f_globals)
+        if code.co_name in LOG_METHODS and isinstance(frame.f_locals.get("self"), logging.Logger):
+            site = placed_frame_site(caller) if outside else None
+            if site:
+                self.result.effects.append({"what": f"logging .{code.co_name}()", **site.as_dict()})
 
     def _on_c_call(self, frame: FrameType, fn: Any) -> None:
-        if is_internal(frame.f_code.co_filename):
+        if self.runtime(frame.f_code.co_filename):
             return
         name = getattr(fn, "__name__", "")
         owner = getattr(fn, "__self__", None)
         if fn is print:
-            site = frame_site(frame)
+            site = placed_frame_site(frame)
             if site:
                 self.result.effects.append({"what": "print()", **site.as_dict()})
         elif owner is not None and type(owner).__module__.startswith("numpy.random"):
-            site = frame_site(frame)
+            site = placed_frame_site(frame)
             if site:
                 self.result.rng.append({"what": f"numpy.random {name}()", **site.as_dict()})
         elif isinstance(owner, random.Random):
-            site = frame_site(frame)
+            site = placed_frame_site(frame)
             if site:
                 self.result.rng.append({"what": f"random.{name}()", **site.as_dict()})
-        elif name in _APPENDS and isinstance(owner, (list, dict, set)) and _outlives_call(owner, frame):
-            self.result.containers.append(owner)
-            site = frame_site(frame)
-            if site:
-                self.result.effects.append({"what": f"{type(owner).__name__}.{name}() on state kept across calls", **site.as_dict()})
+        elif name in _APPENDS and isinstance(owner, (list, dict, set)):
+            self.effects.on_append(owner, name, frame, lambda: placed_frame_site(frame))
 
     def _on_stream(self, op: str, frame: FrameType, caller: FrameType) -> None:
         loc = frame.f_locals
-        site = frame_site(caller)
+        site = placed_frame_site(caller)
         if site is None:
             site = Site(file="", line=0, code="", function="")
         record: dict[str, Any] = {"op": op, **site.as_dict()}
@@ -202,22 +218,6 @@ class _Watcher:
 
 def _sid(stream: Any) -> int | None:
     return int(stream.cuda_stream) if stream is not None and hasattr(stream, "cuda_stream") else None
-
-
-def _outlives_call(container: Any, frame: FrameType) -> bool:
-    """True when the container is reachable from globals, closures or ``self``: state kept across calls."""
-    for value in list(frame.f_globals.values()):
-        if value is container:
-            return True
-    self_obj = frame.f_locals.get("self")
-    if self_obj is not None:
-        for value in list(getattr(self_obj, "__dict__", {}).values()):
-            if value is container:
-                return True
-    for cell in frame.f_code.co_freevars:
-        if frame.f_locals.get(cell) is container:
-            return True
-    return False
 
 
 def _sync_codes() -> dict[CodeType, str]:
@@ -279,7 +279,7 @@ def classify_sync(op: str | None, detail: dict[str, Any], code: str) -> tuple[st
 def sync_entry(message: str, op: str | None, detail: dict[str, Any]) -> dict[str, Any] | None:
     """One sync-debug warning as a finding at the user's line; None when no user frame is
     on the stack (a sync inside torch or launchprof is not the user's)."""
-    site = stack_site(3)
+    site = placed_stack_site(3)
     if site is None:
         return None
     kind, what = classify_sync(op, detail, site.code)
@@ -290,7 +290,8 @@ def probe_call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[Any, 
     """Run ``fn`` once eagerly under every watcher; return its result and the findings."""
     result = ProbeResult()
     tracker = _OpTracker(result)
-    watcher = _Watcher(result, torch.cuda.current_stream())
+    cuda = torch.cuda.is_available()
+    watcher = _Watcher(result, torch.cuda.current_stream() if cuda else None)
 
     def on_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
         text = str(message)
@@ -304,15 +305,19 @@ def probe_call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[Any, 
             result.syncs.append(entry)
 
     inside = [False]
-    previous_mode = torch.cuda.get_sync_debug_mode()
-    previous_profile = sys.getprofile()
+    objects = CallObjects()
+    previous_mode = torch.cuda.get_sync_debug_mode() if cuda else 0
+    previous_profile, previous_trace = sys.getprofile(), sys.gettrace()
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         old_show = warnings.showwarning
         warnings.showwarning = on_warning
         try:
-            torch.cuda.set_sync_debug_mode("warn")
+            if cuda:
+                torch.cuda.set_sync_debug_mode("warn")
+            objects.begin()
             sys.setprofile(watcher)
+            sys.settrace(watcher.trace)
             with tracker:
                 inside[0] = True
                 try:
@@ -320,138 +325,23 @@ def probe_call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[Any, 
                 finally:
                     inside[0] = False
         finally:
+            sys.settrace(previous_trace)
             sys.setprofile(previous_profile)
-            torch.cuda.set_sync_debug_mode(previous_mode)
+            objects.end()
+            if cuda:
+                torch.cuda.set_sync_debug_mode(previous_mode)
             warnings.showwarning = old_show
-    effects, draws = _ast_findings(watcher.seen_codes, result.writes)
-    result.effects.extend(effects)
-    result.rng.extend(draws)
+    found = watcher.effects.findings(objects)
+    result.effects.extend(found.effects)
+    result.rng.extend(found.draws)
+    result.writes.extend(found.writes)
+    result.containers.extend(found.containers)
     result.user_functions = [
         {"file": c.co_filename, "line": c.co_firstlineno, "function": c.co_qualname if hasattr(c, "co_qualname") else c.co_name}
-        for c in watcher.seen_codes
+        for c, run in watcher.effects.runs.items()
+        if not run.library
     ]
     return out, result
-
-
-def _finding(what: str, code: CodeType, line: int) -> dict[str, Any]:
-    import linecache
-
-    return {
-        "what": what,
-        "file": code.co_filename,
-        "line": line,
-        "code": linecache.getline(code.co_filename, line).strip(),
-        "function": code.co_name,
-    }
-
-
-def _ast_findings(
-    codes: dict[CodeType, Any], writes: list[tuple[Any, str]]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Host side effects (global, nonlocal and ``self.<number>`` writes, print, logging) and
-    foreign RNG draws (numpy, ``random``) in the user functions the call ran.
-
-    numpy's random functions are Cython methods that a profile hook never sees, so RNG
-    calls are found in the source of the functions that ran, resolved against their
-    globals (``np.random.normal`` is numpy's only if ``np`` is numpy there).
-    """
-    effects = _state_writes(codes, writes)
-    draws: list[dict[str, Any]] = []
-
-    for code, (_, glb) in codes.items():
-        node = _function_node(code)
-        if node is None:
-            continue
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Call):
-                what = _foreign_rng(sub.func, glb)
-                if what:
-                    draws.append(_finding(what, code, sub.lineno))
-    return effects, draws
-
-
-def _foreign_rng(func: ast.expr, glb: dict[str, Any]) -> str | None:
-    chain: list[str] = []
-    node = func
-    while isinstance(node, ast.Attribute):
-        chain.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name) or not chain:
-        return None
-    chain.reverse()
-    root = glb.get(node.id)
-    name = ".".join([node.id, *chain])
-    module = getattr(root, "__name__", "") if isinstance(root, types.ModuleType) else ""
-    if module == "numpy" and chain[0] == "random" and len(chain) >= 2:
-        return f"numpy random draw {name}()"
-    if module == "numpy.random" or module == "random":
-        return f"{module} draw {name}()"
-    if root is not None and type(root).__module__.startswith("numpy.random") and len(chain) == 1:
-        return f"numpy generator draw {name}()"
-    if isinstance(root, random.Random) and len(chain) == 1:
-        return f"random.Random draw {name}()"
-    return None
-
-
-def _state_writes(codes: dict[CodeType, Any], writes: list[tuple[Any, str]]) -> list[dict[str, Any]]:
-    """Global, nonlocal and ``self.<number>`` writes, print and logging in the functions that ran."""
-    found: list[dict[str, Any]] = []
-    for code, (self_obj, glb) in codes.items():
-        node = _function_node(code)
-        if node is None:
-            continue
-        declared: set[str] = set()
-        for sub in ast.walk(node):
-            if isinstance(sub, (ast.Global, ast.Nonlocal)):
-                declared.update(sub.names)
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Call):
-                what = _printing_call(sub)
-                if what:
-                    found.append(_finding(what, code, sub.lineno))
-                continue
-            targets: list[ast.expr] = []
-            if isinstance(sub, ast.Assign):
-                targets = list(sub.targets)
-            elif isinstance(sub, (ast.AugAssign, ast.AnnAssign)):
-                targets = [sub.target]
-            for t in targets:
-                what = None
-                if isinstance(t, ast.Name) and t.id in declared:
-                    what = f"write to outside variable `{t.id}`"
-                    if t.id in glb:
-                        writes.append((glb, t.id))
-                elif (
-                    isinstance(t, ast.Attribute)
-                    and isinstance(t.value, ast.Name)
-                    and t.value.id == "self"
-                    and self_obj is not None
-                    and not isinstance(getattr(self_obj, t.attr, None), (torch.Tensor, torch.nn.Module))
-                ):
-                    what = f"write to `self.{t.attr}` (a Python value, not a device tensor)"
-                    writes.append((self_obj, t.attr))
-                if what:
-                    found.append(_finding(what, code, sub.lineno))
-    return found
-
-
-def _printing_call(call: ast.Call) -> str | None:
-    """print(...) and logging calls: they run once, at capture, never on replay."""
-    func = call.func
-    if isinstance(func, ast.Name) and func.id == "print":
-        return "print()"
-    if (
-        isinstance(func, ast.Attribute)
-        and func.attr in _LOG_METHODS
-        and isinstance(func.value, ast.Name)
-        and (func.value.id in ("logging", "logger", "log", "LOGGER", "LOG") or func.value.id.endswith("logger"))
-    ):
-        return f"logging .{func.attr}()"
-    return None
-
-
-def _function_node(code: CodeType) -> ast.AST | None:
-    return function_at(code.co_filename, code.co_firstlineno)
 
 
 def site_dict(site: Site | None) -> dict[str, Any]:

@@ -35,6 +35,9 @@ def write_fix(h: Hazard, ctx: FixContext) -> Fix:
     """The fix for ``h``'s line; a Fix with an empty ``after`` and a note when none can be written."""
     src = source_line(h.file, h.line, h.details.get("code"))
     d = h.details
+    lib = h.library_site
+    if lib is not None:  # the line calls into the library: a rewrite of it would be a guess
+        return cannot(src, h.kind, FixReason.IN_LIBRARY, library=f"{lib.file}:{lib.line}" if lib.line else lib.file)
     if h.kind == "hidden-sync":
         return sync_fix(src, ctx, d.get("op"), str(d.get("what") or h.message))
     if h.kind == "data-dependent-control-flow":

@@ -155,6 +155,14 @@ def _several_names(p: Params) -> str:
     return "the branches assign several names; pass them through torch.cond as a tuple"
 
 
+@reason(FixReason.IN_LIBRARY)
+def _in_library(p: Params) -> str:
+    where = str(p["library"]).replace("\\", "/")
+    for folder in ("site-packages/", "dist-packages/"):  # the package's own path says which package
+        where = where.rsplit(folder, 1)[-1]
+    return f"it happens inside the library code this line calls, at {where}; change what this line passes or calls"
+
+
 @sentence(FixCode.MISMATCH_CAUSES)
 def _mismatch_causes(p: Params) -> str:
     where = ", ".join(f"{kind} at line {line}" for kind, line in zip(p["kinds"], p["lines"]))

@@ -45,8 +45,20 @@ def _holder(ev: Evidence, held: list[HeldGraph]) -> HeldGraph | None:
     return (bound or held or [None])[0]
 
 
+def _released_holders(ev: Evidence) -> list[HeldGraph]:
+    """The names the release found holding the graph (worker/graph_release.py): the same
+    question asked again when launchprof detached them, from the outputs it watched."""
+    kept = ev.kept_graph
+    rows = kept.tensors if kept is not None else []
+    return [
+        HeldGraph(file=r.where.file, line=r.where.line, code=r.where.code, function=r.scope, name=r.name,
+                  holder_kind=r.holder_kind, scope=r.scope, grad_fn=r.grad_fn)
+        for r in rows if r.name and r.where is not None and r.where.file
+    ]  # fmt: skip
+
+
 def kept_graph(ev: Evidence, cap: CaptureEvent, evidence: str | None) -> Hazard:
-    held = [g for g in cap.held_graphs or [] if g.file and g.name and not is_library_file(g.file)]
+    held = [g for g in (cap.held_graphs or _released_holders(ev)) if g.file and g.name and not is_library_file(g.file)]
     first = _holder(ev, held)
     params: dict[str, Param] = {
         "name": first.name if first else None, "names": [str(g.name) for g in held], "holder_kind": first.holder_kind if first else None,

@@ -143,34 +143,39 @@ def definition_of(fn: object) -> tuple[str | None, int | None]:
     return (code.co_filename, code.co_firstlineno) if code else (None, None)
 
 
+def _stack(skip: int) -> list[tuple[str, int, str]]:
+    """The caller's stack from its ``sys._getframe(skip)`` outwards, outermost first, as
+    (file, line, function)."""
+    return [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_stack(sys._getframe(skip + 1))]
+
+
+def _chain(frame: FrameType | None) -> list[tuple[str, int, str]]:
+    """The stack at or above ``frame``, outermost first, as (file, line, function)."""
+    chain = []
+    while frame is not None:
+        chain.append((frame.f_code.co_filename, frame.f_lineno or 0, frame.f_code.co_name))
+        frame = frame.f_back
+    return list(reversed(chain))
+
+
 def stack_site(skip: int = 1) -> Site | None:
     """The user's frame in the current Python stack."""
-    frames = [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_stack(sys._getframe(skip))]
-    return user_site(frames)
+    return user_site(_stack(skip))
 
 
 def frame_site(frame: FrameType | None) -> Site | None:
     """The user's frame at or above ``frame``."""
-    chain = []
-    while frame is not None:
-        chain.append((frame.f_code.co_filename, frame.f_lineno or 0, frame.f_code.co_name))
-        frame = frame.f_back
-    return user_site(list(reversed(chain)))
+    return user_site(_chain(frame))
 
 
 def placed_stack_site(skip: int = 1) -> Site | None:
     """:func:`placed_site` of the current Python stack."""
-    frames = [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_stack(sys._getframe(skip))]
-    return placed_site(frames)
+    return placed_site(_stack(skip))
 
 
 def placed_frame_site(frame: FrameType | None) -> Site | None:
     """:func:`placed_site` of the stack at or above ``frame``."""
-    chain = []
-    while frame is not None:
-        chain.append((frame.f_code.co_filename, frame.f_lineno or 0, frame.f_code.co_name))
-        frame = frame.f_back
-    return placed_site(list(reversed(chain)))
+    return placed_site(_chain(frame))
 
 
 def traceback_site(tb: TracebackType | None) -> Site | None:

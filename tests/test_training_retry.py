@@ -150,7 +150,9 @@ def test_the_report_labels_the_figures_and_keeps_the_hazard(tmp_path, training_f
     assert [(v.name, v.line, v.grad_fn) for v in fix.variables] == [("loss", LOOP_LINE, "SumBackward0")]
     assert {"replay", "speedup", "breakeven_replays", "validation"} <= set(fix.figures)
     kept = [h for h in report.hazards if h.kind == "kept-autograd-graph"]
-    assert len(kept) == 1 and kept[0].severity == "error" and kept[0].line == BACKWARD_LINE
+    # Filed at the caller's line that keeps `loss` (the release named it), the failing line as detail.
+    assert len(kept) == 1 and kept[0].severity == "error" and kept[0].line == LOOP_LINE
+    assert kept[0].params["name"] == "loss" and kept[0].params["failed_line"] == BACKWARD_LINE
     data = json.loads(renderer_for("json", RenderOptions()).render(report))
     assert data["assumes_fix"][0]["variables"][0]["name"] == "loss" and "speedup" in data["assumes_fix"][0]["figures"]
     assert data["partial_capture"] is None  # the whole step captured

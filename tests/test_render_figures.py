@@ -85,6 +85,13 @@ def test_extra_graph_nodes_are_named() -> None:
     assert figures.nodes_text(long_kernels) == "4 (2 kernels as in eager + 2 memsets)"
     base = reports.graphs_help()
     rng = dataclasses.replace(base, replay=dataclasses.replace(base.replay, graph_nodes=216, node_types={"kernel": 214, "memset": 1, "memcpy": 1}))
+    # Graph-only kernels are named the RNG prologue only where the prediction counted its fills.
+    assert figures.nodes_text(rng) == "216 (212 kernels as in eager + 2 extra kernels (not in the eager trace) + 1 memcpy + 1 memset)"
+    from launchprof.model.findings import Note
+    from launchprof.model.predicted import Prediction
+
+    drawn = Prediction(median=2.0, explanation_finding=Note(code="replay-estimate", params={"rng_fills": 2}))
+    rng = dataclasses.replace(rng, prediction=drawn)
     assert figures.nodes_text(rng) == "216 (212 kernels as in eager + 2 extra kernels (RNG prologue: 2 fills per generator) + 1 memcpy + 1 memset)"
     assert figures.nodes_text(reports.recorded_reports()["decode_loop.report.json"]) == "147 (one per eager kernel)"
 

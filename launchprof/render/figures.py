@@ -151,11 +151,22 @@ def nodes_text(report: Any) -> str:
     extra = []
     surplus = types.pop("kernel", 0) - kernels
     if surplus > 0:
-        extra.append(f"{surplus} extra kernel{'s' if surplus != 1 else ''} (RNG prologue: {RNG_PROLOGUE_FILLS} fills per generator)")
+        # The RNG prologue is named only where the prediction counted it (the step draws from
+        # the CUDA generator); other graph-only kernels are said to be just that.
+        why = f"RNG prologue: {RNG_PROLOGUE_FILLS} fills per generator" if _rng_fills(report) else "not in the eager trace"
+        extra.append(f"{surplus} extra kernel{'s' if surplus != 1 else ''} ({why})")
     extra += [f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in sorted(types.items()) if n]
     if not extra:
         return f"{fmt.count(nodes)} (one per eager kernel)"
     return f"{fmt.count(nodes)} ({fmt.count(min(kernels, nodes))} kernels as in eager + {' + '.join(extra)})"
+
+
+def _rng_fills(report: Any) -> int:
+    """The RNG prologue's fills the prediction added (its explanation's params); 0 when none."""
+    prediction = get(report, "prediction")
+    finding = get(prediction, "explanation_finding") if prediction is not None else None
+    params = get(finding, "params") if finding is not None else None
+    return int((params or {}).get("rng_fills") or 0)
 
 
 def validation_text(report: Any) -> str:

@@ -9,12 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from launchprof.common.capture_causes import GRAD_SCALER_FILE, optimizer_named, stream_zero_uses
 from launchprof.events.capture_events import CaptureEvent, HeldGraph, OptimizerSeen
 from launchprof.events.record import Site
 from launchprof.hazards.common import code_text, hazard, is_library_file, target_site
 from launchprof.model.findings import Param
-from launchprof.model.stats import speedup_of
+from launchprof.model.stats import ratio_of_medians
 from launchprof.model.training_records import STATUS_MEASURED
 from launchprof.model.hazard_codes import HazardCode
 from launchprof.model.hazard_records import Hazard
@@ -106,13 +108,14 @@ def grad_scaler(ev: Evidence, cap: CaptureEvent, evidence: str | None) -> Hazard
 
 
 def _partial_speedup(ev: Evidence) -> float | None:
-    """The step's speedup with its largest module graphed alone (worker/partial_capture.py),
-    the median ratio the report's ``partial_capture`` section shows; None where not measured."""
+    """The step's speedup with its largest module graphed alone (worker/partial_capture.py):
+    the ratio of medians the report's ``partial_capture`` section shows as its point, without
+    that section's bootstrap interval, which the fix does not cite; None where not measured."""
     e = ev.partial_capture
-    if e is None or e.status != STATUS_MEASURED:
+    if e is None or e.status != STATUS_MEASURED or not e.eager_us or not e.graphed_us:
         return None
-    ratio = speedup_of(e.eager_us, e.graphed_us)
-    return ratio.median if ratio is not None else None
+    eager, graphed = np.asarray(e.eager_us, dtype=float), np.asarray(e.graphed_us, dtype=float)
+    return float(ratio_of_medians(eager, graphed)) if np.median(graphed) > 0 else None
 
 
 def legacy_stream(ev: Evidence, cap: CaptureEvent, evidence: str | None) -> Hazard:

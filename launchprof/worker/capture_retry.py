@@ -45,11 +45,11 @@ def failure_event(run: TargetRun, index: int, info: dict[str, Any]) -> CaptureEv
 def after_failed_capture(
     run: TargetRun, info: dict[str, Any], index: int, snap: SavedState, retry: Callable[[], Captured], call: tuple[tuple, dict]
 ) -> Captured | None:
-    """Write the failure and undo the attempt; a kept graph: release it and capture again
-    (the graph, or None); still nothing captured: measure the step's largest part."""
+    """Write the failure (the plan has put back what the attempt changed); a kept graph:
+    release it and capture again (the graph, or None); still nothing captured: measure the
+    step's largest part."""
     failure = failure_event(run, index, info)
     run.events.write(failure)
-    put_back(run, snap, RestoredAfter.CAPTURE)
     captured = None
     if failure.kind == KEPT_GRAPH_KIND:
         captured = release_and_retry(run, failure, index, snap, retry, call)

@@ -311,3 +311,25 @@ def test_on_a_gpu_the_library_sites_hold_under_sync_debug_mode(lib) -> None:
     assert {e["line"] for e in found.effects} == {_here("lib.run_counting(model, x)")}
     assert {e["library_site"].line for e in found.effects} == {_line_of(lib, "COUNTER += 1"), _line_of(lib, "model.seen = COUNTER")}
     assert found.syncs == []
+
+
+def test_a_package_installed_with_pip_target_is_a_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``pip install --target DIR`` makes no ``site-packages`` folder: its ``*.dist-info``
+    says the folder holds installed packages (on the H200 the carried wheels lie in one, and
+    typing_extensions' caches read as the user's own writes before this)."""
+    from launchprof.worker import frames
+
+    target = tmp_path / "site"
+    (target / "somelib").mkdir(parents=True)
+    (target / "somelib" / "__init__.py").write_text("X = 0\n", encoding="utf-8")
+    module = str(target / "somelib" / "__init__.py")
+    monkeypatch.setattr(frames, "SCRIPT_ROOT", [])
+    monkeypatch.syspath_prepend(str(target))
+    assert frames.is_project(module)  # a plain folder on the path: the user's own code
+    (target / "somelib-1.0.dist-info").mkdir()
+    frames._install_dirs.cache_clear()
+    assert not frames.is_project(module) and frames.is_installed(module)
+    (target / "somelib-1.0.dist-info").rmdir()
+    (target / "somelib.egg-info").mkdir()  # an editable install's folder in a project
+    frames._install_dirs.cache_clear()
+    assert frames.is_project(module)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import sys
@@ -64,7 +65,32 @@ def is_runtime(filename: str) -> bool:
 
 def _is_project(filename: str) -> bool:
     real = os.path.realpath(filename)
-    return any(real.startswith(root) for root in SCRIPT_ROOT) or not any(part in real for part in _THIRD_PARTY)
+    if any(real.startswith(root) for root in SCRIPT_ROOT):
+        return True
+    return not any(part in real for part in _THIRD_PARTY) and not real.startswith(_install_dirs(tuple(sys.path)))
+
+
+def is_installed(filename: str) -> bool:
+    """A file of an installed package: under ``site-packages``, or under a folder on the path
+    that pip installed into (``pip install --target DIR`` makes no ``site-packages``, but
+    leaves a ``*.dist-info`` beside each package)."""
+    real = os.path.realpath(filename)
+    return any(part in real for part in _THIRD_PARTY) or real.startswith(_install_dirs(tuple(sys.path)))
+
+
+@functools.lru_cache(maxsize=8)
+def _install_dirs(path: tuple[str, ...]) -> tuple[str, ...]:
+    """The folders on ``sys.path`` that hold installed distributions (a ``*.dist-info`` child);
+    an ``*.egg-info`` does not count: an editable install leaves one in the user's project."""
+    found = []
+    for entry in path:
+        real = os.path.realpath(entry or os.curdir)
+        try:
+            if any(name.endswith(".dist-info") for name in os.listdir(real)):
+                found.append(real + os.sep)
+        except OSError:
+            continue
+    return tuple(found)
 
 
 def is_project(filename: str) -> bool:

@@ -12,12 +12,11 @@ from typing import Any
 
 import torch
 
-from launchprof.worker.frames import is_internal
+from launchprof.worker.frames import is_installed, is_internal
 from launchprof.worker.observe import code_names, wrapper_chain
 
 MAX_FUNCTIONS = 64  # user functions followed from the target
 MAX_HOPS = 3  # calls deep: the target names f, f names g, g names h
-_THIRD_PARTY = ("site-packages", "dist-packages")
 
 
 def _is_user_function(value: Any) -> bool:
@@ -25,7 +24,7 @@ def _is_user_function(value: Any) -> bool:
     if not isinstance(value, types.FunctionType) or code is None:
         return False
     name = code.co_filename
-    return not is_internal(name) and not any(part in name for part in _THIRD_PARTY)
+    return not is_internal(name) and not is_installed(name)
 
 
 def target_of(fn: Callable[..., Any]) -> tuple[Any, Any]:

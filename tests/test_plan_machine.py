@@ -151,7 +151,7 @@ def fake_gpu(monkeypatch):
 
     def validate(user, replay, static_out, args, kwargs, *rest):
         replay()
-        return SimpleNamespace(eager_out=user(*args, **kwargs), event=lambda *a: NoteEvent(text="validated"))
+        return SimpleNamespace(eager_out=user(*args, **kwargs), fields={"match": True}, event=lambda *a: NoteEvent(text="validated"))
 
     monkeypatch.setattr(plan, "capture", capture)
     monkeypatch.setattr(plan, "validate", validate)
@@ -179,3 +179,23 @@ def test_a_whole_plan_walks_the_table_in_order(tmp_path, fake_gpu):
     end = [e for e in log if e["type"] == "plan-end"]
     assert len(end) == 1 and end[0]["reason"] == FINISH_REASONS[Exit.COMPLETE] and end[0]["phase"] == "replay"
     assert run(torch.ones(4)).equal(torch.ones(4) * 2)  # after the plan: the function, untouched
+
+
+def test_a_step_with_host_effects_gets_its_own_result_on_every_script_call(tmp_path, fake_gpu, monkeypatch):
+    """A replay runs no Python: where the probe found host side effects, the script's calls
+    are served eagerly (validations and fallbacks), never by a replay, and the plan still ends."""
+    effects = dict(syncs=[], effects=[{"what": "write to outside variable `n`"}], rng=[], streams=[], writes=[], containers=[],
+                   event=lambda i, max_functions: NoteEvent(text="probe"))  # fmt: skip
+    monkeypatch.setattr(plan, "probe_call", lambda user, a, k: (user(*a, **k), SimpleNamespace(**effects)))
+    run = make_run(tmp_path, repeat=10)
+    calls = 0
+    while run.phase is not Phase.DONE and calls < 200:
+        x = torch.ones(4) * calls
+        assert run(x).equal(x * 2), calls  # the call's own result, never the captured one
+        calls += 1
+    run.events.close()
+    log = events(tmp_path)
+    assert not [e for e in log if e["type"] == "replay-timing" and e.get("mode") == "in-loop"]
+    assert any(e["type"] == "fallback" and e["reason"] == "host-state" for e in log)
+    end = [e for e in log if e["type"] == "plan-end"]
+    assert len(end) == 1 and end[0]["reason"] == FINISH_REASONS[Exit.COMPLETE], end

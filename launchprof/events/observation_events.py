@@ -61,7 +61,7 @@ class FallbackEvent(Event):
 
     TYPE = "fallback"
     index: int | None = None
-    reason: str | None = None  # shape, scalar, input moved after capture
+    reason: str | None = None  # shape, scalar, input moved after capture, host-state (a replay would skip the step's Python state or a replay differed)
     changed: list[str] | None = omitted()  # the Python numbers that changed (reason scalar)
 
 

@@ -102,6 +102,7 @@ class TargetRun:
         self.draws_cuda_rng = False  # a warm-up call advanced the default CUDA generator
         self.host_writes: list[tuple[Any, str]] = []
         self.host_containers: list[Any] = []
+        self.replay_serves = True  # whether a replay may serve the script's own call
         self.keep = KeepState()  # leaving the script working (worker/plan_state.py)
         self.eager_interleaved = 0
         # Argument sets kept for the bursts: the last eager ones (for eager-only bursts when
@@ -305,6 +306,10 @@ class TargetRun:
                 entry["snippet"] = snippet(entry["file"], int(entry["line"]))
         self.events.write(found.event(index, max_functions=200))
         self.host_writes, self.host_containers = found.writes, found.containers
+        # A replay runs no Python and draws from no host generator: where the step changes
+        # Python state or draws host random numbers, a replay cannot stand in for the
+        # script's own call without changing what the script computes.
+        self.replay_serves = not (found.effects or found.rng)
         self._transition(Exit.CALLS_MADE)
         return out
 
@@ -358,7 +363,7 @@ class TargetRun:
         # Validations: the first replay call, one halfway through the in-loop calls, then
         # any left over once the in-loop timing is complete.
         want_validation = self.validations < self.config.validations and (
-            self.replay_calls in (1, max(2, self.in_loop_calls // 2)) or self.replays_timed >= self.in_loop_calls
+            self.replay_calls in (1, max(2, self.in_loop_calls // 2)) or self.replays_timed >= self.in_loop_calls or not self.replay_serves
         )
         # A call the graph can serve is a burst argument set even when a Python number in it
         # changed: a replay then computes with the captured value, but does the same work, so
@@ -373,6 +378,8 @@ class TargetRun:
             return self._fallback(index, args, kwargs, reason="scalar", changed=changed)
         if want_validation:
             return self._validate(index, args, kwargs, state, changed_scalars=[])
+        if not self.replay_serves:
+            return self._fallback(index, args, kwargs, reason="host-state")
         if self.eager_interleaved < self.replays_timed and self.eager_interleaved < self.in_loop_calls:
             return self._timed_eager(index, args, kwargs)
         return self._timed_replay(index, args, kwargs)
@@ -443,15 +450,14 @@ class TargetRun:
         changed = {k: v for k, v in scalars.items() if k in changed_scalars}
         captured = {k: self.captured_scalars.get(k) for k in changed_scalars}
         self.events.write(result.event(index, changed_scalars, changed, captured))
+        if not result.fields["match"]:
+            self.replay_serves = False  # the script's later calls get the eager result
         self._maybe_done()
         return result.eager_out
 
     def _maybe_done(self) -> None:
-        enough = (
-            self.replays_timed >= self.in_loop_calls
-            and self.eager_interleaved >= self.in_loop_calls
-            and self.validations >= min(self.config.validations, 3)
-        )
+        timed = self.replays_timed >= self.in_loop_calls and self.eager_interleaved >= self.in_loop_calls
+        enough = (timed or (not self.replay_serves and self.bursts_done)) and self.validations >= min(self.config.validations, 3)
         stuck = self.replay_calls >= 6 * self.in_loop_calls + 10
         if enough or stuck:
             self._transition(Exit.COMPLETE if enough else Exit.STUCK)

@@ -250,3 +250,20 @@ def test_a_folder_with_nothing_to_lint_is_a_usage_error(tmp_path):
     assert invoke(tmp_path, "--all", "--fail-on", "error").exit_code == 0
     excluded = invoke(tmp_path, "--all", "--exclude", "*.py")
     assert excluded.exit_code == 2 and "every one is excluded" in excluded.output
+
+
+def test_lint_and_analyze_word_a_bad_target_alike(tmp_path):
+    """One wording for a malformed --target in both commands; an unknown one lists the names."""
+    from typer.testing import CliRunner
+
+    from launchprof.cli import app
+
+    script = tmp_path / "s.py"
+    script.write_text("def step(x):\n    return x\n\ndef main():\n    step(1)\n", encoding="utf-8")
+    runner = CliRunner()
+    bad_lint = runner.invoke(app, ["lint", str(script), "--target", "no such"])
+    bad_analyze = runner.invoke(app, ["analyze", str(script), "--target", "no such"])
+    assert bad_lint.exit_code == bad_analyze.exit_code == 2
+    assert "is not a name" in bad_lint.output and "is not a name" in bad_analyze.output
+    unknown = runner.invoke(app, ["lint", str(script), "--target", "zzz"])
+    assert unknown.exit_code == 2 and "functions there: main, step" in unknown.output

@@ -24,6 +24,7 @@ from launchprof.lint import LintResult, lint
 from launchprof.fileio.output_files import Output, plan_outputs
 from launchprof.lint.lint_config import configured_excludes
 from launchprof.common.project import find_project_root
+from launchprof.common.targets import parse_target
 
 if TYPE_CHECKING:
     from launchprof.model.core import Report
@@ -65,6 +66,8 @@ def run(options: LintOptions) -> int:
         from launchprof.commands.failon import check_choice
 
         check_choice(fail_on, LINT_FAIL_ON)
+    if options.target is not None:
+        parse_target(options.target)  # a malformed name: the same one-line error as analyze's
     if options.target is not None and options.all_functions:
         raise UsageError("--target and --all exclude each other: check one function (and what it calls) or all of them")
     if not options.paths:

@@ -18,6 +18,7 @@ from launchprof.lint.files import SourceFile
 from launchprof.lint.loader import ModuleLoader
 from launchprof.lint.modules import ModuleInfo
 from launchprof.lint.values import Val
+from launchprof.common.targets import MAX_NAMES_SHOWN
 
 
 
@@ -128,7 +129,14 @@ def unknown_target(name: str, modules_seen: bool, known: set[str]) -> UsageError
     if sep and not modules_seen:
         return UsageError(f"unknown target {name!r}: no module {mod_part!r} among the linted files")
     close = difflib.get_close_matches(qual, sorted(known), n=3)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    if close:
+        hint = f"; did you mean {', '.join(close)}?"
+    elif known:  # as analyze's error lists the script's names
+        names = sorted(known)
+        more = f" and {len(names) - MAX_NAMES_SHOWN} more" if len(names) > MAX_NAMES_SHOWN else ""
+        hint = f" (functions there: {', '.join(names[:MAX_NAMES_SHOWN])}{more})"
+    else:
+        hint = ""
     return UsageError(f"unknown target {name!r}: no such function or method in the linted files{hint}")
 
 

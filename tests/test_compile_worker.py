@@ -179,7 +179,10 @@ def test_a_mode_that_failed_is_not_compiled_again(monkeypatch: pytest.MonkeyPatc
         def restore(self) -> None:
             pass
 
-    def fake_measure(fn: Any, mode: str, sets: list, repeat: int, timeout_s: Any, events: Any, round_no: int = 1) -> Any:
+    resets: list[Any] = []
+
+    def fake_measure(fn: Any, mode: str, sets: list, repeat: int, timeout_s: Any, events: Any, round_no: int = 1, reset: Any = None) -> Any:
+        resets.append(reset)  # the timed passes put the state back as the eager bursts do
         status = "timeout" if mode == "reduce-overhead" else "ok"
         return compile_compare.ModeResult(mode=mode, field=compile_compare.burst_kind(mode, round_no), round=round_no, status=status)
 
@@ -191,6 +194,7 @@ def test_a_mode_that_failed_is_not_compiled_again(monkeypatch: pytest.MonkeyPatc
     compile_compare.compare_compile(run)
     ran = [(e["mode"], e["round"], e["status"]) for e in events.items if e["type"] == "compile"]
     assert ran == [("reduce-overhead", 1, "timeout"), ("default", 1, "ok"), ("default", 2, "ok"), ("default", 3, "ok")]
+    assert len(resets) == 4 and all(getattr(r, "__self__", None).__class__ is FakeState for r in resets)
     notes = [said(e) for e in events.items if e["type"] == "note"]
     assert notes == ["compile (reduce-overhead): round 1 timed out; its later rounds were not run"]
 

@@ -203,7 +203,9 @@ def profile_call(compiled: Callable[..., Any], args: tuple, kwargs: dict, result
     result.cudagraphs_used = result.graph_launches > 0
 
 
-def _bursts(compiled: Callable[..., Any], kind: str, sets: list[tuple[tuple, dict]], repeat: int, events: EventWriter) -> int:
+def _bursts(
+    compiled: Callable[..., Any], kind: str, sets: list[tuple[tuple, dict]], repeat: int, events: EventWriter, reset: Callable[[], None] | None = None
+) -> int:
     """Steady calls timed exactly as eager and replay are (worker/burst.py). Returns the
     frames dynamo compiled meanwhile: the warm-up stops at the first pass that compiles
     nothing, and a guard that fails only later (state the step changes, a value the passes
@@ -214,14 +216,16 @@ def _bursts(compiled: Callable[..., Any], kind: str, sets: list[tuple[tuple, dic
         return lambda: compiled(*a, **k)
 
     before = _frames_total()
-    run_bursts([Kind(kind, [call(a, k) for a, k in sets])], repeat, events)
+    run_bursts([Kind(kind, [call(a, k) for a, k in sets])], repeat, events, reset=reset)
     return _frames_total() - before
 
 
 def measure_mode(
-    fn: Callable[..., Any], mode: str, sets: list[tuple[tuple, dict]], repeat: int, timeout_s: float | None, events: EventWriter, round_no: int = 1
+    fn: Callable[..., Any], mode: str, sets: list[tuple[tuple, dict]], repeat: int, timeout_s: float | None, events: EventWriter, round_no: int = 1,
+    reset: Callable[[], None] | None = None,
 ) -> ModeResult:
-    """Compile, profile and time one mode; every failure ends up in the result."""
+    """Compile, profile and time one mode; every failure ends up in the result. ``reset`` puts
+    the user's state back between the timed passes, as the eager and replay bursts do."""
     events.write(CompileStartEvent(mode=mode, timeout_s=timeout_s, round=round_no))
     compiled, result = warm_up(fn, mode, sets, timeout_s, round_no)
     result.device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -231,7 +235,7 @@ def measure_mode(
         except Exception as exc:
             events.write(NoteEvent(code=NoteCode.COMPILE_KERNELS_NOT_COUNTED, params={"mode": mode, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}))
         try:
-            result.frames_in_timing = _bursts(compiled, result.field, sets, repeat, events)
+            result.frames_in_timing = _bursts(compiled, result.field, sets, repeat, events, reset)
             if result.frames_in_timing:
                 events.write(NoteEvent(code=NoteCode.COMPILE_FRAMES_IN_TIMING, params={"mode": mode, "frames": result.frames_in_timing}))
         except Exception as exc:
@@ -266,7 +270,7 @@ def compare_compile(run: TargetRun) -> None:
                 run.events.write(NoteEvent(code=NoteCode.COMPILE_STATE_NOT_SAVED, params={"error": f"{type(exc).__name__}: {exc}"}))
                 return
             try:
-                status = _one_mode(run, mode, sets, silenced, round_no)
+                status = _one_mode(run, mode, sets, silenced, round_no, reset=state.restore)
             finally:
                 restored = _restore(run, state)
             if not restored:
@@ -276,12 +280,14 @@ def compare_compile(run: TargetRun) -> None:
                 run.events.write(NoteEvent(code=NoteCode.COMPILE_ROUND_FAILED, params={"mode": mode, "round": round_no, "timed_out": status == "timeout"}))
 
 
-def _one_mode(run: TargetRun, mode: str, sets: list[tuple[tuple, dict]], silenced: Callable[[], Any], round_no: int = 1) -> str:
+def _one_mode(
+    run: TargetRun, mode: str, sets: list[tuple[tuple, dict]], silenced: Callable[[], Any], round_no: int = 1, reset: Callable[[], None] | None = None
+) -> str:
     """One mode measured and its ``compile`` event written; launchprof's own failures
     included. Returns the result's status."""
     try:
         with silenced():
-            result = measure_mode(run.fn, mode, sets, run.config.repeat, run.config.compile_timeout, run.events, round_no)
+            result = measure_mode(run.fn, mode, sets, run.config.repeat, run.config.compile_timeout, run.events, round_no, reset)
     except Exception as exc:  # launchprof's own failure: reported, never fatal
         result = ModeResult(mode=mode, field=burst_kind(mode, round_no), round=round_no, status="failed", error=f"{type(exc).__name__}: {str(exc)[:400]}")
     with contextlib.suppress(Exception):

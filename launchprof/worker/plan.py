@@ -306,9 +306,8 @@ class TargetRun:
                 entry["snippet"] = snippet(entry["file"], int(entry["line"]))
         self.events.write(found.event(index, max_functions=200))
         self.host_writes, self.host_containers = found.writes, found.containers
-        # A replay runs no Python and draws from no host generator: where the step changes
-        # Python state or draws host random numbers, a replay cannot stand in for the
-        # script's own call without changing what the script computes.
+        # A replay runs no Python and draws from no host generator: it cannot stand in for
+        # the script's own call where the step changes Python state or draws host numbers.
         self.replay_serves = not (found.effects or found.rng)
         self._transition(Exit.CALLS_MADE)
         return out
@@ -490,14 +489,7 @@ class TargetRun:
             sets = list(self.replay_sets or self.eager_sets)
             self.race_set = sets[-1] if sets else None
         self.events.write(
-            PlanEndEvent(
-                reason=reason,
-                phase=self.phase.value,
-                calls=self.calls,
-                replays_timed=self.replays_timed,
-                validations=self.validations,
-                fallbacks=self.fallbacks,
-            )
+            PlanEndEvent(reason=reason, phase=self.phase.value, calls=self.calls, replays_timed=self.replays_timed, validations=self.validations, fallbacks=self.fallbacks)
         )
         self.phase = Phase.DONE
         self.captured = None

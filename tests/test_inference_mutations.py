@@ -45,6 +45,13 @@ def test_a_module_target_under_inference_mode_does_not_change_its_input(tmp_path
     assert _warm_up(tmp_path, model.forward, lambda: (torch.randn(4, 8),)) == []
 
 
+def test_torchs_own_module_whose_forward_takes_input_is_clean_too(tmp_path):
+    """``--target model`` on an ``nn.Sequential``: its ``forward(self, input)`` named the
+    argument `input` in the H200 report's false warning."""
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())
+    assert _warm_up(tmp_path, model.forward, lambda: (torch.randn(4, 8),)) == []
+
+
 def test_a_forward_hooked_on_the_class_sees_self_and_is_still_clean(tmp_path):
     model = Net()
     assert _warm_up(tmp_path, Net.forward, lambda: (model, torch.randn(4, 8))) == []

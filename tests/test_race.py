@@ -69,10 +69,11 @@ def test_rule_reports_the_read_the_write_and_the_fix():
     assert [(h.kind, h.severity.value, Path(h.file).name, h.line) for h in hazards] == [("stream-race", "error", RACE.name, read_line)]
     assert ("stream-race", RACE.name, read_line) in expected_markers(RACE)
     h = hazards[0]
-    assert f"line {write_line}" in h.message and "side stream 11" in h.message and "the calling stream" in h.message
+    assert f"line {write_line}" in h.message and "side stream `side`" in h.message and "the calling stream" in h.message
+    assert "11" not in h.message and h.params["write_stream"] == 11  # the raw id is data only
     assert "no edge between them" in h.message and h.details["graph_confirms"] is True
     assert h.details["write"]["line"] == write_line
-    assert f"before line {read_line}" in h.details["fix"] and "wait_stream" in h.details["fix"]
+    assert f"before line {read_line}" in h.details["fix"] and "wait_stream(side)" in h.details["fix"]
 
 
 def test_no_races_no_hazard():

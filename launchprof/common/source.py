@@ -68,3 +68,25 @@ def function_at(file: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef 
             if first <= line <= node.lineno:
                 return node
     return None
+
+
+def definition_line(file: str, line: int) -> int | None:
+    """The ``def`` (or ``class``) line when ``line`` is one of its decorators or of its
+    header (a code object's ``co_firstlineno`` of a decorated function is its first
+    decorator's line); None for any other line. Nothing on such a line ran in the step,
+    and a fix written for it would rewrite the signature."""
+    source = "".join(lines_of(file)) if file and line else ""
+    if not source:
+        return None
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            body = min([node.body[0].lineno] + [d.lineno for d in getattr(node.body[0], "decorator_list", [])])
+            header_end = max(node.lineno, body - 1)
+            if first <= line <= header_end:
+                return node.lineno
+    return None

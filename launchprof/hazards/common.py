@@ -12,7 +12,7 @@ from launchprof.model.findings import Param
 from launchprof.model.hazard_codes import HazardCode
 from launchprof.model.hazard_identity import without_comment
 from launchprof.hazards.kinds import KINDS
-from launchprof.common.source import around, function_at, line_at
+from launchprof.common.source import around, definition_line, function_at, line_at
 from launchprof.model.hazard_records import Hazard, LibrarySite
 from launchprof.render.words.hazard_text import hazard_hint, hazard_message, placed_message
 
@@ -24,7 +24,7 @@ def code_text(site: Site | None) -> str:
 
 def hazard(kind: str, code: HazardCode, params: dict[str, Param], site: Site | None, severity: str | None = None, **details: Any) -> Hazard:
     """A runtime hazard: what it found (``code``, ``params``), its words written from them."""
-    site = site or Site()
+    site = off_decorators(site or Site())
     extra = {k: v for k, v in details.items() if v is not None}
     for key in ("code", "function", "snippet"):
         if getattr(site, key):
@@ -42,6 +42,20 @@ def hazard(kind: str, code: HazardCode, params: dict[str, Param], site: Site | N
         params=params,
         library_site=library_site(site),
     )
+
+
+def off_decorators(site: Site) -> Site:
+    """A site on a decorator line (``@torch.no_grad()``: the line a decorated function's code
+    object starts at) moved to the function's ``def`` line, which names what it is about."""
+    if not site.file or not site.line:
+        return site
+    at = definition_line(site.file, int(site.line))
+    if at is None or at == int(site.line):
+        return site
+    moved = {"line": at, "code": line_at(site.file, at).strip()}
+    if site.snippet:
+        moved["snippet"] = around(site.file, at)
+    return dataclasses.replace(site, **moved)
 
 
 def library_site(site: Site) -> LibrarySite | None:
@@ -71,7 +85,8 @@ def first_use(target: TargetEvent | None, name: str) -> Site | None:
     if node is None:
         return None
     root = name.split("[")[0].split(".")[0]
-    for sub in sorted(ast.walk(node), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
+    inside = [sub for stmt in node.body for sub in ast.walk(stmt)]  # not its decorators, not its defaults
+    for sub in sorted(inside, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
         if isinstance(sub, ast.Name) and sub.id == root and isinstance(sub.ctx, ast.Load):
             return Site(file=file, line=sub.lineno, code=line_at(file, sub.lineno).strip(), snippet=around(file, sub.lineno))
     return None
@@ -102,6 +117,8 @@ def user_target(target: TargetEvent | None, functions: list[Site]) -> TargetEven
 
 
 def target_site(target: TargetEvent | None) -> Site | None:
+    """The target's ``def`` line (its recorded line is its first decorator's, when it has any)."""
     if target is None or not target.file:
         return None
-    return Site(file=target.file, line=target.line, code=line_at(target.file, int(target.line or 0)).strip())
+    line = target.line and (definition_line(target.file, int(target.line)) or target.line)
+    return Site(file=target.file, line=line, code=line_at(target.file, int(line or 0)).strip())

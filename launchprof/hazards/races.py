@@ -15,23 +15,33 @@ from launchprof.run.evidence import Evidence
 from launchprof.model.findings import Param
 from launchprof.model.hazard_codes import HazardCode
 from launchprof.hazards.common import code_text, hazard
+from launchprof.hazards.stream_names import side_streams
 from launchprof.model.hazard_records import Hazard
 from launchprof.render.words.hazard_runtime_text import race_fix
 
 
-def _access(who: str, access: RaceAccess, origin: Any) -> dict[str, Param]:
-    """One access as a race's params: its line and code, its stream and whether that is the calling one."""
+Sides = dict[int, tuple[int, str | None]]
+
+
+def _access(who: str, access: RaceAccess, origin: Any, sides: Sides) -> dict[str, Param]:
+    """One access as a race's params: its line and code, its stream (the raw id as data; the
+    words use its variable or its number, launchprof.hazards.stream_names) and whether that is
+    the calling one."""
+    number, name = sides.get(access.stream, (None, None)) if access.stream is not None else (None, None)
     return {
         f"{who}_line": access.line,
         f"{who}_code": code_text(access),
         f"{who}_stream": access.stream,
         f"{who}_on_origin": access.stream == origin,
+        f"{who}_stream_number": number,
+        f"{who}_stream_name": name,
     }
 
 
-def fix_of(later: RaceAccess, earlier: RaceAccess, origin: Any) -> str:
+def fix_of(later: RaceAccess, earlier: RaceAccess, origin: Any, sides: Sides | None = None) -> str:
     """The wait that orders the two, written for the later access's line."""
-    return race_fix(_access("later", later, origin) | _access("earlier", earlier, origin))
+    sides = sides or {}
+    return race_fix(_access("later", later, origin, sides) | _access("earlier", earlier, origin, sides))
 
 
 def graph_confirms(ev: Evidence) -> bool | None:
@@ -50,6 +60,7 @@ def stream_races(ev: Evidence) -> list[Hazard]:
         return []
     origin = ev.race_check.origin_stream
     confirmed = graph_confirms(ev)
+    sides = side_streams(ev.race_check, [a for race in ev.race_check.races for a in (race.previous, race.access)])
     out = []
     for race in ev.race_check.races:
         access, previous = race.access, race.previous
@@ -57,13 +68,13 @@ def stream_races(ev: Evidence) -> list[Hazard]:
         other = access if write is previous else previous
         params: dict[str, Param] = {
             "other_type": other.type,
-            **_access("other", other, origin),
-            **_access("write", write, origin),
+            **_access("other", other, origin, sides),
+            **_access("write", write, origin, sides),
             "graph_confirms": confirmed,
         }
         out.append(hazard(
             "stream-race", HazardCode.STREAM_RACE, params, access, write=_brief(write), access=_brief(other),
-            fix=fix_of(access, previous, origin), graph_confirms=confirmed,
+            fix=fix_of(access, previous, origin, sides), graph_confirms=confirmed,
         ))
     return out
 

@@ -44,7 +44,7 @@ from launchprof.worker.call_timer import timed
 from launchprof.worker.trees import clone_tensors, copy_into, flat_tensors, tensor_leaves
 from launchprof.worker.user_errors import UserError, is_device_error
 from launchprof.worker.plan_state import KeepState, MutationWatch, put_back, save, stop_if_lost
-from launchprof.worker.saved_state import version_of
+from launchprof.worker.saved_state import changed_tensors, version_marked
 from launchprof.worker.validator import cuda_rng_state, rng_advanced, validate
 from launchprof.events.lifecycle_events import CallSiteEvent, InternalErrorEvent, NoteEvent, PhaseEvent, PlanEndEvent
 from launchprof.model.findings import NoteCode, RestoredAfter
@@ -216,20 +216,16 @@ class TargetRun:
 
     # ------------------------------------------------------------------ eager phases
     def _warmup(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
-        before_args = {p: version_of(t) for p, t in tensor_leaves(self._canon(args, kwargs))}
-        before_state = {n: version_of(t) for n, t in state.items()}
+        before_args = version_marked(tensor_leaves(self._canon(args, kwargs)))
+        before_state = version_marked(state.items())
         rng_before = cuda_rng_state()
         watch = MutationWatch(self, args, kwargs)
         with nvtx_range("eager"):
             out = self._user(*args, **kwargs)
         watch.after()
         self.draws_cuda_rng |= rng_advanced(rng_before)  # its replays launch torch's RNG fills (analysis/prediction.py)
-        for p, t in tensor_leaves(self._canon(args, kwargs)):
-            if version_of(t) is None or (p in before_args and version_of(t) != before_args[p]):
-                self.mutated_args.add(p)
-        for n, t in state.items():
-            if version_of(t) is None or (n in before_state and version_of(t) != before_state[n]):
-                self.mutated_state.add(n)
+        self.mutated_args.update(changed_tensors(before_args))  # an inference tensor by its checksum
+        self.mutated_state.update(changed_tensors(before_state))
         self.in_phase += 1
         if self._calls_made():
             self.events.write(MutationsEvent(args=sorted(self.mutated_args), state=sorted(self.mutated_state), cuda_rng=self.draws_cuda_rng))

@@ -80,10 +80,20 @@ def marked(tensors: list[tuple[str, torch.Tensor]]) -> list[tuple[str, torch.Ten
     return [(path, t, mark) for (path, t), mark in zip(tensors, marks([t for _, t in tensors]), strict=True)]
 
 
+def version_marked(tensors: Iterable[tuple[str, torch.Tensor]]) -> list[tuple[str, torch.Tensor, Mark]]:
+    """Like :func:`marked`, with a checksum only where the version counter is missing: an
+    inference tensor (made under ``torch.inference_mode()``) has none, and a missing counter
+    is no evidence of a write. The counter costs nothing; a checksum reads every byte."""
+    pairs = list(tensors)
+    sums = iter(checksums([t for _, t in pairs if version_of(t) is None]))
+    return [(path, t, Mark(v, next(sums) if v is None else None)) for path, t in pairs for v in (version_of(t),)]
+
+
 def changed_tensors(marked: list[tuple[str, torch.Tensor, Mark]]) -> list[str]:
-    """The paths of the marked tensors that changed since they were marked."""
-    now = checksums([t for _, t, _ in marked])
-    return [path for (path, t, mark), s in zip(marked, now, strict=True) if mark.moved(t, s)]
+    """The paths of the marked tensors that changed since they were marked (a checksum is
+    taken again only of those that had one)."""
+    now = iter(checksums([t for _, t, mark in marked if mark.sum is not None]))
+    return [path for path, t, mark in marked if mark.moved(t, next(now) if mark.sum is not None else None)]
 
 
 def _token(value: Any, depth: int) -> Any:

@@ -14,6 +14,7 @@ from launchprof.model.findings import FixCode, FixReason, Param
 from launchprof.hazards.fixes.fix_context import FixContext, cannot
 from launchprof.hazards.fixes.branch_fixes import branch_fix
 from launchprof.hazards.fixes.copy_fixes import pageable_fix
+from launchprof.hazards.fixes.fix_guard import guarded
 from launchprof.hazards.fixes.fix_source import source_line
 from launchprof.hazards.fixes.scalar_fixes import scalar_fix
 from launchprof.hazards.fixes.state_fixes import effect_fix, mutation_fix, rebinding_fix, rng_fix
@@ -70,7 +71,7 @@ def with_fixes(hazards: list[Hazard], ev: Evidence) -> list[Hazard]:
     out = []
     for h in hazards:
         try:
-            fix = write_fix(h, ctx)
+            fix = guarded(write_fix(h, ctx), h.kind)  # never a rewrite of a def or decorator line
         except (SyntaxError, ValueError, TypeError, AttributeError, IndexError, RecursionError) as exc:
             fix = cannot(source_line(h.file, h.line, h.details.get("code")), h.kind, FixReason.READ_ERROR, error=type(exc).__name__)
         out.append(dataclasses.replace(h, fix=fix))

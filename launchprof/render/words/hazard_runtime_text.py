@@ -55,11 +55,21 @@ def _pageable(p: Params) -> str:
     return f"host-to-device copy from pageable (non-pinned) memory{_in_code(p)}: capture cannot record it"
 
 
+# The error's own words are said once: its first line, this long at most (a CUDA error's
+# message is followed by torch's boilerplate about asynchronous reporting, never shown).
+MAX_ERROR_TEXT = 300
+
+
 @_says(HazardCode.CAPTURE_FAILED)
 def _capture_failed(p: Params) -> str:
-    cuda = ", ".join(str(e) for e in p.get("cuda_errors") or [])
-    detail = f" ({cuda})" if cuda else ""
-    return f"capture failed: {p['exception']}: {p['message']}{detail}"
+    message = (str(p.get("message") or "").strip().splitlines() or [""])[0]
+    message = message if len(message) <= MAX_ERROR_TEXT else message[: MAX_ERROR_TEXT - 1] + "…"
+    said = [message]
+    for error in map(str, p.get("cuda_errors") or []):  # the chain's other CUDA errors, each once
+        if not any(error in s for s in said):
+            said.append(error)
+    detail = f" ({', '.join(said[1:])})" if said[1:] else ""
+    return f"capture failed: {p['exception']}: {message}{detail}"
 
 
 @_says(HazardCode.UNJOINED_FORK)
@@ -176,7 +186,17 @@ def _replay_mismatch(p: Params) -> str:
 
 
 def _race_stream(p: Params, who: str) -> str:
-    return "the calling stream" if p[f"{who}_on_origin"] else f"side stream {p[f'{who}_stream']}"
+    """The calling stream, or a side stream by its variable, else by its number (never its raw id)."""
+    if p[f"{who}_on_origin"]:
+        return "the calling stream"
+    name, number = p.get(f"{who}_stream_name"), p.get(f"{who}_stream_number")
+    return f"side stream `{name}`" if name else f"side stream {number}" if number else "a side stream"
+
+
+def _stream_argument(p: Params, who: str) -> str:
+    """What ``wait_stream(...)`` is given: the variable when known, else a placeholder."""
+    name = p.get(f"{who}_stream_name")
+    return str(name) if name and not p[f"{who}_on_origin"] else f"<{_race_stream(p, who)}>"
 
 
 def _race_where(p: Params, who: str) -> str:
@@ -207,7 +227,7 @@ def race_fix(p: Params) -> str:
     at = f"line {p['later_line']}" if p["later_line"] else "the access"
     after = f" after line {p['earlier_line']}" if p["earlier_line"] else ""
     return (
-        f"before {at}, make {reader} wait for {writer}: `torch.cuda.current_stream().wait_stream(<{writer}>)` "
+        f"before {at}, make {reader} wait for {writer}: `torch.cuda.current_stream().wait_stream({_stream_argument(p, 'earlier')})` "
         f"there, or record an event on {writer}{after} and `wait_event` it before {at}"
     )
 
@@ -252,11 +272,11 @@ def _loop_back(p: Params) -> str:
 @_says(HazardCode.UNCAPTURED_COLLECTIVE)
 def _uncaptured(p: Params) -> str:
     names = ", ".join(f"`{short_name(n)}` x{c}" for n, c in zip(p["kernels"], p["counts"], strict=True))
-    side, main = p["side_streams"], p["main_stream"]
+    side = p["side_streams"]  # raw profiler stream ids: data only, never said
     where = (
-        f"issued on side stream {', '.join(side)}, which never joined the capture (the step's own stream is {main})"
+        f"issued on {'a side stream' if len(side) == 1 else f'{len(side)} side streams'} that never joined the capture"
         if side
-        else f"issued on the step's own stream {main}, yet not in the graph"
+        else "issued on the step's own stream, yet not in the graph"
     )
     return (
         f"rank {p['rank']}: {p['missing']} of {p['collectives']} collective(s) of the eager step are missing from the captured graph "

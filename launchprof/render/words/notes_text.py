@@ -256,7 +256,7 @@ def _one_stream_chain(p: Params) -> str:
 def _async_cuda_error(p: Params) -> str:
     where = f"{p['file']}:{p['line']}" if p.get("file") and p.get("line") else "an unknown line"
     return (
-        f"asynchronous CUDA error ({p['message']}): it surfaced at {where}, where the host waited for the GPU; "
+        f"asynchronous CUDA error: it surfaced at {where}, where the host waited for the GPU; "
         f"the kernel that faulted was launched earlier. Find its launching line with `{p['command']}` "
         f"(from the project root), or `launchprof analyze {shlex.quote(str(p['script']))} --locate-async`, which does that re-run "
         "(the script's side effects then run twice)"

@@ -2,8 +2,8 @@
 speed in another process, not only this process's samples.
 
 Checked on every H200 recording of a sample in more than one process (tests/data/runs,
-predict, compile_runs, compile_rounds: 15 samples, 2-5 processes each, three sessions and
-four device profiles), and on synthetic steps whose split and host spread are known.
+predict, compile_runs, compile_rounds: 12 samples, 2-5 processes each, several sessions and
+device profiles), and on synthetic steps whose split and host spread are known.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def test_the_reruns_span_enough_samples_and_processes():
 
 @pytest.mark.parametrize("name", sorted(PROCESSES))
 def test_every_recorded_rerun_lies_inside_the_other_runs_intervals(name):
-    """On the H200 recordings (100 ordered pairs of processes, 15 samples): with the host's
+    """On the H200 recordings (100 ordered pairs of processes, 12 samples): with the host's
     speed carried, no run's median falls outside another run's interval; with each process's
     samples alone (the interval reports gave before), 48 of the 100 did."""
     reports = [r for r in (_with_profile(p)[0] for p in PROCESSES[name]) if r.speedup is not None]

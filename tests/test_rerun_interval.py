@@ -124,13 +124,19 @@ def test_the_method_says_how_the_interval_was_built():
     assert "(the default: a host-paced step's measured spread between processes on an H200)" in method
 
 
-def test_without_a_profile_the_replay_is_held_still():
-    """No profile: the replay's host part is unknown and taken as none, the widest choice."""
+def test_without_a_profile_the_replay_host_part_comes_from_the_runs_own_loop():
+    """No profile: the graph launch is taken as 1.3 of this run's eager ops (7.0 µs here);
+    without that loop too, the replay's host part is unknown and taken as none, the widest."""
     run = load_run(RUNS / "two_streams_ok.lprun")
+    ev = parse_events(run.events)
     bare, with_profile = analyse(run, None), _recorded("two_streams_ok")[0]
-    assert bare.speedup.between_process.replay_host_us is None
+    v = bare.speedup.between_process
+    assert v.replay_host_low_us == pytest.approx(1.3 * ev.host_eager_op_us / 2)
     assert bare.speedup.median == with_profile.speedup.median
-    assert bare.speedup.low < with_profile.speedup.low and bare.speedup.high > with_profile.speedup.high
+    blind = host_variation(dataclasses.replace(ev, host_eager_op_us=None, host_op_slopes=[]), bare.eager, bare.replay.step_us.median, None)
+    assert blind.replay_host_us is None and blind.basis == "default"
+    assert blind.low_factor < v.low_factor and blind.high_factor > v.high_factor
+    assert blind.low_factor == pytest.approx(1 / DEFAULT_FACTOR)  # all host-paced eager against a still replay
 
 
 # --- synthetic steps whose split and host spread are known ----------------------------------------

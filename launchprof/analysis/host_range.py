@@ -37,6 +37,9 @@ from launchprof.run.evidence import Evidence
 
 DEFAULT_FACTOR = 2.2  # two_streams_ok eager 105-231 µs, decode_loop 1,553-3,236 µs between processes on the H200
 DEFAULT = "default"
+# A graph launch (submit and wait) costs this many eager ops (``x.add_``) on the same host: eleven
+# H200 profiles read 1.23-1.42 (graph_launch_fixed_us 8.26-14.80 µs against eager_op_us 6.09-10.42).
+LAUNCH_IN_OPS = 1.3
 
 
 @dataclass(frozen=True)
@@ -84,9 +87,10 @@ def eager_paced(eager: EagerProfile, step_us: float) -> tuple[float, float]:
 
 
 def replay_host(ev: Evidence, profile: DeviceProfile | None, replay_us: float) -> tuple[float, float] | None:
-    """The replay's host part at this run's host speed, as a range: from half the profile's
-    graph launch to the launch plus one eager op per input copied in and per RNG prologue
-    fill. None without a profile.
+    """The replay's host part at this run's host speed, as a range: from half the graph
+    launch to the launch plus one eager op per input copied in and per RNG prologue fill.
+    The launch and the op are the profile's, scaled to this run's host; without a profile,
+    this run's own eager-op loop and :data:`LAUNCH_IN_OPS` of it; None without either.
 
     The launch is timed with its wait (submit and wait), and copies and fills overlap the
     GPU's work: on the H200 recordings a replay moved by 7-10 µs where its eager step moved
@@ -95,9 +99,12 @@ def replay_host(ev: Evidence, profile: DeviceProfile | None, replay_us: float) -
     which widens the speedup's interval; its high end narrows it."""
     scaled = at_host_speed(profile, host_scale(ev, profile))
     launch = getattr(getattr(scaled, "graph_launch_fixed_us", None), "median", None)
-    if scaled is None or launch is None:
-        return None
-    op = getattr(getattr(scaled, "eager_op_us", None), "median", None) or 0.0
+    op = getattr(getattr(scaled, "eager_op_us", None), "median", None)
+    if launch is None or op is None:
+        run_op = ev.host_eager_op_us
+        if run_op is None or not run_op > 0:
+            return None
+        launch, op = LAUNCH_IN_OPS * float(run_op), float(run_op)
     extra = len(reallocated_arguments(ev)) + rng_prologue_fills(ev)
     launch = max(float(launch), 0.0)
     return min(replay_us, launch / 2), min(replay_us, launch + extra * float(op))

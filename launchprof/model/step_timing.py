@@ -94,7 +94,7 @@ class HostVariation:
     basis: str  # what set the factor: "default" (docs/measurements.md) or the measurement that exceeded it
     eager_host_us: float  # the eager step's time where the host sets the pace (scales with its speed)
     eager_gpu_us: float  # the eager step's GPU busy time (at the bursts' clocks): its floor
-    replay_host_us: float | None  # the replay's host part (graph launch, copies in), at most; None: no profile, taken as 0
+    replay_host_us: float | None  # the replay's host part (graph launch, copies in), at most; None: unknown (no profile, no host loop), taken as 0
     low_factor: float  # the speedup's multiplier over that range of host speeds, lowest
     high_factor: float  # and highest
     replay_host_low_us: float | None = None  # and at least (half the graph launch): the end that widens the interval

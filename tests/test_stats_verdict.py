@@ -91,7 +91,12 @@ def test_bursts_are_the_reported_step_and_in_loop_is_kept_labelled():
     assert r.speedup.median == pytest.approx(2.0) and "interleaved bursts" in r.speedup.method
     assert r.replay.clone_us.median == 5.0
     assert r.replay.setup_us == 1000.0 and r.breakeven_replays == pytest.approx(1000.0 / 50.0)
-    assert r.verdict == "graphs-help"
+    # Nothing splits this step into host- and GPU-paced parts (no trace, no device profile):
+    # it is taken as all host-paced, so another process's host could halve its 2x. This
+    # process alone would say graphs-help; a rerun could read as little as 1x.
+    assert r.speedup.within_low > 1.1 and r.speedup.low < 1.0 < 2.0 < r.speedup.high
+    assert r.speedup.between_process.eager_gpu_us == 0.0 and r.speedup.between_process.replay_host_us is None
+    assert r.verdict == "marginal"
     assert any("replay timing stopped early after 6 samples" in n for n in r.notes)
     assert any("a quick one was measured in 8.2 s and cached at /cache/p.json" in n for n in r.notes)
 

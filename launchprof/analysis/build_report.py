@@ -19,6 +19,7 @@ from launchprof.analysis.profiles import calibration_note, eager_profile, replay
 from launchprof.analysis.runinfo import in_loop_short_note, run_info, script_failed
 from launchprof.analysis.failure import with_failure_advice
 from launchprof.analysis.whole import whole_script
+from launchprof.analysis.host_range import host_variation
 from launchprof.analysis.timing import breakeven, eager_samples, replay_samples, speedup, stopped_early_notes
 from launchprof.analysis.bucket_advice import bucket_plan
 from launchprof.crossover.profile import DeviceProfile
@@ -61,7 +62,8 @@ def build_report(
     ev = ev.with_sequences([c.sequence for c in calls])
     eager, replay, validation = eager_profile(ev, calls), replay_profile(ev), validation_of(ev)
     replay = with_anatomy(replay, ev.anatomy, traces("replay"))
-    ratio = speedup(eager_samples(ev), replay_samples(ev)) if replay else None
+    variation = host_variation(ev, eager, replay.step_us.median if replay and replay.step_us else None, profile)
+    ratio = speedup(eager_samples(ev), replay_samples(ev), variation) if replay else None
     captured = None if ev.capture is None else ev.capture.ok
     cpu_only_step = False
     notes = list(ev.notes) + stopped_early_notes(ev) + argument_notes(ev)

@@ -10,13 +10,15 @@ mixes a burst with an in-loop figure.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from launchprof.events.capture_events import CaptureEvent
 from launchprof.run.evidence import Evidence
 from launchprof.model.findings import Note, NoteCode, note
-from launchprof.model.step_timing import Speedup, Stats
-from launchprof.model.stats import speedup_of, stats_of
+from launchprof.model.step_timing import HostVariation, Speedup, Stats
+from launchprof.model.stats import burst_ratio_interval, speedup_of, stats_of
+from launchprof.render.words.interval_text import speedup_method
 
 BURST, IN_LOOP = "burst", "in-loop"
 # Compare replays with the eager calls timed between them when there are enough of them:
@@ -32,6 +34,7 @@ class StepSamples:
     gpu: list[float]
     timing: str | None
     in_loop: list[float]  # the in-loop samples, kept as evidence when bursts are reported
+    burst_medians: list[float] = dataclasses.field(default_factory=list)  # each burst's median, in burst order
 
 
 def in_loop_eager(ev: Evidence) -> list[float]:
@@ -56,30 +59,40 @@ def eager_samples(ev: Evidence) -> StepSamples:
     loop = in_loop_eager(ev)
     no_replay = not in_loop_replay(ev)[0]
     if uses_bursts(ev) or (ev.burst_wall_us.get("eager") and (not loop or no_replay)):
-        return StepSamples(ev.burst_wall_us["eager"], ev.burst_gpu_us.get("eager", []), BURST, ev.eager_wall_us)
+        return StepSamples(ev.burst_wall_us["eager"], ev.burst_gpu_us.get("eager", []), BURST, ev.eager_wall_us, ev.burst_medians_us.get("eager", []))
     return StepSamples(loop, ev.eager_gpu_us, IN_LOOP if loop else None, [])
 
 
 def replay_samples(ev: Evidence) -> StepSamples:
     wall, gpu = in_loop_replay(ev)
     if uses_bursts(ev):
-        return StepSamples(ev.burst_wall_us["replay"], ev.burst_gpu_us.get("replay", []), BURST, wall)
+        return StepSamples(ev.burst_wall_us["replay"], ev.burst_gpu_us.get("replay", []), BURST, wall, ev.burst_medians_us.get("replay", []))
     return StepSamples(wall, gpu, IN_LOOP if wall else None, [])
 
 
-def speedup(eager: StepSamples, replay: StepSamples) -> Speedup | None:
-    """Ratio of the two medians printed beside it, with a bootstrap interval.
+def speedup(eager: StepSamples, replay: StepSamples, variation: HostVariation | None = None) -> Speedup | None:
+    """Ratio of the two medians printed beside it, with a 95% interval that a rerun keeps.
 
-    ``median`` is exactly eager.step_us.median / replay.step_us.median; the 95% interval
-    resamples both sample sets independently (they are not paired call by call)."""
+    ``median`` is exactly eager.step_us.median / replay.step_us.median, this run's measurement.
+    The interval of this process (``within_low``/``within_high``) resamples both sample sets
+    independently (they are not paired call by call) and, with bursts, spans the per-burst
+    ratios' t-interval too: the bursts are what drift. ``variation`` (analysis/host_range.py)
+    then multiplies its ends by how far the speedup moves on another process's host."""
     if eager.timing != replay.timing:  # a burst against an in-loop figure is no ratio at all
         return None
     result = speedup_of(eager.samples, replay.samples)
     if result is None:
         return None
-    how = "interleaved bursts" if eager.timing == BURST else "in-loop calls"
-    method = f"ratio of the eager and replay step medians ({how}); 95% bootstrap interval resampling both sample sets"
-    return Speedup(median=result.median, low=result.low, high=result.high, method=method)
+    low, high = result.low, result.high
+    bursts = burst_ratio_interval(eager.burst_medians, replay.burst_medians, result.median) if eager.timing == BURST else None
+    if bursts is not None:
+        low, high = min(low, bursts.low), max(high, bursts.high)
+    wide_low, wide_high = (low, high) if variation is None else (low * variation.low_factor, high * variation.high_factor)
+    return Speedup(
+        median=result.median, low=min(wide_low, result.median), high=max(wide_high, result.median),
+        method=speedup_method(eager.timing == BURST, bursts is not None, variation),
+        within_low=low, within_high=high, between_process=variation,
+    )
 
 
 def loop_stats(samples: StepSamples) -> Stats | None:

@@ -120,3 +120,74 @@ def speedup_of(eager_us: Sequence[float], replay_us: Sequence[float], seed: int 
         return Speedup(median=point, low=point, high=point)
     ratio = bootstrap(ratio_of_medians, eager, replay, seed=seed)
     return Speedup(median=ratio.median, low=ratio.low, high=ratio.high)
+
+
+# Student's t, 97.5th percentile, for 1-5 degrees of freedom; beyond that the Cornish-Fisher
+# expansion around Z95 is within 0.01 of the table (df 6: 2.444 against 2.447).
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}
+
+
+def t975(df: int) -> float:
+    if df in T975:
+        return T975[df]
+    z = Z95
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+def burst_ratio_interval(eager_medians: Sequence[float], replay_medians: Sequence[float], point: float) -> Estimate | None:
+    """``point`` with a 95% interval from the per-burst speedups (eager burst i over replay
+    burst i, neighbours in time): a t-interval on their logarithms.
+
+    The pooled bootstrap treats every sample as independent, but the step drifts from burst
+    to burst (clocks, host load): long_kernels' six burst ratios read 0.88 to 1.05 while its
+    pooled interval was 0.98-1.01. The bursts are the units that drift, so their spread says
+    how far this process's ratio could sit. None with fewer than 3 paired bursts."""
+    pairs = [(e, r) for e, r in zip(eager_medians, replay_medians) if e > 0 and r > 0]
+    if len(pairs) < 3 or not point > 0:
+        return None
+    logs = np.log([e / r for e, r in pairs])
+    half = t975(logs.size - 1) * float(np.std(logs, ddof=1)) / math.sqrt(logs.size)
+    centre = float(np.mean(logs))
+    return Estimate(point, math.exp(centre - half), math.exp(centre + half)).holding_median()
+
+
+@dataclass(frozen=True)
+class HostPaced:
+    """The step's times split by what paces them, for :func:`host_factor_range`.
+
+    The eager step is paced by the host where the GPU waits on launches and by the GPU where
+    the kernels are longer than the host's work: ``eager(k) = max(k * eager_host, eager_gpu)``
+    for a host ``k`` times slower, scaled so that ``k = 1`` gives the measured step (the
+    profile's own eager model: the slower of host and GPU sets the pace). The replay's host
+    part (graph launch, copies in) comes before its GPU work: ``replay(k) = replay + (k - 1) * replay_host``.
+    """
+
+    eager_us: float
+    eager_host_us: float
+    eager_gpu_us: float
+    replay_us: float
+    replay_host_us: float
+
+    def eager_at(self, k: float) -> float:
+        now = max(self.eager_host_us, self.eager_gpu_us)
+        return self.eager_us * (max(k * self.eager_host_us, self.eager_gpu_us) / now) if now > 0 else self.eager_us
+
+    def replay_at(self, k: float) -> float:
+        return self.replay_us + (k - 1.0) * min(self.replay_host_us, self.replay_us)
+
+    def speedup_factor(self, k: float) -> float:
+        """How the speedup moves when the host runs ``k`` times slower (``k < 1``: faster)."""
+        return (self.eager_at(k) / self.eager_us) / (self.replay_at(k) / self.replay_us)
+
+
+def host_factor_range(paced: HostPaced, factor: float, points: int = 41) -> tuple[float, float]:
+    """The lowest and highest speedup multiplier for a host from ``factor`` times faster to
+    ``factor`` times slower (1.0 included). A grid with the bend, not the two ends: the eager
+    step's ``max()`` makes the multiplier turn where host and GPU trade the pace."""
+    if not (factor >= 1.0 and paced.eager_us > 0 and paced.replay_us > 0):
+        return 1.0, 1.0
+    ks = list(np.exp(np.linspace(-math.log(factor), math.log(factor), points)))
+    if paced.eager_host_us > 0 and 1.0 / factor < paced.eager_gpu_us / paced.eager_host_us < factor:
+        ks.append(paced.eager_gpu_us / paced.eager_host_us)  # where host and GPU trade the pace: an extreme
+    values = [paced.speedup_factor(float(k)) for k in ks] + [1.0]
+    return min(values), max(values)

@@ -86,11 +86,32 @@ class ReplayProfile:
 
 
 @model
+class HostVariation:
+    """How far the speedup moves if another process runs on a faster or slower host
+    (launchprof.analysis.host_range): the part of the interval a rerun adds."""
+
+    factor: float  # the host's speed taken to differ up to this factor either way between processes
+    basis: str  # what set the factor: "default" (docs/measurements.md) or the measurement that exceeded it
+    eager_host_us: float  # the eager step's time where the host sets the pace (scales with its speed)
+    eager_gpu_us: float  # the eager step's GPU busy time (at the bursts' clocks): its floor
+    replay_host_us: float | None  # the replay's host part (graph launch, copies in), at most; None: unknown (no profile, no host loop), taken as 0
+    low_factor: float  # the speedup's multiplier over that range of host speeds, lowest
+    high_factor: float  # and highest
+    replay_host_low_us: float | None = None  # and at least (half the graph launch): the end that widens the interval
+    run_vs_profile: float | None = None  # this run's eager-op loop over the profile's (another process)
+    profile_rounds: float | None = None  # the profile's eager-op spread across its rounds, 1 + (max - min) / median
+    run_samples: float | None = None  # the fastest over the slowest of this run's eager-op samples
+
+
+@model
 class Speedup:
     median: float
     low: float
     high: float
     method: str = "ratio of medians"  # how median and interval are computed
+    within_low: float | None = None  # the 95% interval of this process's samples alone (a rerun is not in it)
+    within_high: float | None = None
+    between_process: HostVariation | None = None  # what widened low/high beyond within_low/within_high
 
 
 @model

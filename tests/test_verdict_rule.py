@@ -175,3 +175,15 @@ def test_the_dynamic_shape_headline_states_its_plan_and_unsafe_padding():
     assert "the bucket plan: 5 graphs" in " ".join(safe.split())
     decode = " ".join(headline(_report("bucketed_decode")).plain.split())
     assert "1 of 9 shapes" in decode and "6 graphs (sizes 1, 2, 4, 8, 16, 24)" in decode
+
+
+def test_replay_invalid_is_not_capture_safe_and_a_fixed_capture_fails_junits_capture_check():
+    from launchprof.api.safety import is_capture_safe
+    from launchprof.render.junit import capture_check
+
+    clean = dataclasses.replace(reports.graphs_help(), hazards=[])
+    assert is_capture_safe(clean)
+    assert not is_capture_safe(dataclasses.replace(clean, verdict="replay-invalid"))
+    kept = _report("train_step_keeps_loss")  # a replay measured once fixed; the code as written fails
+    assert kept.replay is not None and capture_check(kept).status == "failed"
+    assert capture_check(_report("frozen_scalar")).status == "passed"  # it captures; the validation check fails

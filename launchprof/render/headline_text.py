@@ -4,16 +4,15 @@ get it where it needs output clones, then what the verdict rests on: the replay 
 differs from eager, why a gain is not clear, the bucket plan of a step whose shapes vary.
 
 How each figure is computed (the bootstrap, the bursts) is said in the figure table, not
-here. The thresholds are the verdict rule's own (launchprof.analysis.verdict).
+here. The thresholds are the verdict rule's own (launchprof.analysis.verdict), imported where
+a sentence needs them: ``lint`` and the start of ``analyze`` import no analysis module.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from launchprof.analysis.verdict import CAPTURE_FAILURE_KINDS, HELP_THRESHOLD, MAX_PAYBACK_REPLAYS
 from launchprof.enums import Severity, Verdict
-from launchprof.model.step_timing import no_measurable_gain
 from launchprof.render.paths import location, relative, report_root, sorted_hazards
 from launchprof.render.words import format as fmt
 from launchprof.render.words.training_text import once_fixed
@@ -41,8 +40,10 @@ def headline_speedup(report: Any) -> Any:
 
 
 def headline_gain_unmeasurable(report: Any) -> bool:
-    """The headline speedup's 95% interval includes 1.0."""
-    return bool(no_measurable_gain(headline_speedup(report)))
+    """The headline speedup's 95% interval includes 1.0 (the rule of
+    launchprof.model.step_timing.no_measurable_gain, on the headline's figure)."""
+    sp = headline_speedup(report)
+    return sp is not None and sp.low <= 1.0 <= sp.high
 
 
 def step_line(report: Any) -> str | None:
@@ -98,6 +99,8 @@ def invalid_reason(report: Any) -> str:
     if val is not None and val.matches < val.calls_compared:
         diff = f", max |diff| {fmt.diff(val.max_abs_diff)}" if val.max_abs_diff is not None else ""
         return f"{val.calls_compared - val.matches} of {val.calls_compared} compared calls differ{diff}"
+    from launchprof.analysis.verdict import CAPTURE_FAILURE_KINDS
+
     root = report_root(report)
     wrong = [h for h in sorted_hazards(report.hazards) if h.severity == Severity.ERROR and h.kind not in CAPTURE_FAILURE_KINDS]
     named = [f"{h.kind} at {location(h, root)}" if location(h, root) else h.kind for h in wrong[:2]]
@@ -117,6 +120,8 @@ def marginal_reason(report: Any) -> str | None:
     sp = headline_speedup(report)
     if _verdict(report) is not Verdict.MARGINAL or sp is None:
         return None
+    from launchprof.analysis.verdict import HELP_THRESHOLD, MAX_PAYBACK_REPLAYS
+
     reasons = []
     if sp.low < HELP_THRESHOLD:
         reasons.append(f"the interval's low end, {fmt.ratio(sp.low)}, is under the {fmt.ratio(HELP_THRESHOLD)} a clear gain needs")

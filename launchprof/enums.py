@@ -58,7 +58,8 @@ class Verdict(enum.StrEnum):
     GRAPHS_HELP = "graphs-help"
     MARGINAL = "marginal"
     GRAPHS_DONT_HELP = "graphs-dont-help"
-    NOT_CAPTURABLE = "not-capturable"
+    NOT_CAPTURABLE = "not-capturable"  # capture itself failed
+    REPLAY_INVALID = "replay-invalid"  # captured, but the replay differs from eager
     EAGER_ONLY = "eager-only"
     SCRIPT_FAILED = "script-failed"
     STATIC_ONLY = "static-only"  # lint: nothing was measured
@@ -67,9 +68,10 @@ class Verdict(enum.StrEnum):
     def label(self) -> str:
         return {
             "graphs-help": "CUDA graphs help",
-            "marginal": "CUDA graphs help a little (marginal)",
+            "marginal": "no clear gain (marginal)",
             "graphs-dont-help": "CUDA graphs do not help",
             "not-capturable": "not capturable as it is",
+            "replay-invalid": "captures, but the replay differs from eager",
             "eager-only": "eager profile only (no target captured)",
             "script-failed": "the script failed before a verdict",
             "static-only": "static check only (nothing was run)",
@@ -82,6 +84,7 @@ class Verdict(enum.StrEnum):
             "marginal": "bold yellow",
             "graphs-dont-help": "bold red",
             "not-capturable": "bold red",
+            "replay-invalid": "bold red",
             "eager-only": "bold blue",
             "script-failed": "bold red",
             "static-only": "bold blue",
@@ -95,6 +98,7 @@ class Verdict(enum.StrEnum):
             "marginal": "🟡",
             "graphs-dont-help": "❌",
             "not-capturable": "🚫",
+            "replay-invalid": "⚠️",
             "eager-only": "ℹ️",
             "script-failed": "💥",
             "static-only": "🔎",

@@ -93,7 +93,7 @@ def test_frozen_scalar_compile_catches_the_frozen_scalar_at_its_line() -> None:
     found = [(f.kind, f.file, f.line) for f in ro.skip_reasons + ro.graph_breaks]
     assert ("frozen-scalar", "sample_models/frozen_scalar.py", line) in found
     assert ro.recompiles and ro.recompiles >= 1  # one compiled frame per lr value, correct where capture froze it
-    assert report.verdict == "not-capturable" and "hand capture gives wrong results" in ro.advice
+    assert report.verdict == "replay-invalid" and "hand capture gives wrong results" in ro.advice
     caught = hazards_caught(ro, report.hazards)
     assert [(h.kind, h.file, h.line) for h in caught] == [("frozen-scalar", "sample_models/frozen_scalar.py", line)]
     assert "compile is safer: it caught 1 hazard;" in ro.advice  # the frozen scalar, not the mutated-input skip

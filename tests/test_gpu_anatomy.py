@@ -23,6 +23,8 @@ def test_race_found_at_its_lines(tmp_path):
     assert "staging.copy_(x)" in write["code"] and races[0]["details"]["graph_confirms"] is True
     anatomy = report["replay"]["anatomy"]
     assert anatomy["roots"] >= 2 and anatomy["max_width"] >= 2  # nothing orders the copy before the read
+    # An error-severity race corrupts replays: never graphs-help over it (issue 34).
+    assert races[0]["severity"] == "error" and report["verdict"] == "replay-invalid"
 
 
 def test_fixed_twin_clean(tmp_path):

@@ -155,7 +155,7 @@ def test_check_raises_on_item() -> None:
 def test_check_passes_a_safe_step() -> None:
     x, w = torch.randn(64, 256, device="cuda"), torch.randn(256, 256, device="cuda") / 16
     report = launchprof.check(small_step, x, w)
-    assert report.verdict != "not-capturable"
+    assert report.verdict not in ("not-capturable", "replay-invalid")
 
 
 def test_marker_on_sample_models(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:

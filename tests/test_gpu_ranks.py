@@ -83,4 +83,4 @@ def test_a_branch_on_one_rank_is_flagged(tmp_path):
     assert h["severity"] == "error" and h["details"]["sequence"] == "kernel" and h["details"]["ranks"] == [0, 1]
     ranks = report["ranks"]
     assert ranks[1]["kernels_per_step"] == ranks[0]["kernels_per_step"] + 1
-    assert report["verdict"] == "not-capturable"
+    assert report["verdict"] == "replay-invalid"  # each rank captures; the replays would deadlock

@@ -78,8 +78,9 @@ def line_of(script: Path, piece: str) -> int:
 
 def test_a_kept_loss_is_a_kept_autograd_graph_at_the_callers_line(tmp_path: Path) -> None:
     report, script = analyze(tmp_path, CAPTURABLE, PLAIN.format(returned="loss"))
-    # Released for the measurement and captured again: the step helps once fixed, and says so.
-    assert report["verdict"] == "graphs-help", report["hazards"]
+    # Released for the measurement and captured again: as written it does not capture (no
+    # graphs-help over an error hazard); the figures read "once fixed".
+    assert report["verdict"] == "not-capturable", report["hazards"]
     assert [f["kind"] for f in report["assumes_fix"]] == ["kept-autograd-graph"]
     kept = [h for h in report["hazards"] if h["kind"] == "kept-autograd-graph"]
     assert len(kept) == 1, report["hazards"]

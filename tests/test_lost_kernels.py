@@ -26,7 +26,7 @@ def test_a_lost_eager_trace_is_named_and_does_not_decide_the_verdict():
     assert any("the eager profile recorded no kernels, yet the captured graph holds 2 nodes" in n for n in report.notes)
     assert not any("launches no CUDA work" in n or "for 0 eager kernels" in n for n in report.notes)
     # frozen_scalar's replay does not match eager (its lr is frozen): that, not the lost trace, decides
-    assert report.verdict is Verdict.NOT_CAPTURABLE
+    assert report.verdict is Verdict.REPLAY_INVALID
 
 
 def test_a_copy_only_step_is_not_a_lost_trace():

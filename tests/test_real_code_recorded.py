@@ -40,7 +40,9 @@ def test_a_kept_loss_is_named_at_the_callers_line_and_the_step_measured_once_fix
     [fixed] = report.assumes_fix
     assert fixed.kind == "kept-autograd-graph" and [v.name for v in fixed.variables] == ["loss"]
     assert "speedup" in fixed.figures
-    assert report.verdict == "graphs-help" and report.speedup is not None and report.speedup.low > 1.5
+    # The code as written does not capture (an error hazard): no graphs-help over it; the
+    # speedup is the one measured once fixed.
+    assert report.verdict == "not-capturable" and report.speedup is not None and report.speedup.low > 1.5
     assert report.validation is not None and report.validation.matches == report.validation.calls_compared
 
 

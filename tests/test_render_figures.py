@@ -43,7 +43,8 @@ def test_marginal_interval_including_one_reads_no_measurable_gain() -> None:
         assert "no measurable gain" in text.lower(), fmt_name
         assert "help a little" not in text, fmt_name
     assert "no measurable gain" not in renderer_for("md", OPTIONS).render(above).lower()
-    assert "help a little" in renderer_for("md", OPTIONS).render(above)
+    assert "no clear gain" in renderer_for("md", OPTIONS).render(above).lower()
+    assert "help a little" not in renderer_for("md", OPTIONS).render(above)
 
 
 def test_memory_held_for_no_gain_is_named() -> None:

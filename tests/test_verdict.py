@@ -23,7 +23,7 @@ FAST = Speedup(3.0, 2.9, 3.1)
         (RunFacts(False, None), "eager-only"),
         (RunFacts(True, None), "eager-only"),  # never reached capture
         (RunFacts(True, False), "not-capturable"),
-        (RunFacts(True, True, MISMATCH, FAST), "not-capturable"),
+        (RunFacts(True, True, MISMATCH, FAST), "replay-invalid"),  # captured; the replay differs
         (RunFacts(True, True, OK, None), "eager-only"),  # captured, but no speedup to judge
         # The step launched no GPU work: a replay skips its CPU work, whatever the timings say.
         (RunFacts(True, True, OK, FAST, cpu_only_step=True), "graphs-dont-help"),
@@ -49,7 +49,8 @@ def test_one_run(facts, verdict):
         # A rank that failed, or a collective error between ranks, decides before anything else.
         (RanksFacts((Verdict.GRAPHS_HELP,) * 2, rank_failed=True, speedup=FAST), "script-failed"),
         (RanksFacts((Verdict.GRAPHS_HELP,) * 2, rank_failed=True, collective_error=True), "script-failed"),
-        (RanksFacts((Verdict.GRAPHS_HELP,) * 2, collective_error=True, speedup=FAST), "not-capturable"),
+        (RanksFacts((Verdict.GRAPHS_HELP,) * 2, collective_error=True, speedup=FAST), "replay-invalid"),
+        (RanksFacts((Verdict.GRAPHS_HELP, Verdict.NOT_CAPTURABLE), collective_error=True), "not-capturable"),
         # The worst rank's verdict, when it is one the combined figures cannot overturn.
         (RanksFacts((Verdict.GRAPHS_HELP, Verdict.NOT_CAPTURABLE), speedup=FAST), "not-capturable"),
         (RanksFacts((Verdict.GRAPHS_HELP, Verdict.EAGER_ONLY), speedup=FAST), "eager-only"),
@@ -59,7 +60,8 @@ def test_one_run(facts, verdict):
         # Every rank reported and none was stopped short: the combined speedup decides.
         (RanksFacts((Verdict.MARGINAL, Verdict.GRAPHS_HELP), validation=OK, speedup=FAST), "graphs-help"),
         (RanksFacts((Verdict.GRAPHS_HELP,) * 2, validation=OK, speedup=Speedup(0.9, 0.88, 0.93)), "graphs-dont-help"),
-        (RanksFacts((Verdict.GRAPHS_HELP,) * 2, validation=MISMATCH, speedup=FAST), "not-capturable"),
+        (RanksFacts((Verdict.GRAPHS_HELP,) * 2, validation=MISMATCH, speedup=FAST), "replay-invalid"),
+        (RanksFacts((Verdict.GRAPHS_HELP, Verdict.REPLAY_INVALID), validation=OK, speedup=FAST), "replay-invalid"),
         (RanksFacts((Verdict.GRAPHS_HELP,) * 2, validation=OK, speedup=None), "eager-only"),
     ],
 )

@@ -28,4 +28,4 @@ def test_the_report_carries_the_rules_reading_of_its_own_speedup() -> None:
     assert data["no_measurable_gain"] is True
     assert Report.from_dict(data).no_measurable_gain is True
     assert figures.verdict_label(straddles) == "no measurable gain (marginal)"
-    assert figures.verdict_label(dataclasses.replace(straddles, speedup=Speedup(1.05, 1.01, 1.08))) == "CUDA graphs help a little (marginal)"
+    assert figures.verdict_label(dataclasses.replace(straddles, speedup=Speedup(1.05, 1.01, 1.08))) == "no clear gain (marginal)"

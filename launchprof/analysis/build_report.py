@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from launchprof.analysis.anatomy import with_anatomy
+from launchprof.analysis.as_used import payback_as_used, speedup_as_used
 from launchprof.analysis.compile import with_compile
 from launchprof.analysis.training_steps import with_training
 from launchprof.analysis.argument_spread import argument_notes
@@ -24,6 +25,7 @@ from launchprof.analysis.timing import breakeven, eager_samples, replay_samples,
 from launchprof.analysis.bucket_advice import bucket_plan
 from launchprof.crossover.profile import DeviceProfile
 from launchprof.model.findings import NoteCode, note
+from launchprof.enums import Severity
 from launchprof.errors import UsageError
 from launchprof.run.evidence import Evidence, machine_of, parse_events
 from launchprof.hazards.rules import find_hazards
@@ -76,10 +78,14 @@ def build_report(
             cpu_only_step = not (replay and replay.graph_nodes)
     info = run_info(ev, worker, plan_size(WorkerConfig(script, [], target, "", "", repeat=repeat)))
     failed = info.cause is not None and script_failed(ev, worker)
-    verdict = decide(RunFacts(ev.target is not None, captured, validation, ratio, cpu_only_step, failed))
-    pay = None
+    outputs, hazards = output_costs(ev), find_hazards(ev)
+    as_used = speedup_as_used(eager_samples(ev), replay_samples(ev), outputs) if ratio else None
+    pay = used_pay = None
     if replay and eager and eager.step_us and replay.step_us and eager.timing == replay.timing:
         pay = breakeven(replay.setup_us, eager.step_us.median, replay.step_us.median)
+        used_pay = payback_as_used(replay.setup_us, eager.step_us.median, replay.step_us.median, outputs)
+    errors = tuple(sorted({h.kind for h in hazards if h.severity == Severity.ERROR}))
+    verdict = decide(RunFacts(ev.target is not None, captured, validation, as_used or ratio, cpu_only_step, failed, errors, used_pay))
     prediction = predicted(ev, eager, profile, calls)  # structured: renderers show its explanation
     if profile is None and eager is not None and eager.step_us is not None:
         notes.append(note(NoteCode.NO_DEVICE_PROFILE))
@@ -107,15 +113,17 @@ def build_report(
         breakeven_replays=pay,
         predicted_speedup=prediction.median if prediction else None,
         validation=validation,
-        hazards=find_hazards(ev),
+        hazards=hazards,
         buckets=bucket_plan(ev),
         run=info,
         notes=note_texts(notes),
         findings=notes,
         timeline=timeline,
         prediction=prediction,
-        outputs=output_costs(ev),
+        outputs=outputs,
         capture_snippet=capture_snippet(ev.target, ev.calls) if verdict == "graphs-help" else None,
+        speedup_as_used=as_used,
+        breakeven_replays_as_used=used_pay if as_used else None,
     )
 
 

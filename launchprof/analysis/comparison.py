@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from launchprof.analysis.verdict import verdict_rank
 from launchprof.errors import UsageError
 from launchprof.model.hazard_identity import identity_from, match_key
 from launchprof.common.project import relative_to_root
@@ -75,8 +76,6 @@ METRICS: dict[str, Metric] = {
     )
 }
 
-# Best first; eager-only and static-only measured no graph, so they have no rank.
-VERDICT_RANK = {"graphs-help": 3, "marginal": 2, "graphs-dont-help": 1, "not-capturable": 0}
 MACHINE_FIELDS = ("gpu", "driver", "cuda", "torch", "cpu_model")
 _MACHINE_LABELS = {"gpu": "GPU", "driver": "driver", "cuda": "CUDA", "torch": "torch", "cpu_model": "CPU"}
 
@@ -282,8 +281,9 @@ class Comparison:
 
     @property
     def verdict_worse(self) -> bool:
-        """Lower rank, or a ranked verdict replaced by one that measured no graph at all."""
-        base, new = VERDICT_RANK.get(self.base_verdict), VERDICT_RANK.get(self.new_verdict)
+        """Lower rank (launchprof.analysis.verdict.RANKED: graphs-help down to not-capturable), or a
+        ranked verdict replaced by one that measured no graph at all."""
+        base, new = verdict_rank(self.base_verdict), verdict_rank(self.new_verdict)
         if base is None:
             return False
         return new is None or new < base

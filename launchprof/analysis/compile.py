@@ -276,7 +276,7 @@ def with_compile(report: Report, ev: Evidence, root: str | None) -> Report:
         return report
     ro = over_rounds(events["reduce-overhead"], ev, root) if "reduce-overhead" in events else None
     plain = over_rounds(events["default"], ev, root) if "default" in events else None
-    valid = report.validation is not None and report.validation.matches == report.validation.calls_compared and report.verdict != "not-capturable"
+    valid = report.validation is not None and report.validation.matches == report.validation.calls_compared and report.verdict not in ("not-capturable", "replay-invalid")
     if ro is not None:
         ro = dataclasses.replace(ro, advice=advice(report.eager, report.replay, valid, ro, plain, report.hazards, report.predicted_speedup))
     return dataclasses.replace(report, compile=ro, compile_no_cudagraphs=plain)

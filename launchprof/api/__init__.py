@@ -65,7 +65,8 @@ def quick_report(fn: Callable[..., Any], *args: Any, calls: Sequence[Call] | Non
 
 def check(fn: Callable[..., Any], *args: Any, calls: Sequence[Call] | None = None, **kwargs: Any) -> Report:
     """Raise CaptureHazardError, listing each hazard (kind, file:line, fix), unless ``fn`` is
-    capture-safe: no error or warning hazard and a verdict other than not-capturable.
+    capture-safe: no error or warning hazard and a verdict other than not-capturable or
+    replay-invalid.
     Returns the report when it is safe. It includes the stream-race check, whose sanitizer
     hooks stay on in this process: CUDA ops timed here afterwards read high."""
     report = quick_report(fn, *args, calls=calls, **kwargs)

@@ -1,6 +1,7 @@
 """``launchprof.check``: is a function capture-safe? One rule, shared by the pytest plugin.
 
-A function is not capture-safe when the report's verdict is ``not-capturable`` or any
+A function is not capture-safe when the report's verdict is ``not-capturable`` or
+``replay-invalid`` (it captures, but its replay differs from eager), or when any
 hazard is an error or a warning: the same hazard rules as ``analyze``, so ``check``
 and ``launchprof analyze --fail-on warning`` agree on the same code.
 """
@@ -21,7 +22,8 @@ def blocking_hazards(report: Report) -> list[Hazard]:
 
 
 def is_capture_safe(report: Report) -> bool:
-    return Verdict(report.verdict) is not Verdict.NOT_CAPTURABLE and not blocking_hazards(report)
+    unsafe = (Verdict.NOT_CAPTURABLE, Verdict.REPLAY_INVALID)
+    return Verdict(report.verdict) not in unsafe and not blocking_hazards(report)
 
 
 def hazard_line(h: Hazard) -> str:

@@ -129,6 +129,13 @@ class Report:
     # detached), and the fields measured after it: their figures read "once fixed".
     assumes_fix: list[AssumedFix] = dataclasses.field(default_factory=list)
     partial_capture: PartialCapture | None = None  # the step's largest module graphed alone, when the whole step was not
+    # Eager over copy-in + replay + the output clones that kept-output findings say the user's
+    # code needs (launchprof.analysis.as_used); None when no clone is needed. ``speedup`` keeps
+    # its definition; the verdict and the headline read this figure when there is one.
+    speedup_as_used: Speedup | None = None
+    # Replays to win set-up back when each also pays those clones (``breakeven_replays`` with the
+    # clones added to the replay step); None when no clone is needed or it never pays back.
+    breakeven_replays_as_used: float | None = None
 
     def __post_init__(self) -> None:
         from launchprof.model.step_timing import no_measurable_gain

@@ -37,6 +37,8 @@ def _hand_status(report: Report) -> str:
     v = report.validation
     if v is not None and v.matches < v.calls_compared:
         return f"wrong results ({v.calls_compared - v.matches} of {v.calls_compared} calls)"
+    if report.verdict == "replay-invalid":
+        return "wrong results (an error hazard)"
     return "ok"
 
 

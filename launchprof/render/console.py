@@ -22,7 +22,7 @@ from rich.text import Text
 
 from launchprof.enums import Severity
 from launchprof.fileio.output_files import StreamWrapper
-from launchprof.render import figures
+from launchprof.render import figures, headline_text
 from launchprof.render.words import format as fmt
 from launchprof.render.anatomy_text import anatomy_line
 from launchprof.render.buckets_text import console_buckets
@@ -43,14 +43,20 @@ if TYPE_CHECKING:  # annotations only
 
 
 def headline(report: Report) -> Text:
-    """The verdict, then the figures a reader decides on, one per line."""
+    """The verdict, then the figures a reader decides on, one per line: the replay step first
+    (the stable figure), the speedup with its interval (its method is in the figure table),
+    then what the verdict rests on."""
     v = figures.verdict(report)
     text = Text()
     text.append(figures.verdict_label(report), style=v.style if v else "bold")
     text.append(f"  [{report.verdict}]", style="dim")
     lines = [
-        f"speedup {figures.speedup_text(report)}" if report.speedup else None,
+        headline_text.invalid_line(report),
+        headline_text.step_line(report),
+        headline_text.speedup_line(report),
+        headline_text.marginal_reason(report),
         figures.payback_text(report),
+        *headline_text.plan_lines(report),
         figures.prediction_text(report),
         _kernels_line(report),
         figures.gpu_idle_text(report),

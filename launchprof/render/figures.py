@@ -15,6 +15,7 @@ from typing import Any
 from launchprof.enums import Severity, Verdict
 from launchprof.model.hazard_codes import HazardCode
 from launchprof.crossover.replay_model import RNG_PROLOGUE_FILLS
+from launchprof.render import headline_text as headline
 from launchprof.render.words import format as fmt
 from launchprof.render.words.hazard_text import without_diff
 from launchprof.render.words.fix_text import fix_sentence
@@ -49,15 +50,21 @@ def severity(value: str) -> Severity | None:
 
 
 def no_measurable_gain(report: Any) -> bool:
-    """The verdict rule found the speedup interval includes 1.0 (``Report.no_measurable_gain``)."""
+    """The headline speedup's interval includes 1.0 (``Report.no_measurable_gain`` reads
+    ``speedup``; the headline reads ``speedup_as_used`` where there is one)."""
+    if get(report, "speedup_as_used") is not None:
+        return headline.headline_gain_unmeasurable(report)
     return bool(get(report, "no_measurable_gain"))
 
 
 def verdict_label(report: Any) -> str:
-    """The verdict in words; a marginal speedup whose interval includes 1.0 is no gain."""
+    """The verdict in words: a marginal speedup whose interval includes 1.0 is no measurable
+    gain; graphs that help only once padding is made safe say so."""
     v = verdict(report)
     if v is Verdict.MARGINAL and no_measurable_gain(report):
         return "no measurable gain (marginal)"
+    if v is Verdict.GRAPHS_HELP and headline.unsafe_padding(report):
+        return "CUDA graphs help once padding is safe"
     return v.label if v else report.verdict
 
 
@@ -89,9 +96,13 @@ def payback(report: Any) -> tuple[float | None, str]:
 
 
 def payback_text(report: Any) -> str | None:
+    """The payback in words; where the user's code needs output clones, with them
+    (``breakeven_replays_as_used``), as the headline's speedup is."""
     if report.replay is None or report.speedup is None:
         return None
     count, basis = payback(report)
+    if get(report, "speedup_as_used") is not None:
+        count, basis = get(report, "breakeven_replays_as_used"), basis + " with the output clone"
     if count is None:
         return f"never pays back {basis} (replay is no faster)"
     return f"pays back {basis} after {fmt.replays(count)} replays" + once_fixed(report, "breakeven_replays")
@@ -237,15 +248,6 @@ def memory_for_no_gain(report: Any) -> str | None:
     return text + (f" (plus {fmt.size(workspace)} of one-time library workspace)" if workspace else "")
 
 
-def _interval_note(report: Any) -> str:
-    """" (95% interval 2.27–2.35×, METHOD)" after a ratio, or nothing without an interval."""
-    sp = report.speedup
-    if sp is None:
-        return ""
-    method = get(sp, "method")
-    return f" (95% interval {fmt.interval(sp.low, sp.high)}{', ' + method if method else ''})"
-
-
 def verdict_sentence(report: Any) -> str:
     """One plain sentence that says what the verdict means for this workload, and the fix
     its figures assume when launchprof had to make one to measure them."""
@@ -253,17 +255,23 @@ def verdict_sentence(report: Any) -> str:
 
 
 def _verdict_sentence(report: Any) -> str:
-    sp, v = report.speedup, verdict(report)
-    value = fmt.ratio(sp and sp.median) + _interval_note(report)
+    v = verdict(report)
+    measured = headline.measured_clause(report)
     errors = sum(h.severity == "error" for h in report.hazards)
     if v is Verdict.GRAPHS_HELP:
-        return f"CUDA graphs help: replay is {fmt.ratio(sp and sp.median)} as fast as eager{_interval_note(report)}."
-    if v is Verdict.MARGINAL and no_measurable_gain(report):
-        return f"No measurable gain: replay is {value} as fast as eager, an interval that includes 1.0."
+        padding = headline.padding_first(report)
+        plan = headline.plan_line(report)
+        rest = "".join(f"; {x}" for x in (plan, padding) if x)
+        return f"{verdict_label(report)}: {measured}{rest}."
     if v is Verdict.MARGINAL:
-        return f"CUDA graphs help only a little: {value}."
+        reason = headline.marginal_reason(report)
+        head = "No measurable gain" if no_measurable_gain(report) else "No clear gain"
+        return f"{head}: {measured}{'; ' + reason if reason else ''}."
     if v is Verdict.GRAPHS_DONT_HELP:
-        return f"CUDA graphs do not help here: replay runs at {value} of eager speed."
+        return f"CUDA graphs do not help here: {measured.replace(' as fast', ' of eager speed')}."
+    if v is Verdict.REPLAY_INVALID:
+        once = f"; once fixed, {measured}" if report.speedup is not None else ""
+        return f"The graph captures, but its replay differs from eager ({headline.invalid_reason(report)}){once}."
     if v is Verdict.NOT_CAPTURABLE:
         expect = prediction_text(report)
         return f"The target cannot run as a CUDA graph: {errors} error hazard(s){'; ' + expect if expect else ''}."

@@ -63,7 +63,7 @@ def _not_run(report: Report, default: str) -> str:
 def capture_check(report: Report) -> Check:
     if report.mode == "lint":
         return Check("capture", "launchprof", "skipped", "static check only: nothing was captured")
-    if report.replay is not None:
+    if report.replay is not None and report.verdict != "not-capturable":
         return Check("capture", "launchprof", "passed")
     if report.verdict == "not-capturable":
         errors = tuple(h for h in sorted_hazards(report.hazards) if h.severity == Severity.ERROR)

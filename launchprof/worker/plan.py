@@ -28,6 +28,7 @@ from launchprof.worker.compile_compare import compare_compile
 from launchprof.worker.config import WorkerConfig, in_loop_calls, pre_capture_calls
 from launchprof.worker.cupti import lost_device_activity, tear_down_after_profiling
 from launchprof.worker.event_writer import EventWriter
+from launchprof.worker.fix_trials import try_fixes
 from launchprof.worker.frames import frame_site, snippet
 from launchprof.worker.memory import memory_event, tensor_bytes
 from launchprof.worker.nvtx_ranges import nvtx_range
@@ -481,18 +482,13 @@ class TargetRun:
             self._bursts()
             measure_buckets(self)  # varying shapes only: the bucket plan, measured (worker/buckets.py)
             compare_compile(self)  # --compare compile only (worker/compile_compare.py)
+            try_fixes(self)  # each written fix tried on the recorded sets (worker/fix_trials.py)
             sets = list(self.replay_sets or self.eager_sets)
             self.race_set = sets[-1] if sets else None
-        self.events.write(
-            PlanEndEvent(
-                reason=reason,
-                phase=self.phase.value,
-                calls=self.calls,
-                replays_timed=self.replays_timed,
-                validations=self.validations,
-                fallbacks=self.fallbacks,
-            )
-        )
+        self.events.write(PlanEndEvent(
+            reason=reason, phase=self.phase.value, calls=self.calls, replays_timed=self.replays_timed,
+            validations=self.validations, fallbacks=self.fallbacks,
+        ))  # fmt: skip
         self.phase = Phase.DONE
         self.captured = None
         self.eager_sets.clear()

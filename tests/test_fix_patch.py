@@ -16,12 +16,14 @@ from launchprof.model.fix_scope import TrialReason
 from launchprof.worker.fix_patch import NotPatchable, compile_patched, find_holder, installed, patch_of, patched_source, trial_callable
 
 SOURCE = '''\
+from __future__ import annotations
+
 import functools
 
 SCALE = 3.0
 
 
-def helper(x):
+def helper(x: Undefined):
     m = max(x, 1.0)
     return x / m
 
@@ -94,7 +96,7 @@ def test_a_module_function_is_patched_installed_and_put_back(user_module):
     holder = find_holder(patch, user_module.step, lambda fn: True)
     assert holder.fn is user_module.helper and holder.owner is user_module
     new = compile_patched(holder, patch)
-    assert new.__code__.co_firstlineno == line_of("def helper(x):")  # the file's own line numbers
+    assert new.__code__.co_firstlineno == line_of("def helper(x: Undefined):")  # the file's own line numbers; the annotation stays a string (__future__)
     assert new.__globals__ is user_module.__dict__
     original = user_module.helper
     call = trial_callable(holder, new, user_module.step)

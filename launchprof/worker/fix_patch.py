@@ -12,6 +12,7 @@ its cells belong to the original, and a copy compiled alone would not have them.
 
 from __future__ import annotations
 
+import __future__
 import ast
 import contextlib
 import inspect
@@ -173,7 +174,8 @@ def compile_patched(holder: Holder, patch: Patch) -> Any:
     ast.increment_lineno(tree, start - 1)
     namespace: dict[str, Any] = {}
     try:
-        exec(compile(tree, fn.__code__.co_filename, "exec"), fn.__globals__, namespace)  # noqa: S102 - the user's own code, patched
+        code = compile(tree, fn.__code__.co_filename, "exec", flags=future_flags(fn), dont_inherit=True)
+        exec(code, fn.__globals__, namespace)  # noqa: S102 - the user's own code, patched
     except Exception as exc:
         raise NotPatchable(TrialReason.NOT_COMPILED, f"{type(exc).__name__}: {str(exc)[:200]}") from None
     new = namespace[defs[0].name]
@@ -184,6 +186,16 @@ def compile_patched(holder: Holder, patch: Patch) -> Any:
     elif isinstance(holder.stored, classmethod) and not isinstance(new, classmethod):
         new = classmethod(new)
     return new
+
+
+def future_flags(fn: types.FunctionType) -> int:
+    """The ``from __future__`` features the original was compiled with (its code keeps them)."""
+    flags = 0
+    for name in __future__.all_feature_names:
+        flag = getattr(__future__, name).compiler_flag
+        if fn.__code__.co_flags & flag:
+            flags |= flag
+    return flags
 
 
 def places_of(holder: Holder) -> list[tuple[Any, str]]:

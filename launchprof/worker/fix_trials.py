@@ -76,6 +76,8 @@ def try_fixes(run: TargetRun) -> None:
                 continue
             seen.add(key)
             run.events.write(_tried(run, fix, sets, ran, time.perf_counter() - start).event(fix, kind))
+    except Exception as exc:  # inside the user's call of the target: never raise into their script
+        run.events.write(NoteEvent(code=NoteCode.FIX_TRIALS_FAILED, params={"error": f"{type(exc).__name__}: {str(exc)[:300]}"}))
     finally:
         run.busy = busy
 

@@ -470,7 +470,7 @@ class TargetRun:
 
     def finish(self, reason: str, bursts: bool = True) -> None:
         """Close the plan: flush an open profiler, run the bursts if they have not run yet
-        (a short script, a failed capture), free the graph, report counts."""
+        (a short script, a failed capture), try the written fixes, free the graph, report counts."""
         if self.phase is Phase.DONE:
             return
         if self.profiler is not None or self.discarded is not None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 from recorded import recorded, report_of
 
+from launchprof.model.hazard_records import FixVerification
 from launchprof.render.renderer import RenderOptions
 from launchprof.render.console import ConsoleRenderer
 from launchprof.render.html import HtmlRenderer
@@ -82,6 +84,8 @@ def test_markdown_and_html_show_before_and_after() -> None:
 
 def test_sarif_fixes_replace_the_line_and_validate() -> None:
     report = report_of("hidden_sync")
+    assert not any(r.get("fixes") for r in json.loads(SarifRenderer().render(report))["runs"][0]["results"])  # none verified in this run
+    report = dataclasses.replace(report, hazards=[verified(h) for h in report.hazards])
     doc = json.loads(SarifRenderer().render(report))
     schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
     jsonschema = pytest.importorskip("jsonschema")  # a dev dependency; absent on the bare GPU image
@@ -93,3 +97,11 @@ def test_sarif_fixes_replace_the_line_and_validate() -> None:
     assert rep["deletedRegion"] == {"startLine": 15, "endLine": 15}
     assert rep["insertedContent"]["text"] == "    scale = h.abs().mean()"
     assert change["artifactLocation"]["uri"] == "sample_models/hidden_sync.py"
+
+
+def verified(h):
+    """``h`` as if its written fix had passed its trial (tools apply only those)."""
+    if h.fix is None or not h.fix.after:
+        return h
+    trial = FixVerification(captured=True, calls_compared=4, matches=4, replay_step_us=20.0, speedup=3.0)
+    return dataclasses.replace(h, fix=dataclasses.replace(h.fix, verified=True, verification=trial))

@@ -177,6 +177,9 @@ WORKER_NOTES = [
     (NoteCode.ASYNC_NOT_LOCATED, {},
      "--locate-async: the re-run with CUDA_LAUNCH_BLOCKING=1 did not raise the error again, so the launching line is unknown"),
     (NoteCode.INTERNAL_ERROR, {"error": "KeyError: 'x'"}, "launchprof internal error (the measurement stopped there): KeyError: 'x'"),
+    (NoteCode.FIX_TRIALS_FAILED, {"error": _ERR}, f"the written fixes could not be tried ({_ERR}); they are shown as suggestions"),
+    (NoteCode.STATE_LOST, {"after": "fix-trial", "paths": ["x"], "whys": ["restore-failed"], "count": 1, "stopped": False},
+     "a fix's trial (its captures, eager calls and replays) changed state that could not be put back: x (putting it back failed); the script had ended"),
 ]
 
 

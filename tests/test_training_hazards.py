@@ -279,7 +279,9 @@ def test_every_format_shows_the_new_kinds_and_their_fixes(script: str, fmt: str)
         rules = {r["id"] for r in run["tool"]["driver"]["rules"]}
         assert {"kept-autograd-graph", "optimizer-not-capturable", "grad-scaler", "legacy-stream"} <= rules
         fixes = [r["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"] for r in run["results"] if r.get("fixes")]
-        assert "    return loss.detach()" in fixes
+        assert "    return loss.detach()" not in fixes  # not verified here (no retry captured): only verified fixes are applied
+        kept = next(r for r in run["results"] if r["ruleId"] == "kept-autograd-graph")
+        assert kept["properties"]["fix"]["state"] == "suggestion"
     elif fmt == "json":
         data = json.loads(text)
         kept = next(h for h in data["hazards"] if h["kind"] == "kept-autograd-graph")

@@ -7,7 +7,7 @@ One frozen dataclass per event type (docs/worker-events.md), its ``TYPE`` the ev
 
 from __future__ import annotations
 
-from launchprof.events import bucket_events as buckets, capture_events as capture, lifecycle_events as lifecycle, observation_events as observation, timing_events as timing, compile_events as torch_compile, training_events as training
+from launchprof.events import bucket_events as buckets, capture_events as capture, lifecycle_events as lifecycle, observation_events as observation, timing_events as timing, compile_events as torch_compile, training_events as training, fix_events as fixes
 from launchprof.events.record import Event, Site
 
 # The event types the analysis reads, by their ``type``; a reader drops any other.
@@ -57,6 +57,7 @@ RECORDS: dict[str, type[Event]] = {
         torch_compile.CompileEvent,
         training.KeptGraphEvent,
         training.PartialCaptureEvent,
+        fixes.FixTrialEvent,
     )
 }
 

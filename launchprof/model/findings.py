@@ -78,6 +78,7 @@ class NoteCode(StrEnum):
     OUTPUT_WATCH_STOPPED = "output-watch-stopped"  # error
     MEASUREMENT_NOT_CLOSED = "measurement-not-closed"  # error
     STREAM_CHECK_FAILED = "stream-check-failed"  # error
+    FIX_TRIALS_FAILED = "fix-trials-failed"  # error: the fixes could not be tried (worker/fix_trials.py)
     SANITIZER_IMPORTED = "sanitizer-imported"
     COMPILE_KERNELS_NOT_COUNTED = "compile-kernels-not-counted"  # mode, error
     COMPILE_FRAMES_IN_TIMING = "compile-frames-in-timing"  # mode, frames
@@ -105,6 +106,7 @@ class RestoredAfter(StrEnum):
     VALIDATION = "validation"  # a validation's eager call and replay
     PROFILED_REPLAY = "profiled-replay"
     STREAM_CHECK = "stream-check"
+    FIX_TRIAL = "fix-trial"  # a written fix tried on the recorded calls
 
 
 class LostWhy(StrEnum):

@@ -13,6 +13,21 @@ from launchprof.model.records import model
 
 
 @model
+class FixVerification:
+    """What the worker found when it tried a fix on the user's own calls (worker/fix_trials.py):
+    a patched copy of the function, captured, replayed on the recorded calls and compared
+    leaf by leaf with the original's eager result, then timed. ``reason_code`` says why it was
+    not tried or why it failed (launchprof.model.fix_scope.TrialReason); "" when verified."""
+
+    captured: bool | None = None  # None: not tried
+    calls_compared: int = 0
+    matches: int = 0
+    replay_step_us: float | None = None  # the patched graph's replay median (copy-in + replay)
+    speedup: float | None = None  # the original's eager median / that replay median
+    reason_code: str = ""
+
+
+@model
 class Fix:
     """A fix written for one line: what is there, what to write instead, and why.
 
@@ -30,6 +45,10 @@ class Fix:
     indent: str = ""  # the indentation of ``line`` in the file: ``after`` is written without it
     code: str = ""  # a FixCode's value: what the fix does, or why none was written
     params: dict[str, Param] = dataclasses.field(default_factory=dict)  # the names and lines its note says
+    # Tried on the user's calls: True captured and matched eager, False failed, None not tried
+    # (``verification.reason_code`` says why).
+    verified: bool | None = None
+    verification: FixVerification | None = None
 
 
 @model

@@ -31,6 +31,7 @@ from launchprof.render.compile_text import compile_console
 from launchprof.render.partial_text import training_console
 from launchprof.render.fitted import Col, FittedTable
 from launchprof.render.words.fix_text import cannot_head, fix_sentence
+from launchprof.render.words.verify_text import FAILED, VERIFIED, fix_heading, fix_state, trial_line, verification_text
 from launchprof.render.legend import TERMS
 from launchprof.render.words.notes_text import report_notes
 from launchprof.render.words.training_text import verdict_clause
@@ -138,8 +139,11 @@ def fix_text(body: Text, h: Any, root: Path, same_as: str | None) -> list[Any]:
         return []
     where = figures.fix_where(h, root)
     parts: list[Any] = []
+    trial = verification_text(fix)
+    if fix_state(fix) == FAILED:  # not a fix: what was tried, why it failed, and the rule
+        return [Text(f"{trial}; the general rule is below", style="dim")]
     if fix.after:
-        body.append(f"\nfix{' at ' + where if where else ''}:", style="bold")
+        body.append(f"\n{fix_heading(fix)}{' at ' + where if where else ''}:", style="bold")
         diff = Table.grid(padding=(0, 1))
         diff.add_column(no_wrap=True)
         diff.add_column(overflow="fold")
@@ -154,6 +158,8 @@ def fix_text(body: Text, h: Any, root: Path, same_as: str | None) -> list[Any]:
         parts.append(Text(f"{head}: the general rule is below", style="dim"))
         return parts
     parts.append(Text(note, style="dim"))
+    if trial:
+        parts.append(Text(trial_line(fix), style="green" if fix_state(fix) == VERIFIED else "dim"))
     return parts
 
 

@@ -19,6 +19,7 @@ from launchprof.render import headline_text as headline
 from launchprof.render.words import format as fmt
 from launchprof.render.words.hazard_text import without_diff
 from launchprof.render.words.fix_text import fix_sentence
+from launchprof.render.words.verify_text import FAILED, fix_state
 from launchprof.render.paths import location, report_root, sorted_hazards
 from launchprof.render.words.prediction_text import basis_of, explanation_of
 from launchprof.render.words.training_text import once_fixed, verdict_clause
@@ -389,7 +390,7 @@ def same_fix_as(hazards: list[Any], root: Any) -> dict[int, str]:
     out: dict[int, str] = {}
     for i, h in enumerate(hazards):
         fix = fix_of(h)
-        if fix is None or not fix.after:
+        if fix is None or not fix.after or fix_state(fix) == FAILED:  # a failed fix is not one to repeat
             continue
         key = (fix.before, fix.after, fix_sentence(fix))
         if key in first:

@@ -13,6 +13,7 @@ from typing import Any
 
 from launchprof.enums import Severity
 from launchprof.render.paths import relative
+from launchprof.render.words.verify_text import verification_text
 
 
 def github_enabled(flag: bool) -> bool:
@@ -48,5 +49,7 @@ def annotations(hazards: list[Any], root: Path | None = None) -> list[str]:
             props.insert(0, f"file={_escape_property(relative_path(h.file, root))}")
             if h.line:
                 props.insert(1, f"line={h.line}")
-        lines.append(f"::{_command(h.severity)} {','.join(props)}::{_escape_data(h.message + ' — ' + h.hint)}")
+        trial = verification_text(getattr(h, "fix", None))  # the written fix's state: verified, failed, suggestion
+        text = h.message + " — " + h.hint + (f" (written fix {trial})" if trial else "")
+        lines.append(f"::{_command(h.severity)} {','.join(props)}::{_escape_data(text)}")
     return lines

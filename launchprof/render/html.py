@@ -33,6 +33,7 @@ from launchprof.render.paths import library_location, location, relative, report
 if TYPE_CHECKING:  # annotations only: the device profile's module loads pydantic, which lint's reports skip
     from launchprof.crossover.profile import DeviceProfile
 from launchprof.render.ranks import html_ranks
+from launchprof.render.words.verify_text import fix_heading, fix_state, verification_text
 from launchprof.model.hazard_records import Hazard
 from launchprof.model.step_timing import KernelSpan
 from launchprof.model.core import Report
@@ -213,6 +214,7 @@ class HtmlRenderer(Renderer):
                 "h": h, "location": location(h, root), "snippet": snippet(h, root), "message": figures.hazard_message(h, report),
                 "library": library_location(h, root),
                 "fix": figures.fix_of(h), "fix_where": figures.fix_where(h, root), "same_as": repeats.get(i),
+                "fix_state": fix_state(figures.fix_of(h)), "fix_heading": fix_heading(figures.fix_of(h)), "trial": verification_text(figures.fix_of(h)),
             }
             for i, h in enumerate(ordered)
         ]

@@ -20,6 +20,7 @@ from launchprof.render.paths import location, report_root, sorted_hazards
 from launchprof.render.ranks import rank_checks
 from launchprof.model.hazard_records import Hazard
 from launchprof.model.core import Report
+from launchprof.render.words.verify_text import verification_text
 
 def lint_kinds() -> frozenset[str]:
     """The kinds `launchprof lint` can find, as its own rules declare them; the others need a run.
@@ -139,7 +140,7 @@ class JUnitRenderer(Renderer):
 
     def _testcase(self, suite: ET.Element, check: Check, report: Report, root: Path) -> None:
         case = ET.SubElement(suite, "testcase", {"classname": check.classname, "name": check.name, "time": "0"})
-        lines = [f"{h.severity}: {self._line(h, report, root)}" for h in check.hazards]
+        lines = [f"{h.severity}: {self._line(h, report, root)}{self._trial(h)}" for h in check.hazards]
         if check.status == "failed":
             message = self._line(check.hazards[0], report, root) if check.hazards else check.reason
             body = "\n".join(lines + [f"fix: {check.hazards[0].hint}"] if check.hazards else [check.reason])
@@ -148,6 +149,12 @@ class JUnitRenderer(Renderer):
             ET.SubElement(case, "skipped", {"message": check.reason})
         elif lines:  # info-level findings of a passed check
             ET.SubElement(case, "system-out").text = "\n".join(lines)
+
+    @staticmethod
+    def _trial(hazard: Hazard) -> str:
+        """The written fix's state after the hazard's line: "(written fix verified: …)"."""
+        trial = verification_text(hazard.fix)
+        return f" (written fix {trial})" if trial else ""
 
     @staticmethod
     def _line(hazard: Hazard, report: Report, root: Path) -> str:

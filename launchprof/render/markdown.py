@@ -20,6 +20,7 @@ from launchprof.render.markdown_escape import md_code, md_table, md_text
 from launchprof.render.words.notes_text import report_notes
 from launchprof.render.renderer import Renderer
 from launchprof.render.words.fix_text import fix_sentence
+from launchprof.render.words.verify_text import FAILED, fix_heading, fix_state, verification_text
 from launchprof.render.figures import key_numbers, location, machine_line, sorted_hazards, verdict_sentence
 from launchprof.render.paths import library_location, relative, report_root
 from launchprof.render.ranks import markdown_ranks
@@ -115,11 +116,15 @@ class MarkdownRenderer(Renderer):
             own = location(h, root) or h.kind
             moved = figures.fix_where(h, root)
             also = [location(o, root) for j, o in enumerate(ordered) if repeats.get(j) == own]
-            place = f"**Fix at {md_code(moved)}** for {md_code(own)}" if moved else f"**Fix for {md_code(own)}**"
+            word = "Fix tried" if fix_state(fix) == FAILED else fix_heading(fix).capitalize()
+            place = f"**{word} at {md_code(moved)}** for {md_code(own)}" if moved else f"**{word} for {md_code(own)}**"
             head = f"{place} ({md_code(h.kind)}{', also ' + ', '.join(md_code(a) for a in also if a) if also else ''})"
-            if fix.after:
+            trial = verification_text(fix)
+            if fix_state(fix) == FAILED:  # not a fix: why it failed; the rule is under "How to fix, by kind"
+                out.append(f"{head}: {md_text(trial)}")
+            elif fix.after:
                 diff = "\n".join([*(f"- {ln}" for ln in fix.before.splitlines()), *(f"+ {ln}" for ln in fix.after.splitlines())])
-                out.append(f"{head}\n\n```diff\n{diff}\n```\n\n{md_text(fix_sentence(fix))}")
+                out.append(f"{head}\n\n```diff\n{diff}\n```\n\n{md_text(fix_sentence(fix))}\n\n*{md_text(trial)}*")
             else:
                 out.append(f"{head}: {md_text(fix_sentence(fix))}")
         return ["### Fixes\n\n" + "\n\n".join(out)] if out else []

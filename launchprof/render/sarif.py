@@ -25,6 +25,7 @@ from launchprof.render.paths import relative, report_root
 from launchprof.render.ranks import sarif_ranks
 from launchprof.model.hazard_records import Hazard
 from launchprof.model.core import Report
+from launchprof.render.words.verify_text import VERIFIED, fix_state, verification_text
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -116,7 +117,10 @@ class SarifRenderer(Renderer):
         related = _library_location(hazard, root)
         if related is not None:
             result["relatedLocations"] = [related]
-        change = fix_change(hazard, root)
+        trial = verification_text(hazard.fix)
+        if trial:  # the written fix's state; only a verified fix is one a tool may apply
+            result["properties"]["fix"] = {"state": fix_state(hazard.fix), "text": trial}
+        change = fix_change(hazard, root) if fix_state(hazard.fix) == VERIFIED else None
         if change is not None:
             result["fixes"] = [change]
         return result
@@ -147,16 +151,23 @@ def fix_change(hazard: Hazard, root: Path) -> dict[str, Any] | None:
     fix = getattr(hazard, "fix", None)
     if fix is None or not fix.after or not fix.line or not (fix.file or hazard.file):
         return None
-    count = max(1, len(fix.before.splitlines()))
+    count = len(fix.before.splitlines()) if fix.before.strip() else 0
+    lines = [f"{fix.indent}{line}" if line else "" for line in fix.after.splitlines()]
+    if not count:  # an insertion: an empty region at the start of its line, which stays
+        region = {"startLine": fix.line, "startColumn": 1, "endLine": fix.line, "endColumn": 1}
+        return _change(fix, hazard, root, region, "".join(f"{line}\n" for line in lines))
     # The deleted region ends at its last line's end, before the newline: no trailing newline here.
-    text = "\n".join(f"{fix.indent}{line}" if line else "" for line in fix.after.splitlines())
+    return _change(fix, hazard, root, {"startLine": fix.line, "endLine": fix.line + count - 1}, "\n".join(lines))
+
+
+def _change(fix: Any, hazard: Hazard, root: Path, region: dict[str, int], text: str) -> dict[str, Any]:
     return {
         "description": {"text": fix_sentence(fix)},
         "artifactChanges": [
             {
                 "artifactLocation": _artifact(fix.file or hazard.file, root),
                 "replacements": [
-                    {"deletedRegion": {"startLine": fix.line, "endLine": fix.line + count - 1}, "insertedContent": {"text": text}}
+                    {"deletedRegion": region, "insertedContent": {"text": text}}
                 ],
             }
         ],

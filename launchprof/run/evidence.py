@@ -24,6 +24,7 @@ from launchprof.events.observation_events import CallEvent, FallbackEvent, KeptO
 from launchprof.events.timing_events import EagerTimingEvent, HostSpeedEvent, ReplayTimingEvent, TimingEndEvent, TimingEvent, TimingStartEvent, TraceEvent
 from launchprof.events.compile_events import CompileEvent
 from launchprof.events.training_events import KeptGraphEvent, PartialCaptureEvent
+from launchprof.events.fix_events import FixTrialEvent
 from launchprof.errors import UsageError
 from launchprof.model.findings import Note, NoteCode, note, text_note
 from launchprof.model.core import Machine
@@ -85,6 +86,7 @@ class Evidence:
     candidates: list[CandidateRow] = field(default_factory=list)  # whole-script mode: targets worth analysing
     kept_graph: KeptGraphEvent | None = None  # a kept autograd graph released so that capture could be retried
     partial_capture: PartialCaptureEvent | None = None  # the step's largest module graphed alone
+    fix_trials: list[FixTrialEvent] = field(default_factory=list)  # written fixes tried on the user's calls (worker/fix_trials.py)
 
     @property
     def target_calls(self) -> int:
@@ -126,6 +128,7 @@ _LISTS = {
     "timing-start": "timing_starts",
     **{kind: "buckets" for kind in ("bucket-plan", "bucket-measure", "bucket-check", "bucket-leak", "bucket-end")},
     "compile": "compiles",
+    "fix-trial": "fix_trials",
 }
 
 

@@ -28,6 +28,7 @@ from launchprof.worker.compile_compare import compare_compile
 from launchprof.worker.config import WorkerConfig, in_loop_calls, pre_capture_calls
 from launchprof.worker.cupti import lost_device_activity, tear_down_after_profiling
 from launchprof.worker.event_writer import EventWriter
+from launchprof.worker.fix_trials import try_fixes
 from launchprof.worker.frames import frame_site, snippet
 from launchprof.worker.memory import memory_event, tensor_bytes
 from launchprof.worker.nvtx_ranges import nvtx_range
@@ -470,7 +471,7 @@ class TargetRun:
 
     def finish(self, reason: str, bursts: bool = True) -> None:
         """Close the plan: flush an open profiler, run the bursts if they have not run yet
-        (a short script, a failed capture), free the graph, report counts."""
+        (a short script, a failed capture), try the written fixes, free the graph, report counts."""
         if self.phase is Phase.DONE:
             return
         if self.profiler is not None or self.discarded is not None:
@@ -482,6 +483,7 @@ class TargetRun:
             self._bursts()
             measure_buckets(self)  # varying shapes only: the bucket plan, measured (worker/buckets.py)
             compare_compile(self)  # --compare compile only (worker/compile_compare.py)
+            try_fixes(self)  # each written fix tried on the recorded sets (worker/fix_trials.py)
             sets = list(self.replay_sets or self.eager_sets)
             self.race_set = sets[-1] if sets else None
         self.events.write(

@@ -16,6 +16,7 @@ from launchprof.hazards.fixes.branch_fixes import branch_fix
 from launchprof.hazards.fixes.copy_fixes import pageable_fix
 from launchprof.hazards.fixes.fix_guard import guarded
 from launchprof.hazards.fixes.fix_source import source_line
+from launchprof.hazards.fixes.fix_verdicts import with_verification
 from launchprof.hazards.fixes.scalar_fixes import scalar_fix
 from launchprof.hazards.fixes.state_fixes import effect_fix, mutation_fix, rebinding_fix, rng_fix
 from launchprof.hazards.fixes.stream_fixes import join_fix
@@ -66,7 +67,8 @@ def write_fix(h: Hazard, ctx: FixContext) -> Fix:
 
 
 def with_fixes(hazards: list[Hazard], ev: Evidence) -> list[Hazard]:
-    """Each hazard with its fix; a writer that fails on odd code falls back to the general rule."""
+    """Each hazard with its fix, and what trying the fix found (fix_verdicts.py); a writer
+    that fails on odd code falls back to the general rule."""
     ctx = context_of(ev)
     out = []
     for h in hazards:
@@ -75,7 +77,7 @@ def with_fixes(hazards: list[Hazard], ev: Evidence) -> list[Hazard]:
         except (SyntaxError, ValueError, TypeError, AttributeError, IndexError, RecursionError) as exc:
             fix = cannot(source_line(h.file, h.line, h.details.get("code")), h.kind, FixReason.READ_ERROR, error=type(exc).__name__)
         out.append(dataclasses.replace(h, fix=fix))
-    return [_point_to_causes(h, out) for h in out]
+    return with_verification([_point_to_causes(h, out) for h in out], ev)
 
 
 def _point_to_causes(h: Hazard, hazards: list[Hazard]) -> Hazard:

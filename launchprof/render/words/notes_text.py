@@ -387,6 +387,7 @@ _WORKER: dict[NoteCode, str] = {  # str.format templates over the note's params
     NoteCode.OUTPUT_WATCH_STOPPED: "the kept-output watch stopped: {error}",
     NoteCode.MEASUREMENT_NOT_CLOSED: "could not close the measurement: {error}",
     NoteCode.STREAM_CHECK_FAILED: "the stream check could not run: {error}",
+    NoteCode.FIX_TRIALS_FAILED: "the written fixes could not be tried ({error}); they are shown as suggestions",
     NoteCode.SANITIZER_IMPORTED: (
         "PyTorch's CUDA sanitizer was imported in this process before (a stream check, launchprof.check): its hooks "
         "slow every CUDA op here, so the step times read high; time it in a fresh process"
@@ -420,6 +421,7 @@ _RESTORED_AFTER = {
     RestoredAfter.VALIDATION: "a validation (its eager call and replay)",
     RestoredAfter.PROFILED_REPLAY: "the profiled replay",
     RestoredAfter.STREAM_CHECK: "the stream check",
+    RestoredAfter.FIX_TRIAL: "a fix's trial (its captures, eager calls and replays)",
 }
 _LOST_WHY = {
     LostWhy.NOT_CLONED: "changed, not copied beforehand",

@@ -96,6 +96,12 @@ def _report(name: str):
     return analyse(load_run(RUNS / f"{name}.lprun"))
 
 
+def _evidence(name: str):
+    from launchprof.run.evidence import parse_events
+
+    return parse_events(load_run(RUNS / f"{name}.lprun").events)
+
+
 @pytest.mark.parametrize(
     "name, verdict",
     [
@@ -104,7 +110,7 @@ def _report(name: str):
         ("data_dependent", "replay-invalid"),
         ("hidden_sync", "not-capturable"),  # capture failed
         ("train_step_keeps_loss", "not-capturable"),  # captured only once the kept graph was detached
-        ("side_effects", "graphs-dont-help"),  # as used, with the clone of the kept output: 0.83x
+        ("side_effects", "marginal"),  # as used, with the clone of the kept output (one eager op): 1.38x, interval 0.71-3.88x
         ("hf_static_decode", "graphs-help"),  # as used 9.9x
         ("long_kernels", "graphs-dont-help"),
     ],
@@ -118,7 +124,10 @@ def test_speedup_as_used_adds_the_needed_clone_to_each_replay():
     assert r.outputs is not None and r.outputs.kept and r.outputs.clone_needed_us
     used, plain = r.speedup_as_used, r.speedup
     assert used is not None and used.median < plain.median
-    expected = r.eager.step_us.median / (r.replay.step_us.median + r.outputs.clone_needed_us)
+    # One eager op per kept tensor: the timed-alone clone (22 µs) is mostly its two synchronisations.
+    tensors = len({k.output for k in r.outputs.kept})
+    op_us = _evidence("hf_static_decode").host_eager_op_us
+    expected = r.eager.step_us.median / (r.replay.step_us.median + tensors * op_us)
     assert used.median == pytest.approx(expected, rel=1e-9)
     assert used.low <= used.median <= used.high
     assert r.breakeven_replays_as_used is not None and r.breakeven_replays_as_used > r.breakeven_replays
@@ -170,7 +179,9 @@ def test_a_marginal_gain_reads_as_no_clear_gain():
 def test_the_dynamic_shape_headline_states_its_plan_and_unsafe_padding():
     unsafe = _report("batch_reduce")
     text = headline(unsafe).plain
-    assert text.startswith("CUDA graphs help once padding is safe")
+    assert unsafe.verdict == "marginal"  # its interval's low end (host speed of other processes) is under 1.1x
+    helped = headline(dataclasses.replace(unsafe, verdict=Verdict.GRAPHS_HELP)).plain
+    assert helped.startswith("CUDA graphs help once padding is safe")
     assert "one graph serves 1 of 7 shapes" in " ".join(text.split())
     assert "5 graphs (sizes 1, 2, 4, 8, 16) serve 75 of 75 calls (100%)" in " ".join(text.split())
     assert "write a masked mean first" in text and "h.mean(dim=0)" in text

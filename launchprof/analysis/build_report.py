@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from launchprof.analysis.anatomy import with_anatomy
-from launchprof.analysis.as_used import payback_as_used, speedup_as_used
+from launchprof.analysis.as_used import clone_in_loop_us, payback_as_used, speedup_as_used
 from launchprof.analysis.compile import with_compile
 from launchprof.analysis.training_steps import with_training
 from launchprof.analysis.argument_spread import argument_notes
@@ -79,11 +79,15 @@ def build_report(
     info = run_info(ev, worker, plan_size(WorkerConfig(script, [], target, "", "", repeat=repeat)))
     failed = info.cause is not None and script_failed(ev, worker)
     outputs, hazards = output_costs(ev), find_hazards(ev)
-    as_used = speedup_as_used(eager_samples(ev), replay_samples(ev), outputs) if ratio else None
+    clone_us = clone_in_loop_us(outputs, ev.host_eager_op_us) if ratio else None
+    as_used = None
+    if clone_us is not None and replay and replay.step_us:
+        used_variation = host_variation(ev, eager, replay.step_us.median + clone_us, profile)
+        as_used = speedup_as_used(eager_samples(ev), replay_samples(ev), clone_us, used_variation)
     pay = used_pay = None
     if replay and eager and eager.step_us and replay.step_us and eager.timing == replay.timing:
         pay = breakeven(replay.setup_us, eager.step_us.median, replay.step_us.median)
-        used_pay = payback_as_used(replay.setup_us, eager.step_us.median, replay.step_us.median, outputs)
+        used_pay = payback_as_used(replay.setup_us, eager.step_us.median, replay.step_us.median, clone_us)
     errors = tuple(sorted({h.kind for h in hazards if h.severity == Severity.ERROR}))
     verdict = decide(RunFacts(ev.target is not None, captured, validation, as_used or ratio, cpu_only_step, failed, errors, used_pay))
     prediction = predicted(ev, eager, profile, calls)  # structured: renderers show its explanation

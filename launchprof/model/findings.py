@@ -171,6 +171,12 @@ class FixCode(StrEnum):
     CAPTURABLE_OPTIMIZER = "capturable-optimizer"  # optimizer, written (at its constructor)
     GRAD_SCALER_OPTIONS = "grad-scaler-options"  # options (ranked), optimizer, variable, partial_speedup, written
     OFF_LEGACY_STREAM = "off-legacy-stream"  # op
+    KEEP_ON_DEVICE_LATER_USE = "keep-on-device-later-use"  # reads, name, line, use_lines, value (the name written in its place, or None)
+    WHERE_RETURN = "where-return"  # both branches return: one return of torch.where; scalars
+    MOVED_TOGETHER = "moved-together"  # host effects that read each other's names: lines, names, call_line
+    CLONE_KEPT = "clone-kept"  # the line that keeps an output, with .clone(): holder, output
+    RACE_JOIN_FIRST = "race-join-first"  # the later join moved before the racing access: line, join_line, side
+    RACE_WAIT = "race-wait"  # a wait added before the racing access: line, write_line, side
 
 
 class FixReason(StrEnum):
@@ -192,6 +198,11 @@ class FixReason(StrEnum):
     NO_IF = "no-if"
     SEVERAL_NAMES = "several-names"
     IN_LIBRARY = "in-library"  # the line calls into a library where it happens: library (path:line)
+    HOST_VALUE_USED = "host-value-used"  # name, use_line: a later line needs the value as a Python number
+    SHAPES_VARY = "shapes-vary"  # the fix is one graph per shape bucket, in the caller
+    KEPT_NOT_APPEND = "kept-not-append"  # holder: the output is kept by something other than one append
+    EFFECTS_READ_LOCALS = "effects-read-locals"  # lines, names: effects that depend on each other read the step's values
+    RACE_STREAMS_UNNAMED = "race-streams-unnamed"  # the racing write's stream is not a `with torch.cuda.stream(s)` block
 
 
 class PredictionCode(StrEnum):

@@ -138,8 +138,9 @@ def fix_text(body: Text, h: Any, root: Path, same_as: str | None) -> list[Any]:
         diff.add_column(no_wrap=True)
         diff.add_column(overflow="fold")
         for mark, code, style in [("  -", fix.before, "red"), ("  +", fix.after, "green")]:
-            for line in code.splitlines():
-                diff.add_row(Text(mark, style=style), Whole(Text(line, style=style)))
+            for line in code.splitlines():  # at the file's indentation: an inserted line shows where it goes
+                text = f"{fix.indent}{line}" if line else line
+                diff.add_row(Text(mark, style=style), Whole(Text(text, style=style), indent=len(text) - len(text.lstrip())))
         parts.append(diff)
     note = fix_sentence(fix)
     if not fix.after and "The general rule:" in note:

@@ -118,7 +118,7 @@ class MarkdownRenderer(Renderer):
             place = f"**Fix at {md_code(moved)}** for {md_code(own)}" if moved else f"**Fix for {md_code(own)}**"
             head = f"{place} ({md_code(h.kind)}{', also ' + ', '.join(md_code(a) for a in also if a) if also else ''})"
             if fix.after:
-                diff = "\n".join([*(f"- {ln}" for ln in fix.before.splitlines()), *(f"+ {ln}" for ln in fix.after.splitlines())])
+                diff = "\n".join([*(f"- {fix.indent}{ln}" for ln in fix.before.splitlines()), *(f"+ {fix.indent}{ln}" for ln in fix.after.splitlines())])
                 out.append(f"{head}\n\n```diff\n{diff}\n```\n\n{md_text(fix_sentence(fix))}")
             else:
                 out.append(f"{head}: {md_text(fix_sentence(fix))}")

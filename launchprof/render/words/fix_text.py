@@ -163,6 +163,38 @@ def _in_library(p: Params) -> str:
     return f"it happens inside the library code this line calls, at {where}; change what this line passes or calls"
 
 
+@reason(FixReason.HOST_VALUE_USED)
+def _host_value_used(p: Params) -> str:
+    return (
+        f"line {p['use_line']} uses `{p['name']}` as a Python number, which a device value cannot be: "
+        "rewrite that line on the device too (or move it out of the step), then drop the read here"
+    )
+
+
+@reason(FixReason.SHAPES_VARY)
+def _shapes_vary(p: Params) -> str:
+    return "the shapes vary between calls: the fix is a graph per shape bucket, set up by the caller, not a change to this line"
+
+
+@reason(FixReason.KEPT_NOT_APPEND)
+def _kept_not_append(p: Params) -> str:
+    return f"`{p['holder']}` keeps the output other than by one append on this line: clone it where it is stored"
+
+
+@reason(FixReason.EFFECTS_READ_LOCALS)
+def _effects_read_locals(p: Params) -> str:
+    lines = ", ".join(str(n) for n in p["lines"])
+    return (
+        f"lines {lines} depend on each other and read {_names(p['names'])}, computed in the step: "
+        "return those from the step and move the lines to the caller together"
+    )
+
+
+@reason(FixReason.RACE_STREAMS_UNNAMED)
+def _race_streams_unnamed(p: Params) -> str:
+    return "the write is not inside a `with torch.cuda.stream(...)` block that names its stream"
+
+
 @sentence(FixCode.MISMATCH_CAUSES)
 def _mismatch_causes(p: Params) -> str:
     where = ", ".join(f"{kind} at line {line}" for kind, line in zip(p["kinds"], p["lines"]))
@@ -180,6 +212,11 @@ def _scalars(p: Params) -> str:
 @sentence(FixCode.WHERE_SELECT)
 def _where_select(p: Params) -> str:
     return "Compute both values and select on the device: no host read, one kernel sequence for every call." + _scalars(p)
+
+
+@sentence(FixCode.WHERE_RETURN)
+def _where_return(p: Params) -> str:
+    return "Both branches return: return both values selected on the device with torch.where, one kernel sequence for every call." + _scalars(p)
 
 
 @sentence(FixCode.COND_BRANCHES)
@@ -239,6 +276,20 @@ def _keep_on_device(p: Params) -> str:
     return f"Keep the value on the device (drop {reads}): a 0-d tensor works in the same arithmetic, and the graph reads it at replay."
 
 
+@sentence(FixCode.KEEP_ON_DEVICE_LATER_USE)
+def _keep_on_device_later_use(p: Params) -> str:
+    reads = ", ".join(str(r) for r in p["reads"])
+    uses = [str(n) for n in p["use_lines"]]
+    where = f"line{'s' if len(uses) > 1 else ''} {' and '.join(uses)}"
+    value = p.get("value")
+    kept = f"use `{value}` where `{p['name']}` was" if value else f"`{p['name']}` is then a 0-d tensor"
+    return (
+        f"Keep the value on the device: drop {reads}; {kept}. {where.capitalize()} used it as a Python number, so it is "
+        "rewritten too: Python max/min against a number calls bool() on a tensor, which capture cannot do, and "
+        "clamp_min/clamp_max keep the bound on the device."
+    )
+
+
 # --- copies, state, streams ----------------------------------------------------------------
 
 
@@ -262,10 +313,18 @@ def _scalar_tensor(p: Params) -> str:
 
 @sentence(FixCode.REBIND_IN_PLACE)
 def _rebind_in_place(p: Params) -> str:
-    return (
-        f"Line {p['line']} binds `{p['name']}` to a new tensor, but the graph keeps reading the old one's memory. "
+    name = p["name"]
+    text = (
+        f"Line {p['line']} binds `{name}` to a new tensor, but the graph keeps reading the old one's memory. "
         "Allocate it once, before the first call, and update it in place from then on, so its address never changes."
     )
+    kept_by = p.get("kept_by")
+    if kept_by:  # an in-place update is seen through every reference kept to the tensor
+        text += (
+            f" Caution: `{kept_by}` keeps `{name}` (line {p['kept_line']}); updated in place, every entry it holds is then "
+            f"the same tensor, so keep `{name}.clone()` there."
+        )
+    return text
 
 
 @sentence(FixCode.MUTATED_ARGUMENT)
@@ -286,6 +345,25 @@ def _device_counter(p: Params) -> str:
 @sentence(FixCode.MOVED_TO_CALLER)
 def _moved_to_caller(p: Params) -> str:
     return "Replay does not run Python: do this in the caller after each replay, on a .clone() of the output when it is kept."
+
+
+@sentence(FixCode.MOVED_TOGETHER)
+def _moved_together(p: Params) -> str:
+    lines = ", ".join(str(n) for n in p["lines"])
+    call = f" (line {p['call_line']})" if p.get("call_line") else ""
+    return (
+        f"Replay does not run Python, and lines {lines} depend on each other through {_names(p['names'])}: move them "
+        f"together to the caller, after each call of the step{call}, so each call advances them once. "
+        "Moving one alone (or keeping one in a device tensor) would leave the other reading a value frozen at capture."
+    )
+
+
+@sentence(FixCode.CLONE_KEPT)
+def _clone_kept(p: Params) -> str:
+    return (
+        f"Keep a clone: `{p['holder']}` then holds its own copy of each step's `{p['output']}`, which the next replay "
+        "cannot overwrite."
+    )
 
 
 @sentence(FixCode.CUDA_RNG)
@@ -311,6 +389,22 @@ def _join_after_block(p: Params) -> str:
 def _join_before_return(p: Params) -> str:
     side = p["side"]
     return f"Add `{join_call(side)}` after the last work on `{side}`, before the step returns."
+
+
+@sentence(FixCode.RACE_JOIN_FIRST)
+def _race_join_first(p: Params) -> str:
+    return (
+        f"The wait on `{p['side']}` (line {p['join_line']}) comes after the read at line {p['line']}: move it before that "
+        "line, so the read is ordered after the side stream's write in eager runs and in the captured graph."
+    )
+
+
+@sentence(FixCode.RACE_WAIT)
+def _race_wait(p: Params) -> str:
+    return (
+        f"Make the current stream wait for `{p['side']}` before line {p['line']}: the write at line {p['write_line']} is "
+        "then ordered before it in eager runs and in the captured graph (an edge)."
+    )
 
 
 # --- a training step's capture failures ------------------------------------------------------

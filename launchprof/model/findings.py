@@ -155,7 +155,7 @@ class FixCode(StrEnum):
     MASK_READ = "mask-read"
     PINNED_COPY = "pinned-copy"
     SCALAR_TENSOR = "scalar-tensor"  # name, tensor
-    REBIND_IN_PLACE = "rebind-in-place"  # line, name
+    REBIND_IN_PLACE = "rebind-in-place"  # line, name; kept_by, kept_line: a container that keeps the tensor (the in-place form aliases it)
     MUTATED_ARGUMENT = "mutated-argument"  # argument
     DEVICE_COUNTER = "device-counter"  # name
     MOVED_TO_CALLER = "moved-to-caller"
@@ -176,7 +176,7 @@ class FixCode(StrEnum):
     MOVED_TOGETHER = "moved-together"  # host effects that read each other's names: lines, names, call_line
     CLONE_KEPT = "clone-kept"  # the line that keeps an output, with .clone(): holder, output
     RACE_JOIN_FIRST = "race-join-first"  # the later join moved before the racing access: line, join_line, side
-    RACE_WAIT = "race-wait"  # a wait added before the racing access: line, write_line, side
+    RACE_WAIT = "race-wait"  # a wait added before the racing access: line, earlier_line, side
 
 
 class FixReason(StrEnum):
@@ -202,7 +202,7 @@ class FixReason(StrEnum):
     SHAPES_VARY = "shapes-vary"  # the fix is one graph per shape bucket, in the caller
     KEPT_NOT_APPEND = "kept-not-append"  # holder: the output is kept by something other than one append
     EFFECTS_READ_LOCALS = "effects-read-locals"  # lines, names: effects that depend on each other read the step's values
-    RACE_STREAMS_UNNAMED = "race-streams-unnamed"  # the racing write's stream is not a `with torch.cuda.stream(s)` block
+    RACE_STREAMS_UNNAMED = "race-streams-unnamed"  # the earlier access is not in a `with torch.cuda.stream(s)` block of another stream
 
 
 class PredictionCode(StrEnum):

@@ -30,7 +30,7 @@ from launchprof.render.renderer import Renderer
 from launchprof.render.compile_text import compile_console
 from launchprof.render.partial_text import training_console
 from launchprof.render.fitted import Col, FittedTable
-from launchprof.render.words.fix_text import cannot_head, fix_sentence
+from launchprof.render.words.fix_text import cannot_head, cannot_line, fix_sentence
 from launchprof.render.legend import TERMS
 from launchprof.render.words.notes_text import report_notes
 from launchprof.render.words.training_text import verdict_clause
@@ -146,7 +146,7 @@ def fix_text(body: Text, h: Any, root: Path, same_as: str | None) -> list[Any]:
     if not fix.after and "The general rule:" in note:
         # The rule itself is printed once, under "How to fix, by kind", with all its lines.
         head = cannot_head(fix) or note.split(" The general rule:")[0].rstrip(".")
-        parts.append(Text(f"{head}: the general rule is below", style="dim"))
+        parts.append(Text(cannot_line(fix) or f"{head}: the general rule is below", style="dim"))
         return parts
     parts.append(Text(note, style="dim"))
     return parts

@@ -11,10 +11,13 @@ import dataclasses
 
 from launchprof.run.evidence import Evidence
 from launchprof.model.findings import FixCode, FixReason, Param
+from launchprof.model.hazard_codes import HazardCode
 from launchprof.hazards.fixes.fix_context import FixContext, cannot
 from launchprof.hazards.fixes.branch_fixes import branch_fix
 from launchprof.hazards.fixes.copy_fixes import pageable_fix
+from launchprof.hazards.fixes.effect_groups import grouped_effects, kept_fix, with_kept_clones
 from launchprof.hazards.fixes.fix_source import source_line
+from launchprof.hazards.fixes.race_fixes import race_fix
 from launchprof.hazards.fixes.scalar_fixes import scalar_fix
 from launchprof.hazards.fixes.state_fixes import effect_fix, mutation_fix, rebinding_fix, rng_fix
 from launchprof.hazards.fixes.stream_fixes import join_fix
@@ -28,11 +31,15 @@ __all__ = ["context_of", "write_fix", "with_fixes"]
 
 def context_of(ev: Evidence) -> FixContext:
     scalars = {str(leaf.path).split("[")[0] for call in ev.calls for leaf in call.args if leaf.kind == "scalar"}
-    return FixContext(scalar_args=frozenset(scalars), functions=tuple(ev.probe.functions if ev.probe is not None else ()))
+    functions = tuple(ev.probe.functions if ev.probe is not None else ())
+    return FixContext(scalar_args=frozenset(scalars), functions=functions, call_site=ev.call_site)
 
 
-def write_fix(h: Hazard, ctx: FixContext) -> Fix:
-    """The fix for ``h``'s line; a Fix with an empty ``after`` and a note when none can be written."""
+def write_fix(h: Hazard, ctx: FixContext) -> Fix | None:
+    """The fix for ``h``'s line; a Fix with an empty ``after`` and a note when none can be
+    written; None for a finding launchprof handles itself (nothing for the user to change)."""
+    if h.code in _HANDLED:
+        return None
     src = source_line(h.file, h.line, h.details.get("code"))
     d = h.details
     lib = h.library_site
@@ -53,8 +60,14 @@ def write_fix(h: Hazard, ctx: FixContext) -> Fix:
         return rebinding_fix(at["file"], int(at["line"]), str(d.get("variable")))
     if h.kind == "reallocated-input" and d.get("mutated"):
         return mutation_fix(src, str(d.get("argument")))
+    if h.kind == "stream-race":
+        return race_fix(src, _int(h.params.get("write_line")), _int(h.params.get("other_line")))
     if h.kind == "host-side-effect":
         return effect_fix(src)
+    if h.kind == "kept-output":
+        return kept_fix(src, h.params)
+    if h.kind == "dynamic-shape":
+        return cannot(src, h.kind, FixReason.SHAPES_VARY)
     if h.kind == "rng-state":
         return rng_fix(src)
     if h.kind in _TRAINING:
@@ -62,6 +75,10 @@ def write_fix(h: Hazard, ctx: FixContext) -> Fix:
     if not h.line:
         return cannot(src, h.kind, FixReason.NO_LINE)
     return cannot(src, h.kind)
+
+
+def _int(value: object) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def with_fixes(hazards: list[Hazard], ev: Evidence) -> list[Hazard]:
@@ -74,6 +91,7 @@ def with_fixes(hazards: list[Hazard], ev: Evidence) -> list[Hazard]:
         except (SyntaxError, ValueError, TypeError, AttributeError, IndexError, RecursionError) as exc:
             fix = cannot(source_line(h.file, h.line, h.details.get("code")), h.kind, FixReason.READ_ERROR, error=type(exc).__name__)
         out.append(dataclasses.replace(h, fix=fix))
+    out = with_kept_clones(grouped_effects(out, ctx.call_site))
     return [_point_to_causes(h, out) for h in out]
 
 
@@ -90,5 +108,8 @@ def _point_to_causes(h: Hazard, hazards: list[Hazard]) -> Hazard:
     return dataclasses.replace(h, fix=dataclasses.replace(h.fix, note=note, code=FixCode.MISMATCH_CAUSES.value, params=params))
 
 
+# Findings launchprof acts on itself (it copies a new input into the static buffers; a loop-back
+# is that copy, with the message naming the faster form): no fix line.
+_HANDLED = (HazardCode.REALLOCATED_ARGUMENTS.value, HazardCode.LOOP_BACK.value)
 _TRAINING = {"kept-autograd-graph": kept_graph_fix, "optimizer-not-capturable": optimizer_fix, "grad-scaler": scaler_fix, "legacy-stream": legacy_fix}
 _CAUSES = ("frozen-scalar", "reallocated-input", "data-dependent-control-flow", "host-side-effect", "rng-state")

@@ -59,6 +59,12 @@ def cannot_head(fix: Any) -> str | None:
         return None
 
 
+def _lines(lines: list[Any]) -> str:
+    """``16 and 20``, ``16, 18 and 20``."""
+    items = [str(n) for n in lines]
+    return " and ".join(items) if len(items) < 3 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
 def _names(names: list[Any]) -> str:
     return ", ".join(f"`{n}`" for n in names)
 
@@ -77,7 +83,16 @@ def reason(code: FixReason) -> Callable[[Callable[[Params], str]], Callable[[Par
 @sentence(FixCode.CANNOT)
 def _cannot(p: Params) -> str:
     why = REASONS[str(p.get("reason") or "")](p)
-    return f"launchprof cannot write the fix for this line{f' ({why})' if why else ''}"
+    return f"No fix is written for this line: {why}" if why else "launchprof cannot write the fix for this line"
+
+
+def cannot_line(fix: Any) -> str | None:
+    """The line a report prints for a fix that was not written: its one reason, or, without
+    one, a pointer to the kind's general rule (printed once, under the fixes)."""
+    head = cannot_head(fix)
+    if head is None:
+        return None
+    return f"{head}." if (fix.params or {}).get("reason") else f"{head}: the general rule is below"
 
 
 @reason(FixReason.NONE)
@@ -173,7 +188,7 @@ def _host_value_used(p: Params) -> str:
 
 @reason(FixReason.SHAPES_VARY)
 def _shapes_vary(p: Params) -> str:
-    return "the shapes vary between calls: the fix is a graph per shape bucket, set up by the caller, not a change to this line"
+    return "the shapes vary between calls, so the fix is a graph per shape bucket, set up by the caller, not a change to this line"
 
 
 @reason(FixReason.KEPT_NOT_APPEND)
@@ -183,22 +198,21 @@ def _kept_not_append(p: Params) -> str:
 
 @reason(FixReason.EFFECTS_READ_LOCALS)
 def _effects_read_locals(p: Params) -> str:
-    lines = ", ".join(str(n) for n in p["lines"])
     return (
-        f"lines {lines} depend on each other and read {_names(p['names'])}, computed in the step: "
+        f"lines {_lines(p['lines'])} depend on each other and read {_names(p['names'])}, computed in the step: "
         "return those from the step and move the lines to the caller together"
     )
 
 
 @reason(FixReason.RACE_STREAMS_UNNAMED)
 def _race_streams_unnamed(p: Params) -> str:
-    return "the write is not inside a `with torch.cuda.stream(...)` block that names its stream"
+    return "the earlier access is not inside a `with torch.cuda.stream(...)` block of another stream, which would name the stream to wait for"
 
 
 @sentence(FixCode.MISMATCH_CAUSES)
 def _mismatch_causes(p: Params) -> str:
     where = ", ".join(f"{kind} at line {line}" for kind, line in zip(p["kinds"], p["lines"]))
-    return f"launchprof cannot write one fix for the mismatch itself; it follows from the frozen state found here ({where}): apply those fixes first."
+    return f"The mismatch follows from the frozen state found here ({where}): apply those fixes first; it needs none of its own."
 
 
 # --- branches ------------------------------------------------------------------------------
@@ -279,8 +293,8 @@ def _keep_on_device(p: Params) -> str:
 @sentence(FixCode.KEEP_ON_DEVICE_LATER_USE)
 def _keep_on_device_later_use(p: Params) -> str:
     reads = ", ".join(str(r) for r in p["reads"])
-    uses = [str(n) for n in p["use_lines"]]
-    where = f"line{'s' if len(uses) > 1 else ''} {' and '.join(uses)}"
+    uses = p["use_lines"]
+    where = f"line{'s' if len(uses) > 1 else ''} {_lines(uses)}"
     value = p.get("value")
     kept = f"use `{value}` where `{p['name']}` was" if value else f"`{p['name']}` is then a 0-d tensor"
     return (
@@ -349,10 +363,9 @@ def _moved_to_caller(p: Params) -> str:
 
 @sentence(FixCode.MOVED_TOGETHER)
 def _moved_together(p: Params) -> str:
-    lines = ", ".join(str(n) for n in p["lines"])
     call = f" (line {p['call_line']})" if p.get("call_line") else ""
     return (
-        f"Replay does not run Python, and lines {lines} depend on each other through {_names(p['names'])}: move them "
+        f"Replay does not run Python, and lines {_lines(p['lines'])} depend on each other through {_names(p['names'])}: move them "
         f"together to the caller, after each call of the step{call}, so each call advances them once. "
         "Moving one alone (or keeping one in a device tensor) would leave the other reading a value frozen at capture."
     )
@@ -402,8 +415,8 @@ def _race_join_first(p: Params) -> str:
 @sentence(FixCode.RACE_WAIT)
 def _race_wait(p: Params) -> str:
     return (
-        f"Make the current stream wait for `{p['side']}` before line {p['line']}: the write at line {p['write_line']} is "
-        "then ordered before it in eager runs and in the captured graph (an edge)."
+        f"Make the current stream wait for `{p['side']}` before line {p['line']}: the side stream's access at line "
+        f"{p['earlier_line']} is then ordered before it in eager runs and in the captured graph (an edge)."
     )
 
 

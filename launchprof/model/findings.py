@@ -143,7 +143,10 @@ class BucketsUnmeasurable(StrEnum):
 
 
 class FixCode(StrEnum):
-    """What a written fix (``models.Fix``) does; ``launchprof.render.words.fix_text`` words each."""
+    """What a written fix (``models.Fix``) does; ``launchprof.render.words.fix_text`` words each.
+
+    A fix whose ``before`` joins lines that are apart in the file also has the param
+    ``before_lines`` (each file line it holds), so a format that replaces one region skips it."""
 
     CANNOT = "cannot"  # no fix written: params kind, reason (a FixReason), and the reason's figures
     MISMATCH_CAUSES = "mismatch-causes"  # a replay mismatch points at the causes' fixes: kinds, lines
@@ -202,6 +205,9 @@ class FixReason(StrEnum):
     SHAPES_VARY = "shapes-vary"  # the fix is one graph per shape bucket, in the caller
     KEPT_NOT_APPEND = "kept-not-append"  # holder: the output is kept by something other than one append
     EFFECTS_READ_LOCALS = "effects-read-locals"  # lines, names: effects that depend on each other read the step's values
+    NO_CAUSE_FOUND = "no-cause-found"  # a replay mismatch with no frozen state found behind it
+    NOT_MOVABLE_EFFECT = "not-movable-effect"  # a host effect that is not a counter, an append or a print
+    NO_HOST_RNG_CALL = "no-host-rng-call"  # no numpy/random draw on the line to rewrite
     RACE_STREAMS_UNNAMED = "race-streams-unnamed"  # the earlier access is not in a `with torch.cuda.stream(s)` block of another stream
 
 

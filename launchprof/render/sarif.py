@@ -148,6 +148,9 @@ def fix_change(hazard: Hazard, root: Path) -> dict[str, Any] | None:
     if fix is None or not fix.after or not fix.line or not (fix.file or hazard.file):
         return None
     count = max(1, len(fix.before.splitlines()))
+    spans = (fix.params or {}).get("before_lines")
+    if isinstance(spans, list) and spans != list(range(fix.line, fix.line + len(spans))):
+        return None  # lines apart (a read and its later use): no one region to replace
     # The deleted region ends at its last line's end, before the newline: no trailing newline here.
     text = "\n".join(f"{fix.indent}{line}" if line else "" for line in fix.after.splitlines())
     return {

@@ -74,6 +74,8 @@ def write_fix(h: Hazard, ctx: FixContext) -> Fix | None:
         return _TRAINING[h.kind](h)
     if not h.line:
         return cannot(src, h.kind, FixReason.NO_LINE)
+    if h.kind == "replay-mismatch":  # its causes' fixes, when found, are named after all fixes are written
+        return cannot(src, h.kind, FixReason.NO_CAUSE_FOUND)
     return cannot(src, h.kind)
 
 
@@ -88,10 +90,13 @@ def with_fixes(hazards: list[Hazard], ev: Evidence) -> list[Hazard]:
     for h in hazards:
         try:
             fix = write_fix(h, ctx)
-        except (SyntaxError, ValueError, TypeError, AttributeError, IndexError, RecursionError) as exc:
+        except _READ_ERRORS as exc:
             fix = cannot(source_line(h.file, h.line, h.details.get("code")), h.kind, FixReason.READ_ERROR, error=type(exc).__name__)
         out.append(dataclasses.replace(h, fix=fix))
-    out = with_kept_clones(grouped_effects(out, ctx.call_site))
+    try:  # fixes that span hazards: on odd code, each hazard keeps its own
+        out = with_kept_clones(grouped_effects(out, ctx.call_site))
+    except _READ_ERRORS:
+        pass
     return [_point_to_causes(h, out) for h in out]
 
 
@@ -108,6 +113,7 @@ def _point_to_causes(h: Hazard, hazards: list[Hazard]) -> Hazard:
     return dataclasses.replace(h, fix=dataclasses.replace(h.fix, note=note, code=FixCode.MISMATCH_CAUSES.value, params=params))
 
 
+_READ_ERRORS = (SyntaxError, ValueError, TypeError, AttributeError, IndexError, RecursionError)
 # Findings launchprof acts on itself (it copies a new input into the static buffers; a loop-back
 # is that copy, with the message naming the faster form): no fix line.
 _HANDLED = (HazardCode.REALLOCATED_ARGUMENTS.value, HazardCode.LOOP_BACK.value)

@@ -89,7 +89,8 @@ def _group_fix(file: str, fn: FunctionNode, units: list[ast.stmt], lines: list[i
     head = f"# (moved) in the caller, after each call of the step{f' (line {call_line})' if call_line else ''}:"
     glob = [f"global {', '.join(declared)}"] if declared and caller is not None else []
     body = [statement_text(src, u.lineno, u.end_lineno or u.lineno) for u in units]
-    params: dict[str, Param] = {"lines": lines, "names": sorted(shared), "call_line": call_line}
+    spans = [n for u in units for n in range(u.lineno, (u.end_lineno or u.lineno) + 1)]
+    params: dict[str, Param] = {"lines": lines, "names": sorted(shared), "call_line": call_line, "before_lines": spans}
     return make(src, "\n".join([head, *glob, *body]), FixCode.MOVED_TOGETHER, params, before="\n".join(body))
 
 

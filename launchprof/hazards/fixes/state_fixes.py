@@ -100,7 +100,7 @@ def effect_fix(src: SourceLine) -> Fix:
         name = call_name(stmt.value)
         if name in ("append", "extend", "print", "info", "debug", "warning", "log"):
             return make(src, f"# (moved) in the caller, after each run(...): {src.code}", FixCode.MOVED_TO_CALLER)
-    return cannot(src, "host-side-effect")
+    return cannot(src, "host-side-effect", FixReason.NOT_MOVABLE_EFFECT)
 
 
 _NUMPY_RNG = {"normal": "torch.randn", "randn": "torch.randn", "standard_normal": "torch.randn", "rand": "torch.rand", "random": "torch.rand", "uniform": "torch.rand"}
@@ -110,7 +110,7 @@ def rng_fix(src: SourceLine) -> Fix:
     """``np.random.normal(size=N)`` -> ``torch.randn(N, device='cuda')``: the graph's own generator."""
     stmt = src.stmt
     if stmt is None:
-        return cannot(src, "rng-state")
+        return cannot(src, "rng-state", FixReason.LONGER_STATEMENT)
     for sub in ast.walk(stmt):
         if isinstance(sub, ast.Call) and dotted(sub.func).rsplit(".", 1)[-1] in _NUMPY_RNG and "random" in dotted(sub.func):
             size = next((k.value for k in sub.keywords if k.arg == "size"), None)
@@ -121,4 +121,4 @@ def rng_fix(src: SourceLine) -> Fix:
             target = unparse(stmt.targets[0]) if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
             after = f"{target} = {draw}" if target else draw
             return make(src, after, FixCode.CUDA_RNG)
-    return cannot(src, "rng-state")
+    return cannot(src, "rng-state", FixReason.NO_HOST_RNG_CALL)

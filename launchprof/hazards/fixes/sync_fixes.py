@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from launchprof.model.findings import FixCode, FixReason
+from launchprof.model.findings import FixCode, FixReason, Param
 from launchprof.hazards.fixes.fix_context import FixContext, cannot, make, statement_text
 from launchprof.hazards.fixes.branch_fixes import branch_fix
 from launchprof.hazards.fixes.fix_source import SourceLine, call_name, dotted, unparse
@@ -97,5 +97,9 @@ def _with_later_uses(src: SourceLine, stmt: ast.stmt, tree: ast.Module, reads: l
     shown = [u for u in uses if u.changed]
     before = "\n".join([src.code, *(statement_text(src, u.line, u.end_line) for u in shown)])
     after = "\n".join([*([] if inline is not None else [unparse(tree)]), *(str(u.rewritten) for u in shown)])
-    params = {"reads": reads, "name": name, "line": line, "use_lines": [u.line for u in shown], "value": unparse(inline) if inline is not None else None}
+    spans = [line, *(n for u in shown for n in range(u.line, u.end_line + 1))]
+    params: dict[str, Param] = {
+        "reads": list(reads), "name": name, "line": line, "use_lines": [u.line for u in shown],
+        "value": unparse(inline) if inline is not None else None, "before_lines": spans,
+    }
     return make(src, after, FixCode.KEEP_ON_DEVICE_LATER_USE, params, before=before)

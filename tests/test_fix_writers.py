@@ -324,3 +324,13 @@ def test_kept_output_in_the_caller_is_written_with_its_clone() -> None:
     report = report_of(recorded(["hf_static_decode"])[0])
     kept = next(h for h in report.hazards if h.kind == "kept-output")
     assert (kept.fix.code, kept.fix.before, kept.fix.after) == ("clone-kept", "generated.append(tokens)", "generated.append(tokens.clone())")
+
+
+def test_sarif_leaves_out_a_fix_whose_lines_are_apart() -> None:
+    import json
+
+    from launchprof.render.sarif import SarifRenderer
+
+    doc = json.loads(SarifRenderer().render(report_of(recorded(["side_effects"])[0])))
+    fixes = {r["locations"][0]["physicalLocation"]["region"]["startLine"]: "fixes" in r for r in doc["runs"][0]["results"] if r["ruleId"] == "host-side-effect"}
+    assert fixes == {16: False, 18: True, 20: False}  # lines 16, 19-20 are no one region to replace

@@ -33,7 +33,7 @@ def test_recorded_fixes_carry_their_code_and_the_note_is_its_sentence() -> None:
 def test_cannot_ends_with_the_rule_and_names_its_reason() -> None:
     params = {"kind": "frozen-scalar", "reason": FixReason.NAME_NOT_ON_LINE.value, "name": "n"}
     assert fix_note(FixCode.CANNOT, params, "the rule.") == (
-        "launchprof cannot write the fix for this line (`n` is not on this line). The general rule: the rule."
+        "No fix is written for this line: `n` is not on this line. The general rule: the rule."
     )
     assert fix_note(FixCode.CANNOT, {"kind": "x", "reason": ""}) == "launchprof cannot write the fix for this line."
 

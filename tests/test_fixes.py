@@ -42,7 +42,6 @@ CASES = [
     ("data_dependent", "data-dependent-control-flow", 14, "if use_residual % 2", "y = torch.where((use_residual % 2).bool(), y + torch.sigmoid(x) * 0.5, y)"),
     ("pageable_copy", "pageable-copy", 12, ".cuda()", "bias = bias_dev.copy_(bias_pinned, non_blocking=True)"),
     ("numpy_rng", "rng-state", 15, "np.random.normal", "noise = torch.randn(1024, device='cuda')"),
-    ("side_effects", "host-side-effect", 16, "calls += 1", "calls_t.add_(1)"),
 ]
 
 
@@ -83,13 +82,16 @@ def test_rebinding_names_the_line_and_writes_an_in_place_update() -> None:
 
 def test_fix_that_cannot_be_written_says_so_with_the_rule() -> None:
     h = _hazards("dynamic_shapes", "dynamic-shape")[0]
-    assert h.fix.after == ""
-    assert "cannot write the fix" in h.fix.note and "Bucket" in h.fix.note
+    assert h.fix.after == "" and h.fix.params["reason"] == "shapes-vary"
+    assert h.fix.note.startswith("No fix is written for this line: the shapes vary") and "Bucket" in h.fix.note
 
 
 def test_every_error_and_warning_carries_a_fix() -> None:
     for name in recorded(["hidden_sync", "frozen_scalar", "numpy_rng", "side_effects", "unjoined_stream", "reallocated_global"]):
         for h in report_of(name).hazards:
+            if h.code in ("reallocated-arguments", "loop-back"):  # launchprof copies these inputs itself: no fix
+                assert h.fix is None and h.severity == "info", (name, h.kind)
+                continue
             assert h.fix is not None and h.fix.note, (name, h.kind)
 
 
@@ -221,4 +223,4 @@ def test_host_reads_in_arithmetic_stay_on_the_device(tmp_path) -> None:
 
 def test_a_line_launchprof_cannot_rewrite_says_so(tmp_path) -> None:
     fix = _fix_for(tmp_path, "    return torch.unique(x)\n", 5, op="unique")
-    assert fix.after == "" and "cannot write the fix" in fix.note and "Keep the value on the device" in fix.note
+    assert fix.after == "" and fix.note.startswith("No fix is written for this line: no .item()") and "Keep the value on the device" in fix.note

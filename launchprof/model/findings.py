@@ -145,7 +145,10 @@ class BucketsUnmeasurable(StrEnum):
 
 
 class FixCode(StrEnum):
-    """What a written fix (``models.Fix``) does; ``launchprof.render.words.fix_text`` words each."""
+    """What a written fix (``models.Fix``) does; ``launchprof.render.words.fix_text`` words each.
+
+    A fix whose ``before`` joins lines that are apart in the file also has the param
+    ``before_lines`` (each file line it holds), so a format that replaces one region skips it."""
 
     CANNOT = "cannot"  # no fix written: params kind, reason (a FixReason), and the reason's figures
     MISMATCH_CAUSES = "mismatch-causes"  # a replay mismatch points at the causes' fixes: kinds, lines
@@ -157,7 +160,7 @@ class FixCode(StrEnum):
     MASK_READ = "mask-read"
     PINNED_COPY = "pinned-copy"
     SCALAR_TENSOR = "scalar-tensor"  # name, tensor
-    REBIND_IN_PLACE = "rebind-in-place"  # line, name
+    REBIND_IN_PLACE = "rebind-in-place"  # line, name; kept_by, kept_line: a container that keeps the tensor (the in-place form aliases it)
     MUTATED_ARGUMENT = "mutated-argument"  # argument
     DEVICE_COUNTER = "device-counter"  # name
     MOVED_TO_CALLER = "moved-to-caller"
@@ -173,6 +176,12 @@ class FixCode(StrEnum):
     CAPTURABLE_OPTIMIZER = "capturable-optimizer"  # optimizer, written (at its constructor)
     GRAD_SCALER_OPTIONS = "grad-scaler-options"  # options (ranked), optimizer, variable, partial_speedup, written
     OFF_LEGACY_STREAM = "off-legacy-stream"  # op
+    KEEP_ON_DEVICE_LATER_USE = "keep-on-device-later-use"  # reads, name, line, use_lines, value (the name written in its place, or None)
+    WHERE_RETURN = "where-return"  # both branches return: one return of torch.where; scalars
+    MOVED_TOGETHER = "moved-together"  # host effects that read each other's names: lines, names, call_line
+    CLONE_KEPT = "clone-kept"  # the line that keeps an output, with .clone(): holder, output
+    RACE_JOIN_FIRST = "race-join-first"  # the later join moved before the racing access: line, join_line, side
+    RACE_WAIT = "race-wait"  # a wait added before the racing access: line, earlier_line, side
 
 
 class FixReason(StrEnum):
@@ -194,6 +203,14 @@ class FixReason(StrEnum):
     NO_IF = "no-if"
     SEVERAL_NAMES = "several-names"
     IN_LIBRARY = "in-library"  # the line calls into a library where it happens: library (path:line)
+    HOST_VALUE_USED = "host-value-used"  # name, use_line: a later line needs the value as a Python number
+    SHAPES_VARY = "shapes-vary"  # the fix is one graph per shape bucket, in the caller
+    KEPT_NOT_APPEND = "kept-not-append"  # holder: the output is kept by something other than one append
+    EFFECTS_READ_LOCALS = "effects-read-locals"  # lines, names: effects that depend on each other read the step's values
+    NO_CAUSE_FOUND = "no-cause-found"  # a replay mismatch with no frozen state found behind it
+    NOT_MOVABLE_EFFECT = "not-movable-effect"  # a host effect that is not a counter, an append or a print
+    NO_HOST_RNG_CALL = "no-host-rng-call"  # no numpy/random draw on the line to rewrite
+    RACE_STREAMS_UNNAMED = "race-streams-unnamed"  # the earlier access is not in a `with torch.cuda.stream(s)` block of another stream
 
 
 class PredictionCode(StrEnum):

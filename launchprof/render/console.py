@@ -30,7 +30,7 @@ from launchprof.render.renderer import Renderer
 from launchprof.render.compile_text import compile_console
 from launchprof.render.partial_text import training_console
 from launchprof.render.fitted import Col, FittedTable
-from launchprof.render.words.fix_text import cannot_head, fix_sentence
+from launchprof.render.words.fix_text import cannot_head, cannot_line, fix_sentence
 from launchprof.render.words.verify_text import FAILED, VERIFIED, fix_heading, fix_state, trial_line, verification_text
 from launchprof.render.legend import TERMS
 from launchprof.render.words.notes_text import report_notes
@@ -148,14 +148,15 @@ def fix_text(body: Text, h: Any, root: Path, same_as: str | None) -> list[Any]:
         diff.add_column(no_wrap=True)
         diff.add_column(overflow="fold")
         for mark, code, style in [("  -", fix.before, "red"), ("  +", fix.after, "green")]:
-            for line in code.splitlines():
-                diff.add_row(Text(mark, style=style), Whole(Text(line, style=style)))
+            for line in code.splitlines():  # at the file's indentation: an inserted line shows where it goes
+                text = f"{fix.indent}{line}" if line else line
+                diff.add_row(Text(mark, style=style), Whole(Text(text, style=style), indent=len(text) - len(text.lstrip())))
         parts.append(diff)
     note = fix_sentence(fix)
     if not fix.after and "The general rule:" in note:
         # The rule itself is printed once, under "How to fix, by kind", with all its lines.
         head = cannot_head(fix) or note.split(" The general rule:")[0].rstrip(".")
-        parts.append(Text(f"{head}: the general rule is below", style="dim"))
+        parts.append(Text(cannot_line(fix) or f"{head}: the general rule is below", style="dim"))
         return parts
     parts.append(Text(note, style="dim"))
     if trial:

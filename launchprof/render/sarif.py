@@ -151,6 +151,9 @@ def fix_change(hazard: Hazard, root: Path) -> dict[str, Any] | None:
     fix = getattr(hazard, "fix", None)
     if fix is None or not fix.after or not fix.line or not (fix.file or hazard.file):
         return None
+    spans = (fix.params or {}).get("before_lines")
+    if isinstance(spans, list) and spans != list(range(fix.line, fix.line + len(spans))):
+        return None  # lines apart (a read and its later use): no one region to replace
     count = len(fix.before.splitlines()) if fix.before.strip() else 0
     lines = [f"{fix.indent}{line}" if line else "" for line in fix.after.splitlines()]
     if not count:  # an insertion: an empty region at the start of its line, which stays

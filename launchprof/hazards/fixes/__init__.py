@@ -11,12 +11,15 @@ import dataclasses
 
 from launchprof.run.evidence import Evidence
 from launchprof.model.findings import FixCode, FixReason, Param
+from launchprof.model.hazard_codes import HazardCode
 from launchprof.hazards.fixes.fix_context import FixContext, cannot
 from launchprof.hazards.fixes.branch_fixes import branch_fix
 from launchprof.hazards.fixes.copy_fixes import pageable_fix
+from launchprof.hazards.fixes.effect_groups import grouped_effects, kept_fix, with_kept_clones
 from launchprof.hazards.fixes.fix_guard import guarded
 from launchprof.hazards.fixes.fix_source import source_line
 from launchprof.hazards.fixes.fix_verdicts import with_verification
+from launchprof.hazards.fixes.race_fixes import race_fix
 from launchprof.hazards.fixes.scalar_fixes import scalar_fix
 from launchprof.hazards.fixes.state_fixes import effect_fix, mutation_fix, rebinding_fix, rng_fix
 from launchprof.hazards.fixes.stream_fixes import join_fix
@@ -30,11 +33,15 @@ __all__ = ["context_of", "write_fix", "with_fixes"]
 
 def context_of(ev: Evidence) -> FixContext:
     scalars = {str(leaf.path).split("[")[0] for call in ev.calls for leaf in call.args if leaf.kind == "scalar"}
-    return FixContext(scalar_args=frozenset(scalars), functions=tuple(ev.probe.functions if ev.probe is not None else ()))
+    functions = tuple(ev.probe.functions if ev.probe is not None else ())
+    return FixContext(scalar_args=frozenset(scalars), functions=functions, call_site=ev.call_site)
 
 
-def write_fix(h: Hazard, ctx: FixContext) -> Fix:
-    """The fix for ``h``'s line; a Fix with an empty ``after`` and a note when none can be written."""
+def write_fix(h: Hazard, ctx: FixContext) -> Fix | None:
+    """The fix for ``h``'s line; a Fix with an empty ``after`` and a note when none can be
+    written; None for a finding launchprof handles itself (nothing for the user to change)."""
+    if h.code in _HANDLED:
+        return None
     src = source_line(h.file, h.line, h.details.get("code"))
     d = h.details
     lib = h.library_site
@@ -55,15 +62,27 @@ def write_fix(h: Hazard, ctx: FixContext) -> Fix:
         return rebinding_fix(at["file"], int(at["line"]), str(d.get("variable")))
     if h.kind == "reallocated-input" and d.get("mutated"):
         return mutation_fix(src, str(d.get("argument")))
+    if h.kind == "stream-race":
+        return race_fix(src, _int(h.params.get("write_line")), _int(h.params.get("other_line")))
     if h.kind == "host-side-effect":
         return effect_fix(src)
+    if h.kind == "kept-output":
+        return kept_fix(src, h.params)
+    if h.kind == "dynamic-shape":
+        return cannot(src, h.kind, FixReason.SHAPES_VARY)
     if h.kind == "rng-state":
         return rng_fix(src)
     if h.kind in _TRAINING:
         return _TRAINING[h.kind](h)
     if not h.line:
         return cannot(src, h.kind, FixReason.NO_LINE)
+    if h.kind == "replay-mismatch":  # its causes' fixes, when found, are named after all fixes are written
+        return cannot(src, h.kind, FixReason.NO_CAUSE_FOUND)
     return cannot(src, h.kind)
+
+
+def _int(value: object) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def with_fixes(hazards: list[Hazard], ev: Evidence) -> list[Hazard]:
@@ -74,9 +93,13 @@ def with_fixes(hazards: list[Hazard], ev: Evidence) -> list[Hazard]:
     for h in hazards:
         try:
             fix = guarded(write_fix(h, ctx), h.kind)  # never a rewrite of a def or decorator line
-        except (SyntaxError, ValueError, TypeError, AttributeError, IndexError, RecursionError) as exc:
+        except _READ_ERRORS as exc:
             fix = cannot(source_line(h.file, h.line, h.details.get("code")), h.kind, FixReason.READ_ERROR, error=type(exc).__name__)
         out.append(dataclasses.replace(h, fix=fix))
+    try:  # fixes that span hazards: on odd code, each hazard keeps its own
+        out = with_kept_clones(grouped_effects(out, ctx.call_site))
+    except _READ_ERRORS:
+        pass
     return with_verification([_point_to_causes(h, out) for h in out], ev)
 
 
@@ -93,5 +116,9 @@ def _point_to_causes(h: Hazard, hazards: list[Hazard]) -> Hazard:
     return dataclasses.replace(h, fix=dataclasses.replace(h.fix, note=note, code=FixCode.MISMATCH_CAUSES.value, params=params))
 
 
+_READ_ERRORS = (SyntaxError, ValueError, TypeError, AttributeError, IndexError, RecursionError)
+# Findings launchprof acts on itself (it copies a new input into the static buffers; a loop-back
+# is that copy, with the message naming the faster form): no fix line.
+_HANDLED = (HazardCode.REALLOCATED_ARGUMENTS.value, HazardCode.LOOP_BACK.value)
 _TRAINING = {"kept-autograd-graph": kept_graph_fix, "optimizer-not-capturable": optimizer_fix, "grad-scaler": scaler_fix, "legacy-stream": legacy_fix}
 _CAUSES = ("frozen-scalar", "reallocated-input", "data-dependent-control-flow", "host-side-effect", "rng-state")

@@ -23,6 +23,43 @@ def _assignment(stmts: list[ast.stmt]) -> tuple[str, ast.expr] | None:
     return None
 
 
+def _returned(stmts: list[ast.stmt]) -> ast.expr | None:
+    """The value of ``stmts`` when it is one ``return <value>``."""
+    if len(stmts) == 1 and isinstance(stmts[0], ast.Return) and stmts[0].value is not None:
+        return stmts[0].value
+    return None
+
+
+def _next_statement(module: ast.Module | None, node: ast.stmt) -> ast.stmt | None:
+    """The statement right after ``node`` in the block that holds it."""
+    for sub in ast.walk(module) if module is not None else ():
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(sub, field, None)
+            if isinstance(block, list) and node in block:
+                i = block.index(node)
+                return block[i + 1] if i + 1 < len(block) else None
+    return None
+
+
+def _where_return(src: SourceLine, node: ast.If, ctx: FixContext) -> Fix | None:
+    """``if c: return a`` / ``else: return b`` (or ``return b`` right after the ``if``):
+    ``return torch.where(c, a, b)``."""
+    a = _returned(node.body)
+    if a is None:
+        return None
+    last = node.end_lineno or node.lineno
+    b = _returned(node.orelse) if node.orelse else None
+    if not node.orelse:
+        after_if = _next_statement(src.module, node)
+        b = after_if.value if isinstance(after_if, ast.Return) else None
+        last = (after_if.end_lineno or after_if.lineno) if after_if is not None else last
+    if b is None:
+        return None
+    before = statement_text(src, node.lineno, last)
+    after = f"return torch.where({_condition(node.test)}, {unparse(a)}, {unparse(b)})"
+    return make(src, after, FixCode.WHERE_RETURN, _scalars(node.test, ctx), before=before)
+
+
 def _scalars(test: ast.expr, ctx: FixContext) -> dict[str, Param]:
     """The target's Python-number arguments the test reads: they must become device tensors."""
     return {"scalars": list(sorted(names_in(test) & ctx.scalar_args))}
@@ -46,6 +83,9 @@ def branch_fix(src: SourceLine, ctx: FixContext, kind: str) -> Fix:
         if isinstance(src.node(ast.While), ast.While):
             return cannot(src, kind, FixReason.TENSOR_LOOP)
         return cannot(src, kind, FixReason.NO_IF)
+    returned = _where_return(src, node, ctx)
+    if returned is not None:
+        return returned
     before = statement_text(src, node.lineno, node.end_lineno or node.lineno)
     test = node.test
     then = _assignment(node.body)

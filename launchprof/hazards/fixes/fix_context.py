@@ -21,6 +21,7 @@ class FixContext:
 
     scalar_args: frozenset[str] = frozenset()  # target arguments that are Python numbers
     functions: tuple[Site, ...] = ()  # user functions the probe call ran (file, line, function)
+    call_site: Site | None = None  # the line that first called the target
     extra: dict = field(default_factory=dict)
 
 

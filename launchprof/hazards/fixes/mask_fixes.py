@@ -76,7 +76,8 @@ def mask_fix(src: SourceLine, ctx: FixContext) -> Fix:
         if use:
             line, used, written = use
             before = f"{src.code}\n{used}"
-            return make(src, written, FixCode.MASK_LATER_USE, {"line": src.line, "use_line": line}, before=before)
+            params = {"line": src.line, "use_line": line, "before_lines": [int(src.line or 0), line]}
+            return make(src, written, FixCode.MASK_LATER_USE, params, before=before)
         after = f"{index}_mask = {cond}  # compute every row, then select: torch.where({index}_mask.unsqueeze(-1), new, old)"
         return make(src, after, FixCode.NONZERO_MASK)
     routed = _masked_assignment(stmt)

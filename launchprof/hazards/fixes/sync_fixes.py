@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import ast
 
-from launchprof.model.findings import FixCode, FixReason
-from launchprof.hazards.fixes.fix_context import FixContext, cannot, make
+from launchprof.model.findings import FixCode, FixReason, Param
+from launchprof.hazards.fixes.fix_context import FixContext, cannot, make, statement_text
 from launchprof.hazards.fixes.branch_fixes import branch_fix
 from launchprof.hazards.fixes.fix_source import SourceLine, call_name, dotted, unparse
+from launchprof.hazards.fixes.later_uses import clamp_of, later_uses
 from launchprof.hazards.fixes.mask_fixes import mask_fix
 from launchprof.model.hazard_records import Fix
 
@@ -43,19 +44,8 @@ class _KeepOnDevice(ast.NodeTransformer):
             self.changed.append(f"{name}()")
             return node.args[0]
         if isinstance(node.func, ast.Name) and name in ("max", "min") and len(node.args) == 2 and not node.keywords:
-            return _clamp(node, name) or node
+            return clamp_of(node) or node
         return node
-
-
-def _clamp(node: ast.Call, name: str) -> ast.AST | None:
-    """``max(1e-6, t)`` -> ``t.clamp_min(1e-6)``: a Python bound against a device value."""
-    a, b = node.args
-    number = next((x for x in (a, b) if isinstance(x, ast.Constant) and isinstance(x.value, (int, float))), None)
-    if number is None:
-        return None
-    other = b if number is a else a
-    meth = "clamp_min" if name == "max" else "clamp_max"
-    return ast.Call(func=ast.Attribute(value=other, attr=meth, ctx=ast.Load()), args=[number], keywords=[])
 
 
 def sync_fix(src: SourceLine, ctx: FixContext, op: str | None, what: str) -> Fix:
@@ -78,4 +68,38 @@ def sync_fix(src: SourceLine, ctx: FixContext, op: str | None, what: str) -> Fix
     changed = sorted(set(walker.changed))
     if not changed:
         return cannot(src, "hidden-sync", FixReason.NO_HOST_READ)
+    if not to_host:
+        paired = _with_later_uses(src, stmt, tree, changed)
+        if paired is not None:
+            return paired
     return make(src, unparse(tree), FixCode.TO_HOST_AFTER_REPLAY if to_host else FixCode.KEEP_ON_DEVICE, {"reads": list(changed)})
+
+
+def _with_later_uses(src: SourceLine, stmt: ast.stmt, tree: ast.Module, reads: list[str]) -> Fix | None:
+    """``m = peak.item()`` whose ``m`` a later line uses as a Python number: both lines
+    rewritten (``return x / peak.clamp_min(1e-06)``), or no fix when a use cannot be; None
+    when the later uses work on a 0-d tensor as they are."""
+    fn = src.function
+    if fn is None or src.line is None or not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return None
+    name, line = stmt.targets[0].id, src.line
+    uses = later_uses(fn, name, line)
+    host = next((u for u in uses if u.rewritten is None), None)
+    if host is not None:
+        return cannot(src, "hidden-sync", FixReason.HOST_VALUE_USED, name=name, use_line=host.line)
+    if not any(u.changed for u in uses):
+        return None
+    kept = tree.body[0]
+    value = kept.value if isinstance(kept, ast.Assign) else None
+    inline = value if isinstance(value, (ast.Name, ast.Attribute)) and len(uses) <= 2 else None
+    if inline is not None:  # `m = peak` is only another name for `peak`: write `peak` where `m` was
+        uses = later_uses(fn, name, line, inline)
+    shown = [u for u in uses if u.changed]
+    before = "\n".join([src.code, *(statement_text(src, u.line, u.end_line) for u in shown)])
+    after = "\n".join([*([] if inline is not None else [unparse(tree)]), *(str(u.rewritten) for u in shown)])
+    spans = [line, *(n for u in shown for n in range(u.line, u.end_line + 1))]
+    params: dict[str, Param] = {
+        "reads": list(reads), "name": name, "line": line, "use_lines": [u.line for u in shown],
+        "value": unparse(inline) if inline is not None else None, "before_lines": spans,
+    }
+    return make(src, after, FixCode.KEEP_ON_DEVICE_LATER_USE, params, before=before)

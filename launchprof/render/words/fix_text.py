@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from launchprof.model.findings import FixCode, FixReason
+from launchprof.model.findings import FixCode
+from launchprof.render.words.fix_reasons import REASONS, code_names, line_list
 from launchprof.render.words.format import number
 
 Params = dict[str, Any]
 SENTENCES: dict[str, Callable[[Params], str]] = {}
-REASONS: dict[str, Callable[[Params], str]] = {}
 
 
 def sentence(code: FixCode) -> Callable[[Callable[[Params], str]], Callable[[Params], str]]:
@@ -59,114 +59,28 @@ def cannot_head(fix: Any) -> str | None:
         return None
 
 
-def _names(names: list[Any]) -> str:
-    return ", ".join(f"`{n}`" for n in names)
-
-
 # --- no fix written ----------------------------------------------------------------------
-
-
-def reason(code: FixReason) -> Callable[[Callable[[Params], str]], Callable[[Params], str]]:
-    def register(write: Callable[[Params], str]) -> Callable[[Params], str]:
-        REASONS[code.value] = write
-        return write
-
-    return register
 
 
 @sentence(FixCode.CANNOT)
 def _cannot(p: Params) -> str:
     why = REASONS[str(p.get("reason") or "")](p)
-    return f"launchprof cannot write the fix for this line{f' ({why})' if why else ''}"
+    return f"No fix is written for this line: {why}" if why else "launchprof cannot write the fix for this line"
 
 
-@reason(FixReason.NONE)
-def _no_reason(p: Params) -> str:
-    return ""
-
-
-@reason(FixReason.NO_LINE)
-def _no_line(p: Params) -> str:
-    return "no line in the user's code to rewrite"
-
-
-@reason(FixReason.READ_ERROR)
-def _read_error(p: Params) -> str:
-    return f"{p['error']} while reading it"
-
-
-@reason(FixReason.LONGER_STATEMENT)
-def _longer_statement(p: Params) -> str:
-    return "the line is part of a longer statement"
-
-
-@reason(FixReason.NOT_PLAIN_FORK)
-def _not_plain_fork(p: Params) -> str:
-    return "the fork on this line is not a plain wait_stream/wait_event call"
-
-
-@reason(FixReason.NO_MASK)
-def _no_mask(p: Params) -> str:
-    return "no nonzero or boolean mask on it that launchprof can rewrite"
-
-
-@reason(FixReason.NO_COPY_CALL)
-def _no_copy_call(p: Params) -> str:
-    return "no .cuda()/.to()/copy_ on it that launchprof can rewrite"
-
-
-@reason(FixReason.REBINDING_IN_STATEMENT)
-def _rebinding_in_statement(p: Params) -> str:
-    return "the rebinding is part of a longer statement"
-
-
-@reason(FixReason.NOT_PLAIN_ASSIGNMENT)
-def _not_plain_assignment(p: Params) -> str:
-    return "not a plain assignment"
-
-
-@reason(FixReason.NO_HOST_READ)
-def _no_host_read(p: Params) -> str:
-    return "no .item()/.cpu()/.tolist()/float() on it that launchprof can rewrite"
-
-
-@reason(FixReason.ARGUMENT_UNNAMED)
-def _argument_unnamed(p: Params) -> str:
-    return "the argument is not named"
-
-
-@reason(FixReason.NAME_NOT_ON_LINE)
-def _name_not_on_line(p: Params) -> str:
-    return f"`{p['name']}` is not on this line"
-
-
-@reason(FixReason.TENSOR_LOOP)
-def _tensor_loop(p: Params) -> str:
-    return "a loop whose trip count depends on a tensor has no fixed kernel sequence: bound it by a fixed count"
-
-
-@reason(FixReason.NO_IF)
-def _no_if(p: Params) -> str:
-    return "no `if` statement on this line"
-
-
-@reason(FixReason.SEVERAL_NAMES)
-def _several_names(p: Params) -> str:
-    return "the branches assign several names; pass them through torch.cond as a tuple"
-
-
-@reason(FixReason.IN_LIBRARY)
-def _in_library(p: Params) -> str:
-    where = str(p["library"]).replace("\\", "/")
-    for folder in ("site-packages/", "dist-packages/"):  # the package's own path says which package
-        where = where.rsplit(folder, 1)[-1]
-    return f"it happens inside the library code this line calls, at {where}; change what this line passes or calls"
+def cannot_line(fix: Any) -> str | None:
+    """The line a report prints for a fix that was not written: its one reason, or, without
+    one, a pointer to the kind's general rule (printed once, under the fixes)."""
+    head = cannot_head(fix)
+    if head is None:
+        return None
+    return f"{head}." if (fix.params or {}).get("reason") else f"{head}: the general rule is below"
 
 
 @sentence(FixCode.MISMATCH_CAUSES)
 def _mismatch_causes(p: Params) -> str:
     where = ", ".join(f"{kind} at line {line}" for kind, line in zip(p["kinds"], p["lines"]))
-    return f"launchprof cannot write one fix for the mismatch itself; it follows from the frozen state found here ({where}): apply those fixes first."
+    return f"The mismatch follows from the frozen state found here ({where}): apply those fixes first; it needs none of its own."
 
 
 # --- branches ------------------------------------------------------------------------------
@@ -174,12 +88,17 @@ def _mismatch_causes(p: Params) -> str:
 
 def _scalars(p: Params) -> str:
     scalars = p.get("scalars") or []
-    return f" {_names(scalars)} must then be a device tensor (updated in place before each replay), not a Python number." if scalars else ""
+    return f" {code_names(scalars)} must then be a device tensor (updated in place before each replay), not a Python number." if scalars else ""
 
 
 @sentence(FixCode.WHERE_SELECT)
 def _where_select(p: Params) -> str:
     return "Compute both values and select on the device: no host read, one kernel sequence for every call." + _scalars(p)
+
+
+@sentence(FixCode.WHERE_RETURN)
+def _where_return(p: Params) -> str:
+    return "Both branches return: return both values selected on the device with torch.where, one kernel sequence for every call." + _scalars(p)
 
 
 @sentence(FixCode.COND_BRANCHES)
@@ -239,6 +158,20 @@ def _keep_on_device(p: Params) -> str:
     return f"Keep the value on the device (drop {reads}): a 0-d tensor works in the same arithmetic, and the graph reads it at replay."
 
 
+@sentence(FixCode.KEEP_ON_DEVICE_LATER_USE)
+def _keep_on_device_later_use(p: Params) -> str:
+    reads = ", ".join(str(r) for r in p["reads"])
+    uses = p["use_lines"]
+    where = f"line{'s' if len(uses) > 1 else ''} {line_list(uses)}"
+    value = p.get("value")
+    kept = f"use `{value}` where `{p['name']}` was" if value else f"`{p['name']}` is then a 0-d tensor"
+    return (
+        f"Keep the value on the device: drop {reads}; {kept}. {where.capitalize()} used it as a Python number, so it is "
+        "rewritten too: Python max/min against a number calls bool() on a tensor, which capture cannot do, and "
+        "clamp_min/clamp_max keep the bound on the device."
+    )
+
+
 # --- copies, state, streams ----------------------------------------------------------------
 
 
@@ -262,10 +195,18 @@ def _scalar_tensor(p: Params) -> str:
 
 @sentence(FixCode.REBIND_IN_PLACE)
 def _rebind_in_place(p: Params) -> str:
-    return (
-        f"Line {p['line']} binds `{p['name']}` to a new tensor, but the graph keeps reading the old one's memory. "
+    name = p["name"]
+    text = (
+        f"Line {p['line']} binds `{name}` to a new tensor, but the graph keeps reading the old one's memory. "
         "Allocate it once, before the first call, and update it in place from then on, so its address never changes."
     )
+    kept_by = p.get("kept_by")
+    if kept_by:  # an in-place update is seen through every reference kept to the tensor
+        text += (
+            f" Caution: `{kept_by}` keeps `{name}` (line {p['kept_line']}); updated in place, every entry it holds is then "
+            f"the same tensor, so keep `{name}.clone()` there."
+        )
+    return text
 
 
 @sentence(FixCode.MUTATED_ARGUMENT)
@@ -286,6 +227,24 @@ def _device_counter(p: Params) -> str:
 @sentence(FixCode.MOVED_TO_CALLER)
 def _moved_to_caller(p: Params) -> str:
     return "Replay does not run Python: do this in the caller after each replay, on a .clone() of the output when it is kept."
+
+
+@sentence(FixCode.MOVED_TOGETHER)
+def _moved_together(p: Params) -> str:
+    call = f" (line {p['call_line']})" if p.get("call_line") else ""
+    return (
+        f"Replay does not run Python, and lines {line_list(p['lines'])} depend on each other through {code_names(p['names'])}: move them "
+        f"together to the caller, after each call of the step{call}, so each call advances them once. "
+        "Moving one alone (or keeping one in a device tensor) would leave the other reading a value frozen at capture."
+    )
+
+
+@sentence(FixCode.CLONE_KEPT)
+def _clone_kept(p: Params) -> str:
+    return (
+        f"Keep a clone: `{p['holder']}` then holds its own copy of each step's `{p['output']}`, which the next replay "
+        "cannot overwrite."
+    )
 
 
 @sentence(FixCode.CUDA_RNG)
@@ -311,6 +270,22 @@ def _join_after_block(p: Params) -> str:
 def _join_before_return(p: Params) -> str:
     side = p["side"]
     return f"Add `{join_call(side)}` after the last work on `{side}`, before the step returns."
+
+
+@sentence(FixCode.RACE_JOIN_FIRST)
+def _race_join_first(p: Params) -> str:
+    return (
+        f"The wait on `{p['side']}` (line {p['join_line']}) comes after the read at line {p['line']}: move it before that "
+        "line, so the read is ordered after the side stream's write in eager runs and in the captured graph."
+    )
+
+
+@sentence(FixCode.RACE_WAIT)
+def _race_wait(p: Params) -> str:
+    return (
+        f"Make the current stream wait for `{p['side']}` before line {p['line']}: the side stream's access at line "
+        f"{p['earlier_line']} is then ordered before it in eager runs and in the captured graph (an edge)."
+    )
 
 
 # --- a training step's capture failures ------------------------------------------------------

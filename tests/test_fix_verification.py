@@ -104,7 +104,7 @@ def test_recorded_runs_show_their_fixes_as_not_tried() -> None:
     report = report_of("hidden_sync")
     fixes = [h.fix for h in report.hazards if h.fix is not None]
     assert fixes and all(f.verified is None for f in fixes)
-    assert {f.verification.reason_code for f in fixes} == {"not-tried", "numerics", "caller-side", "no-fix"}
+    assert {f.verification.reason_code for f in fixes} == {"not-tried", "numerics", "caller-side"}
 
 
 def kept_graph_evidence(matches: list[bool]) -> Evidence:

@@ -123,17 +123,8 @@ class MarkdownRenderer(Renderer):
             if fix_state(fix) == FAILED:  # not a fix: why it failed; the rule is under "How to fix, by kind"
                 out.append(f"{head}: {md_text(trial)}")
             elif fix.after:
-                diff = "
-".join([*(f"- {fix.indent}{ln}" for ln in fix.before.splitlines()), *(f"+ {fix.indent}{ln}" for ln in fix.after.splitlines())])
-                out.append(f"{head}
-
-```diff
-{diff}
-```
-
-{md_text(fix_sentence(fix))}
-
-*{md_text(trial)}*")
+                diff = "\n".join([*(f"- {fix.indent}{ln}" for ln in fix.before.splitlines()), *(f"+ {fix.indent}{ln}" for ln in fix.after.splitlines())])
+                out.append(f"{head}\n\n```diff\n{diff}\n```\n\n{md_text(fix_sentence(fix))}\n\n*{md_text(trial)}*")
             else:
                 out.append(f"{head}: {md_text(fix_sentence(fix))}")
         return ["### Fixes\n\n" + "\n\n".join(out)] if out else []

@@ -21,8 +21,9 @@ def rewrites_definition(fix: Fix) -> bool:
     return bool(fix.after) and bool(fix.file) and bool(fix.line) and definition_line(str(fix.file), int(fix.line or 0)) is not None
 
 
-def guarded(fix: Fix, kind: str) -> Fix:
-    """``fix``, or the plain "cannot" in its place when it would rewrite a definition line."""
-    if not rewrites_definition(fix):
+def guarded(fix: Fix | None, kind: str) -> Fix | None:
+    """``fix``, or the plain "cannot" in its place when it would rewrite a definition line;
+    None (no fix line at all: an input launchprof copies itself) stays None."""
+    if fix is None or not rewrites_definition(fix):
         return fix
     return cannot(source_line(fix.file, fix.line, fix.before), kind, FixReason.NO_LINE)

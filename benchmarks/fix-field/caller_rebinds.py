@@ -13,6 +13,7 @@ def step(x: torch.Tensor) -> torch.Tensor:
 
 
 def main() -> None:
+    torch.manual_seed(0)
     global bias
     x = torch.randn(512, device="cuda")
     seen = []

@@ -43,14 +43,16 @@ def note_texts(records: Iterable[Note]) -> list[str]:
     return [note_text(r) for r in records]
 
 
-def report_notes(report: Any) -> list[str]:
-    """The notes of a report (or of its bucket plan) as sentences. One without a record for
-    each of its strings (written before notes had codes) shows its strings as written."""
+def report_notes(report: Any, everything: bool = True) -> list[str]:
+    """The notes of a report (or of its bucket plan) as sentences; without ``everything``,
+    only the actionable ones (``Note.actionable``: the terminal's and Markdown's default
+    view). One without a record for each of its strings (written before notes had codes)
+    shows its strings as written."""
     stored = list(report.notes)
     records = list(getattr(report, "findings", None) or [])
     if len(records) != len(stored):
         return stored
-    return [note_text(r, s) for r, s in zip(records, stored)]
+    return [note_text(r, s) for r, s in zip(records, stored) if everything or r.actionable]
 
 
 def _names(names: Sequence[Any]) -> str:
@@ -89,6 +91,22 @@ def _argument_spread(p: Params) -> str:
         f"The eager median, {duration(p['mixed_us'])}, mixes them: a loop on one call's arguments times one path only. "
         "The step takes different paths on different calls: a branch on an argument's value, or on a count "
         "of calls (the sets are timed in turn, so the two look alike)"
+    )
+
+
+@sentence(NoteCode.TIMINGS_DISAGREE)
+def _timings_disagree(p: Params) -> str:
+    pairs = [
+        f"{side} {duration(p[side + '_loop_us'])} in the script's loop, {duration(p[side + '_burst_us'])} in the bursts"
+        for side in ("eager", "replay")
+        if p.get(side + "_loop_us") is not None and p.get(side + "_burst_us") is not None
+    ]
+    return (
+        f"the step's in-loop timings differ from the burst timings the report uses, by up to {number(p['ratio'], 1)}x "
+        f"({'; '.join(pairs)}). The in-loop figures time the calls your script made, one at a time between two device "
+        "syncs with CUDA events around each, right after the loop's own work (CPU caches, GPU clocks and the allocator as "
+        "the script left them); the bursts call the step back to back on recorded arguments with nothing in between, so "
+        "they time the step itself"
     )
 
 
@@ -157,8 +175,9 @@ def _no_device_profile(p: Params) -> str:
 @sentence(NoteCode.CALIBRATION_MEASURED)
 def _calibration_measured(p: Params) -> str:
     secs = f" in {seconds(p['seconds'])}" if p.get("seconds") is not None else ""
-    where = f" and cached at {p['path']}" if p.get("path") else ""
-    return f"no device profile was cached for this GPU, driver and torch: a quick one was measured{secs}{where}"
+    # Said of the recording: a re-rendered run is read on another machine, whose cache may differ.
+    where = f", and cached on the recording machine at {p['path']}" if p.get("path") else ""
+    return f"when this run was recorded, no device profile was cached for its GPU, driver and torch: a quick one was measured{secs}{where}"
 
 
 @sentence(NoteCode.CALIBRATION_SKIPPED)
@@ -221,13 +240,18 @@ def _dependent_ops(p: Params) -> str:
 @sentence(NoteCode.INDEPENDENT_CHAINS)
 def _independent_chains(p: Params) -> str:
     if p["timed"]:
-        unit = f"{duration(p['chain_us'])} of {duration(p['total_us'])} GPU time"
+        longest = f"the longest takes {duration(p['chain_us'])} of the step's {duration(p['total_us'])} of GPU time"
     else:
-        unit = f"{p['chain_ops']} of {p['ops']} ops (op counts: the eager kernels do not join the ops one to one)"
+        longest = f"the longest holds {p['chain_ops']} of the step's {p['ops']} operations"
+    saving, step = p.get("saving_us"), p.get("step_us")
+    if saving is not None and step:
+        gain = f"save up to about {duration(saving)} a step ({percent(saving / step, 0)} of the eager step)"
+    else:
+        gain = f"shorten the GPU time by at most {percent(p['at_most'], 0)}"
     return (
-        f"the step's ops on one stream form independent chains: the longest holds {unit}; a fork/join of the other chains "
-        f"onto a second stream could shorten the GPU time by at most {percent(p['at_most'], 0)} (x{number(p['factor'], 2)}), "
-        "less what the kernels already overlap on the device"
+        f"the step's GPU work on one stream splits into independent chains: {longest}. Running the other chains on "
+        f"a second stream (fork, then join before the results are used) could {gain}, less what the kernels "
+        "already overlap on the device"
     )
 
 

@@ -93,7 +93,7 @@ def test_bursts_are_the_reported_step_and_in_loop_is_kept_labelled():
     assert r.replay.setup_us == 1000.0 and r.breakeven_replays == pytest.approx(1000.0 / 50.0)
     assert r.verdict == "graphs-help"
     assert any("replay timing stopped early after 6 samples" in n for n in r.notes)
-    assert any("a quick one was measured in 8.2 s and cached at /cache/p.json" in n for n in r.notes)
+    assert any("a quick one was measured in 8.2 s, and cached on the recording machine at /cache/p.json" in n for n in r.notes)
 
 
 def test_graph_memory_is_split_from_workspaces_and_launchprofs_own():

@@ -64,6 +64,9 @@ class NoteCode(StrEnum):
     LINT_CALLS_NOT_FOLLOWED = "lint-calls-not-followed"
     LINT_SUPPRESSED = "lint-suppressed"
     LINT_FUNCTIONS_SKIPPED = "lint-functions-skipped"
+    # The step's in-loop and burst medians differ by more than analysis.notes.TIMINGS_DISAGREE_RATIO:
+    # eager_burst_us, eager_loop_us, replay_burst_us, replay_loop_us (None where unmeasured), ratio
+    TIMINGS_DISAGREE = "timings-disagree"
     # The worker's own notes (NoteEvent's code and params); "error" is the exception's
     # "Type: message" as the worker caught it.
     INTERNAL_ERROR = "internal-error"  # error
@@ -93,9 +96,6 @@ class NoteCode(StrEnum):
     ASYNC_NOT_LOCATED = "async-not-located"
     STATE_LOST = "state-lost"  # after (a RestoredAfter), paths, whys (a LostWhy each), count, stopped
     STATE_NOT_COVERED = "state-not-covered"  # paths, whys (an UncoveredWhy each), count
-    # The step's in-loop and burst medians differ by more than TIMINGS_DISAGREE_RATIO:
-    # eager_burst_us, eager_loop_us, replay_burst_us, replay_loop_us (None where unmeasured), ratio
-    TIMINGS_DISAGREE = "timings-disagree"
 
 
 # Notes that describe how a figure was measured or computed, with nothing for the reader to

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from launchprof.model.findings import BucketsUnmeasurable, HostSpeedMissing, LostWhy, Note, NoteCode, RestoredAfter, UncoveredWhy
+from launchprof.render.words.concurrency_text import STREAM_SENTENCES
 from launchprof.render.words.format import duration, memory_text, number, percent, seconds, significant, size
 
 Params = dict[str, Any]
@@ -207,70 +208,6 @@ def _host_speed_scaled(p: Params) -> str:
         f"took {duration(p['run_op_us'])} in this run, {duration(p['profile_op_us'])} in the profile): the prediction scales the profile's "
         f"launch costs by {number(scale, 2)} to this run's host speed; `launchprof crossover` measures a new profile"
     )
-
-
-# --- concurrency -----------------------------------------------------------------------------
-
-
-@sentence(NoteCode.RACES_NOT_CHECKED)
-def _races_not_checked(p: Params) -> str:
-    return f"stream races were not checked: {p['reason']}"
-
-
-@sentence(NoteCode.RACE_CHECK_STOPPED)
-def _race_check_stopped(p: Params) -> str:
-    return f"the stream race check stopped ({p['reason']}): races were not checked"
-
-
-@sentence(NoteCode.PARALLEL_BRANCHES)
-def _parallel_branches(p: Params) -> str:
-    width = f"the graph has parallel branches (up to {p['max_width']} nodes could run at once)"
-    if p["overlapped"] is None:
-        return width + "; there is no replay profile to show whether replay overlapped them"
-    if p["overlapped"]:
-        return f"{width}; replay overlapped them: {duration(p['overlap_us'])} of GPU time ran alongside other work on {p['streams']} streams"
-    return f"{width}; replay did not overlap them: no GPU work ran at the same time ({p['streams']} stream(s) in the profiled replay)"
-
-
-@sentence(NoteCode.DEPENDENT_OPS)
-def _dependent_ops(p: Params) -> str:
-    return f"each of the step's {p['ops']} ops depends on an earlier one (longest chain {p['chain_ops']} ops): a second stream would not shorten it"
-
-
-@sentence(NoteCode.INDEPENDENT_CHAINS)
-def _independent_chains(p: Params) -> str:
-    if p["timed"]:
-        longest = f"the longest takes {duration(p['chain_us'])} of the step's {duration(p['total_us'])} of GPU time"
-    else:
-        longest = f"the longest holds {p['chain_ops']} of the step's {p['ops']} operations"
-    saving, step = p.get("saving_us"), p.get("step_us")
-    if saving is not None and step:
-        gain = f"save up to about {duration(saving)} a step ({percent(saving / step, 0)} of the eager step)"
-    else:
-        gain = f"shorten the GPU time by at most {percent(p['at_most'], 0)}"
-    return (
-        f"the step's GPU work on one stream splits into independent chains: {longest}. Running the other chains on "
-        f"a second stream (fork, then join before the results are used) could {gain}, less what the kernels "
-        "already overlap on the device"
-    )
-
-
-@sentence(NoteCode.NO_STREAM_ADVICE)
-def _no_stream_advice(p: Params) -> str:
-    why = (
-        "the step's capture failed on an autograd graph kept from an earlier call"
-        if p.get("why") == "kept-autograd-graph"
-        else "the step runs autograd's backward"
-    )
-    return (
-        f"{why}: autograd puts backward's ops on streams itself, so launchprof proposes no fork/join onto a second "
-        "stream for this step, though its ops form independent chains"
-    )
-
-
-@sentence(NoteCode.ONE_STREAM_CHAIN)
-def _one_stream_chain(p: Params) -> str:
-    return "the graph, captured from one stream, is a chain: whether its kernels are independent needs their data dependencies, which the race check did not give"
 
 
 # --- script failures -------------------------------------------------------------------------
@@ -513,3 +450,6 @@ def _buckets_unmeasurable(p: Params) -> str:
         BucketsUnmeasurable.DISTRIBUTED: lambda: "the step runs on several ranks (torch.distributed); measure the plan on one GPU",
     }[BucketsUnmeasurable(p["reason"])]()
     return f"bucket plan not measured: {why}"
+
+
+SENTENCES.update({code.value: write for code, write in STREAM_SENTENCES.items()})

@@ -109,6 +109,7 @@ DESCRIPTIVE: frozenset[str] = frozenset(code.value for code in (
     # which sets it on the record; one recorded before that has no estimate to pass them.
     NoteCode.INDEPENDENT_CHAINS,
     NoteCode.REPROFILED, NoteCode.SLOWEST_RANK, NoteCode.TIMINGS_DISAGREE,
+    NoteCode.MEMORY_FOR_NO_GAIN,  # the headline and the graph memory row say it already
 ))  # fmt: skip
 
 

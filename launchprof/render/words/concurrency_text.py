@@ -55,7 +55,7 @@ def _independent_chains(p: Params) -> str:
         longest = f"the longest holds {p['chain_ops']} of the step's {p['ops']} operations"
     saving, step = p.get("saving_us"), p.get("step_us")
     if saving is not None and step:
-        gain = f"save up to about {duration(saving)} a step ({percent(saving / step, 0)} of the eager step)"
+        gain = f"save up to about {duration(saving)} of GPU time a step ({percent(saving / step, 0)} of the eager step)"
     else:
         gain = f"shorten the GPU time by at most {percent(p['at_most'], 0)}"
     return (

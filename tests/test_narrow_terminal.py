@@ -163,7 +163,7 @@ REPORT_RUNS = ["decode_loop", "bucketed_decode", "numpy_rng", "pageable_copy", "
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("run", REPORT_RUNS)
 def test_report_keeps_every_figure_whole(run: str, width: int) -> None:
-    args = ("report", str(RUNS / f"{run}.lprun"))
+    args = ("report", str(RUNS / f"{run}.lprun"), "--explain")  # every figure, the basis among them
     wide, _ = cli(args, WIDE)
     narrow, _ = cli(args, width)
     report = _analysed(run)
@@ -187,7 +187,7 @@ def _analysed(run: str) -> object:
 
 
 def test_report_at_40_columns_puts_each_label_above_its_value() -> None:
-    narrow, _ = cli(("report", str(RUNS / "decode_loop.lprun")), 40)
+    narrow, _ = cli(("report", str(RUNS / "decode_loop.lprun"), "--explain"), 40)
     lines = narrow.splitlines()
     at = lines.index("Eager step")
     assert lines[at + 1] == "  1.86 ms (p10–p90 1.81–1.97 ms, n=60)"

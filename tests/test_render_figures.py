@@ -16,12 +16,14 @@ import pytest
 
 import reports
 from launchprof.render import RenderOptions, figures, renderer_for
+from launchprof.render.number_rows import key_numbers
 from launchprof.render.junit import JUnitRenderer, lint_kinds
 from launchprof.model.predicted import Prediction
 from launchprof.model.core import Report
 from launchprof.model.step_timing import Speedup, Stats, Validation
 
 OPTIONS = RenderOptions(project_root=reports.ROOT, width=200)  # sentences stay on one line
+EXPLAIN = dataclasses.replace(OPTIONS, explain=True)  # every figure, not the default few
 TEXT_FORMATS = ("text", "md", "html", "junit")
 
 def newer(report: Report, replay: dict[str, Any] | None = None, **fields: Any) -> Report:
@@ -65,7 +67,7 @@ def test_payback_counts_setup_when_known_and_says_what_it_counts() -> None:
     report = newer(old, replay={"setup_us": 10_470.6})  # (1843.2 - 796.0) µs saved per replay: 10 replays
     report = dataclasses.replace(report, breakeven_replays=breakeven_replays(10_470.6, report.eager.step_us.median, report.replay.step_us.median))
     assert figures.payback_text(report) == "pays back capture + warm-up + instantiate after 10.0 replays"
-    md = renderer_for("md", OPTIONS).render(report)
+    md = renderer_for("md", EXPLAIN).render(report)
     assert "| Replays to pay back capture + warm-up + instantiate | 10.0 |" in md
     assert "| Setup (capture + warm-up + instantiate) | 10.47 ms |" in md
     slower = newer(dataclasses.replace(old, eager=dataclasses.replace(old.eager, step_us=Stats(700.0, 690.0, 710.0, 25))), replay={"setup_us": 5000.0})
@@ -75,7 +77,7 @@ def test_payback_counts_setup_when_known_and_says_what_it_counts() -> None:
 
 def test_gpu_idle_headline_and_table_agree() -> None:
     report = reports.recorded_reports()["decode_loop.report.json"]
-    text = renderer_for("text", RenderOptions(width=100)).render(report)
+    text = renderer_for("text", RenderOptions(width=100, explain=True)).render(report)
     assert "GPU idle 94.3% of the profiled eager step" in text
     assert "GPU idle (eager, profiled)" in text and text.count("94.3%") == 2
     assert "94%" not in text.replace("94.3%", "")
@@ -111,7 +113,7 @@ def test_replay_mismatch_states_the_validation_rows_max_diff() -> None:
 def test_structured_prediction_with_interval_basis_and_explanation() -> None:
     prediction = {"median": 3.1, "low": 2.6, "high": 3.5, "basis": "device profile H200/580/2.11 (cached); eager step and 22 kernels measured", "replay_step_us": 205.0, "explanation": "a replay of 22 nodes should take about 205 µs"}
     report = newer(reports.not_capturable(), prediction=Prediction(**prediction), predicted_speedup=3.1)
-    md = renderer_for("md", OPTIONS).render(report)
+    md = renderer_for("md", EXPLAIN).render(report)
     assert "fix the hazards and expect about 3.10× (2.60–3.50×)" in md
     assert "| Predicted speedup | 3.10× (95% interval 2.60–3.50×) |" in md
     assert "> Prediction basis: device profile H200/580/2.11 (cached); eager step and 22 kernels measured." in md
@@ -127,7 +129,7 @@ def test_speedup_method_in_timing_labels_and_new_memory_rows() -> None:
     eager = dataclasses.replace(base.eager, timing="in-loop")
     speedup = Speedup(2.3156, 2.2741, 2.3522, method="ratio of medians, bootstrap interval")
     report = newer(base, replay={"clone_us": Stats(12.0, 11.0, 14.0, 50), "launchprof_bytes": 4 * 2**20}, eager=eager, speedup=speedup)
-    rows = dict(figures.key_numbers(report))
+    rows = dict(key_numbers(report))
     assert rows["Eager step (in-loop)"].startswith("1.84 ms")
     assert rows["Speedup (eager / replay)"] == "2.32× (95% interval 2.27–2.35×), ratio of medians, bootstrap interval"
     assert rows["Output clone (timed alone)"] == "12.0 µs (p10–p90 11.0–14.0 µs, n=50)"
@@ -197,6 +199,7 @@ def test_a_report_with_no_replay_names_the_setup_a_payback_would_count() -> None
     assert report.replay is None
     count, basis = figures.payback(report)
     assert count is None and basis == "capture + warm-up + instantiate"
-    text = render_all(report)["text"]
-    assert "Capture / instantiate" not in text and "pay back instantiation" not in text
-    assert "Setup (capture + warm-up + instantiate)" in text
+    for options in (OPTIONS, EXPLAIN):
+        text = renderer_for("text", options).render(report)
+        assert "Capture / instantiate" not in text and "pay back instantiation" not in text
+        assert "Setup (capture" not in text and "pay back" not in text  # no graph: no set-up to count

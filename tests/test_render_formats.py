@@ -107,7 +107,11 @@ def test_markdown_escapes_html_and_pipes_in_cells() -> None:
 
 
 def test_markdown_key_numbers_and_hazard_locations() -> None:
-    text = MarkdownRenderer(OPTIONS).render(reports.graphs_help())
+    default = MarkdownRenderer(OPTIONS).render(reports.graphs_help())
+    short = {c[0]: c[1] for c in map(_cells, default.splitlines()) if len(c) == 2}
+    assert short["Speedup (eager / replay)"] == "2.32× (95% interval 2.27–2.35×)"  # the method with --explain
+    assert "Kernels per eager step" not in short and "Graph nodes" not in short
+    text = MarkdownRenderer(dataclasses.replace(OPTIONS, explain=True)).render(reports.graphs_help())
     rows = {c[0]: c[1] for c in map(_cells, text.splitlines()) if len(c) == 2}
     assert rows["Speedup (eager / replay)"] == "2.32× (95% interval 2.27–2.35×), ratio of medians"  # Speedup.method
     assert rows["Kernels per eager step"] == "212"
@@ -125,7 +129,8 @@ def test_markdown_lint_and_crashed_reports() -> None:
     assert "`train.py:17`" in lint
     crashed = MarkdownRenderer(OPTIONS).render(reports.crashed())
     assert "did not complete: the script raised torch.OutOfMemoryError" in crashed
-    assert "| Replay step (copy-in + replay) | — |" in crashed
+    assert "| Eager step | 1.84 ms (p10–p90 1.82–1.90 ms, n=11) |" in crashed
+    assert "Replay step" not in crashed  # no replay was measured: no row for one
 
 
 # --- SARIF ---------------------------------------------------------------------------------

@@ -98,7 +98,7 @@ def test_bursts_are_the_reported_step_and_in_loop_is_kept_labelled():
     assert r.speedup.between_process.eager_gpu_us == 0.0 and r.speedup.between_process.replay_host_us is None
     assert r.verdict == "marginal"
     assert any("replay timing stopped early after 6 samples" in n for n in r.notes)
-    assert any("a quick one was measured in 8.2 s and cached at /cache/p.json" in n for n in r.notes)
+    assert any("a quick one was measured in 8.2 s, and cached on the recording machine at /cache/p.json" in n for n in r.notes)
 
 
 def test_graph_memory_is_split_from_workspaces_and_launchprofs_own():

@@ -198,7 +198,7 @@ def test_nothing_is_detached_for_another_failure(tmp_path, training_fakes, monke
 
 
 def test_every_figure_of_the_graph_reads_once_fixed(tmp_path, training_fakes):
-    from launchprof.render.figures import key_numbers
+    from launchprof.render.number_rows import key_numbers
 
     run = make_run(tmp_path, fn=step, repeat=10)
     drive(run)

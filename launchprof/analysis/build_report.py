@@ -14,7 +14,7 @@ from launchprof.analysis.training_steps import with_training
 from launchprof.analysis.argument_spread import argument_notes
 from launchprof.analysis.concurrency import concurrency_notes
 from launchprof.common.capture_causes import cause_of
-from launchprof.analysis.notes import eager_trace_lost, extra_nodes, memory_for_no_gain, no_eager_kernels_note
+from launchprof.analysis.notes import eager_trace_lost, extra_nodes, memory_for_no_gain, no_eager_kernels_note, timings_disagree
 from launchprof.analysis.prediction import host_speed_note, predicted
 from launchprof.analysis.profiles import calibration_note, eager_profile, replay_profile, validation_of
 from launchprof.analysis.runinfo import in_loop_short_note, run_info, script_failed
@@ -93,11 +93,13 @@ def build_report(
     prediction = predicted(ev, eager, profile, calls)  # structured: renderers show its explanation
     if profile is None and eager is not None and eager.step_us is not None:
         notes.append(note(NoteCode.NO_DEVICE_PROFILE))
-    for found in (in_loop_short_note(ev), calibration_note(ev), host_speed_note(ev, profile), memory_for_no_gain(replay, ratio), extra_nodes(eager, replay)):
+    for found in (in_loop_short_note(ev), calibration_note(ev), host_speed_note(ev, profile), memory_for_no_gain(replay, ratio), extra_nodes(eager, replay),
+                  timings_disagree(eager, replay)):
         if found:
             notes.append(found)
     kept_graph = ev.capture is not None and not ev.capture.ok and cause_of(ev.capture, ev.probe)[0] == "kept-autograd-graph"
-    notes += concurrency_notes(replay.anatomy if replay else None, ev.race_check, [k["dur_us"] for k in eager_tl], kept_graph)
+    eager_median = eager.step_us.median if eager is not None and eager.step_us is not None else None
+    notes += concurrency_notes(replay.anatomy if replay else None, ev.race_check, [k["dur_us"] for k in eager_tl], kept_graph, eager_median)
     timeline = None
     if eager_tl:
         replay_trace = traces("replay")

@@ -16,6 +16,10 @@ from launchprof.model.findings import Note, NoteCode, note
 from launchprof.model.step_timing import Anatomy
 
 OVERLAP_FLOOR_US = 0.5  # less than this of overlapped GPU time is timestamp noise
+# A fork/join is worth proposing only where its estimated saving is both a real share of
+# the step and more than a few launches' worth of time: below either, the advice is noise.
+MIN_SAVING_SHARE = 0.10  # of the eager step's median
+MIN_SAVING_US = 20.0
 
 
 def op_chains(ops: list[RaceOp], durations: list[float] | None) -> tuple[float, float, int]:
@@ -43,26 +47,49 @@ def runs_backward(race_check: RaceCheckEvent | None) -> bool:
     return any("backward" in str(op.op) for op in race_check.ops)
 
 
-def _one_stream(ops: list[RaceOp], durations: list[float] | None, autograd: str | None) -> Note | None:
+def saving_estimate(at_most: float, chain_us: float | None, total_us: float | None, durations: list[float] | None) -> float | None:
+    """GPU time a fork/join could save per step, at most: what lies off the critical path when
+    the ops carry their own times, else that share of the eager step's GPU activity."""
+    if chain_us is not None and total_us is not None:
+        return total_us - chain_us
+    if durations:
+        return at_most * sum(durations)
+    return None
+
+
+def worth_proposing(saving_us: float | None, step_us: float | None) -> bool:
+    """The saving passes both thresholds against the eager step (MIN_SAVING_SHARE, MIN_SAVING_US)."""
+    if saving_us is None or not step_us or step_us <= 0:
+        return False
+    return saving_us >= MIN_SAVING_US and saving_us >= MIN_SAVING_SHARE * step_us
+
+
+def _one_stream(ops: list[RaceOp], durations: list[float] | None, autograd: str | None, step_us: float | None) -> Note | None:
     crit, total, n_crit = op_chains(ops, durations)
     timed = durations is not None and len(durations) == len(ops)
     if total <= 0 or crit >= 0.95 * total:
         return note(NoteCode.DEPENDENT_OPS, ops=len(ops), chain_ops=n_crit)
     if autograd is not None:  # autograd puts backward's ops on streams itself: no fork/join to propose
         return note(NoteCode.NO_STREAM_ADVICE, why=autograd)
+    at_most = 1 - crit / total
+    chain_us, total_us = (crit, total) if timed else (None, None)
+    saving = saving_estimate(at_most, chain_us, total_us, durations)
     return note(
-        NoteCode.INDEPENDENT_CHAINS, timed=timed, chain_us=crit if timed else None, total_us=total if timed else None,
-        chain_ops=n_crit, ops=len(ops), at_most=1 - crit / total, factor=total / crit,
+        NoteCode.INDEPENDENT_CHAINS, actionable=worth_proposing(saving, step_us), timed=timed, chain_us=chain_us, total_us=total_us,
+        chain_ops=n_crit, ops=len(ops), at_most=at_most, factor=total / crit, saving_us=saving, step_us=step_us,
     )
 
 
 def concurrency_notes(
-    anatomy: Anatomy | None, race_check: RaceCheckEvent | None, eager_gpu_us: list[float] | None, kept_graph: bool = False
+    anatomy: Anatomy | None, race_check: RaceCheckEvent | None, eager_gpu_us: list[float] | None, kept_graph: bool = False,
+    step_us: float | None = None,
 ) -> list[Note]:
     """Notes for the report; ``eager_gpu_us`` are one eager call's GPU
-    activities in order (kernels, copies, fills). A step that runs autograd's backward, or
-    whose capture failed on a kept autograd graph (``kept_graph``), gets no fork/join advice:
-    autograd chooses the streams of backward's ops."""
+    activities in order (kernels, copies, fills), ``step_us`` the eager step's median. A step
+    that runs autograd's backward, or whose capture failed on a kept autograd graph
+    (``kept_graph``), gets no fork/join advice: autograd chooses the streams of backward's
+    ops. Advice whose saving misses the thresholds (:func:`worth_proposing`) is kept as a
+    record that is not actionable."""
     notes: list[Note] = []
     rc = race_check or RaceCheckEvent()
     if rc.status in ("unavailable", "skipped"):
@@ -76,7 +103,7 @@ def concurrency_notes(
     streams = {op.stream for op in ops}
     if rc.status == "ok" and ops and len(streams) == 1 and len(ops) == (rc.ops_total if rc.ops_total is not None else len(ops)):
         autograd = "backward" if runs_backward(rc) else "kept-autograd-graph" if kept_graph else None
-        line = _one_stream(ops, eager_gpu_us, autograd)
+        line = _one_stream(ops, eager_gpu_us, autograd, step_us)
         if line:
             notes.append(line)
     elif anatomy is not None and anatomy.max_width == 1:

@@ -77,3 +77,25 @@ def no_eager_kernels_note(eager: EagerProfile, replay: ReplayProfile | None, sai
     if eager.memcpys_per_step or (replay is not None and replay.graph_nodes):
         return note(NoteCode.COPIES_ONLY)
     return note(NoteCode.NO_CUDA_WORK)
+
+
+# In-loop and burst medians further apart than this get a note that says which is which:
+# within it, the two ways of timing agree as well as reruns do.
+TIMINGS_DISAGREE_RATIO = 1.5
+
+
+def timings_disagree(eager: EagerProfile | None, replay: ReplayProfile | None) -> Note | None:
+    """The script's own in-loop timings against the bursts the report uses, when they differ
+    by more than TIMINGS_DISAGREE_RATIO on either side (eager or replay)."""
+    params: dict[str, float | None] = {}
+    ratios = []
+    for side, profile in (("eager", eager), ("replay", replay)):
+        burst = profile.step_us if profile is not None and profile.timing == "burst" else None
+        loop = profile.in_loop_step_us if profile is not None else None
+        burst_us, loop_us = (burst.median if burst else None), (loop.median if loop else None)
+        params[f"{side}_burst_us"], params[f"{side}_loop_us"] = burst_us, loop_us
+        if burst_us and loop_us and burst_us > 0 and loop_us > 0:
+            ratios.append(max(burst_us / loop_us, loop_us / burst_us))
+    if not ratios or max(ratios) <= TIMINGS_DISAGREE_RATIO:
+        return None
+    return note(NoteCode.TIMINGS_DISAGREE, ratio=max(ratios), **params)

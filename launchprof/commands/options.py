@@ -37,7 +37,7 @@ ProjectRootOpt = Annotated[
 ]
 ExplainOpt = Annotated[
     bool,
-    typer.Option("--explain", help="Add a short legend of terms (GPU span, launch gap, p10/p90, payback, pool vs workspace) to text and Markdown; HTML always has it."),
+    typer.Option("--explain", help="Text and Markdown: every figure (kernels, graph nodes, GPU idle, setup, prediction basis and why, in-loop timings), the notes that only describe, and a legend of terms; by default only the decision figures and actionable notes. HTML always has everything."),
 ]
 NoCalibrateOpt = Annotated[
     bool,

@@ -64,6 +64,9 @@ class NoteCode(StrEnum):
     LINT_CALLS_NOT_FOLLOWED = "lint-calls-not-followed"
     LINT_SUPPRESSED = "lint-suppressed"
     LINT_FUNCTIONS_SKIPPED = "lint-functions-skipped"
+    # The step's in-loop and burst medians differ by more than analysis.notes.TIMINGS_DISAGREE_RATIO:
+    # eager_burst_us, eager_loop_us, replay_burst_us, replay_loop_us (None where unmeasured), ratio
+    TIMINGS_DISAGREE = "timings-disagree"
     # The worker's own notes (NoteEvent's code and params); "error" is the exception's
     # "Type: message" as the worker caught it.
     INTERNAL_ERROR = "internal-error"  # error
@@ -94,6 +97,21 @@ class NoteCode(StrEnum):
     ASYNC_NOT_LOCATED = "async-not-located"
     STATE_LOST = "state-lost"  # after (a RestoredAfter), paths, whys (a LostWhy each), count, stopped
     STATE_NOT_COVERED = "state-not-covered"  # paths, whys (an UncoveredWhy each), count
+
+
+# Notes that describe how a figure was measured or computed, with nothing for the reader to
+# do: the terminal and Markdown show them with --explain only (JSON and HTML always keep them).
+# A note of another code is actionable unless its record says otherwise (Note.actionable).
+DESCRIPTIVE: frozenset[str] = frozenset(code.value for code in (
+    NoteCode.STOPPED_EARLY, NoteCode.IN_LOOP_SHORT, NoteCode.CALIBRATION_MEASURED, NoteCode.CALIBRATION_SKIPPED,
+    NoteCode.HOST_SPEED_FAILED, NoteCode.HOST_SPEED_SCALED, NoteCode.HOST_SPEED_NOT_MEASURED, NoteCode.EXTRA_GRAPH_NODES,
+    NoteCode.PARALLEL_BRANCHES, NoteCode.DEPENDENT_OPS, NoteCode.ONE_STREAM_CHAIN, NoteCode.NO_STREAM_ADVICE,
+    # Stream advice is actionable only where its saving passes the thresholds (analysis.concurrency),
+    # which sets it on the record; one recorded before that has no estimate to pass them.
+    NoteCode.INDEPENDENT_CHAINS,
+    NoteCode.REPROFILED, NoteCode.SLOWEST_RANK, NoteCode.TIMINGS_DISAGREE,
+    NoteCode.MEMORY_FOR_NO_GAIN,  # the headline and the graph memory row say it already
+))  # fmt: skip
 
 
 class RestoredAfter(StrEnum):
@@ -234,11 +252,20 @@ class Note:
 
     code: str  # a NoteCode's value; a str, so a report from a newer launchprof still loads
     params: dict[str, Param] = field(default_factory=dict)
+    # Whether the reader has something to do about it (or must know it to read the figures
+    # shown by default); None when made is the code's rule (DESCRIPTIVE), so a report written
+    # before this field reads as that rule says.
+    actionable: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.actionable is None:
+            object.__setattr__(self, "actionable", self.code not in DESCRIPTIVE)
 
 
-def note(code: StrEnum, **params: Param) -> Note:
-    """A record of ``code`` (a NoteCode, or another record's code such as a PredictionCode)."""
-    return Note(code.value, params)
+def note(code: StrEnum, actionable: bool | None = None, **params: Param) -> Note:
+    """A record of ``code`` (a NoteCode, or another record's code such as a PredictionCode);
+    ``actionable`` overrides the code's rule (DESCRIPTIVE) for this one record."""
+    return Note(code.value, params, actionable)
 
 
 def text_note(text: str) -> Note:

@@ -26,6 +26,7 @@ from launchprof.render import figures, headline_text
 from launchprof.render.words import format as fmt
 from launchprof.render.anatomy_text import anatomy_line
 from launchprof.render.buckets_text import console_buckets
+from launchprof.render.number_rows import key_numbers
 from launchprof.render.renderer import Renderer
 from launchprof.render.compile_text import compile_console
 from launchprof.render.partial_text import training_console
@@ -94,16 +95,19 @@ def candidates(report: Report, root: Path) -> Table | None:
     return table
 
 
-def numbers(report: Report) -> FittedTable | None:
+def numbers(report: Report, explain: bool = False) -> FittedTable | None:
+    """The figure table: the default few, or with ``explain`` every figure and the prediction's basis and why."""
     if report.mode == "lint" or (report.eager is None and report.replay is None):
         return None
-    rows = [list(row) for row in figures.key_numbers(report)]
-    basis = figures.basis_text(report)
+    rows = [list(row) for row in key_numbers(report, explain)]
+    basis = figures.basis_text(report) if explain else None
     if basis:
         rows.append(["Prediction basis", basis])
-    explanation = (figures.prediction(report) or {}).get("explanation")
+    explanation = (figures.prediction(report) or {}).get("explanation") if explain else None
     if explanation:
         rows.append(["Prediction, why", str(explanation)])
+    if not rows:
+        return None
     cols = [Col("figure", style="bold", least=20), Col("value")]  # narrower: each label above its value
     return FittedTable(cols, rows, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, show_header=False)
 
@@ -188,8 +192,9 @@ def legend() -> Table:
     return table
 
 
-def _machine(report: Report) -> str:
-    return figures.machine_line(report)
+def _machine(report: Report, explain: bool) -> str:
+    """The recording machine: GPU and torch by default, all of it (driver, CUDA, CPU, load) with ``explain``."""
+    return figures.machine_line(report, full=explain)
 
 
 class ConsoleRenderer(Renderer):
@@ -205,12 +210,13 @@ class ConsoleRenderer(Renderer):
         parts: list[Any] = [Panel(Whole(head), title=title, title_align="left", border_style="dim")]
         if report.run and report.run.cause:
             parts.append(Text(f"stopped early: {report.run.cause}", style="bold red" if not report.run.complete else "yellow"))
-        table = numbers(report)
+        explain = self.options.explain
+        table = numbers(report, explain)
         if table is not None:
             parts.append(table)
         parts += console_ranks(report)
         parts += console_buckets(report, root)
-        graph = anatomy_line(report)
+        graph = anatomy_line(report) if explain else None
         if graph:
             parts.append(Text(graph))
         parts += compile_console(report)
@@ -233,11 +239,11 @@ class ConsoleRenderer(Renderer):
         if self.options_snippet() and report.capture_snippet:
             parts.append(Text("Capture snippet (paste after the script's definitions)", style="bold"))
             parts.append(code_text(report.capture_snippet))
-        for note in report_notes(report):
+        for note in report_notes(report, explain):
             parts.append(Text(f"note: {note}", style="dim"))
-        if self.options.explain:
+        if explain:
             parts.append(legend())
-        parts.append(Text(_machine(report), style="dim"))
+        parts.append(Text(_machine(report, explain), style="dim"))
         return Group(*whole_parts(parts))
 
     def options_snippet(self) -> bool:

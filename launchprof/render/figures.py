@@ -24,7 +24,7 @@ from launchprof.render.paths import location, report_root, sorted_hazards
 from launchprof.render.words.prediction_text import basis_of, explanation_of
 from launchprof.render.words.training_text import once_fixed, verdict_clause
 
-__all__ = ["get", "key_numbers", "location", "report_root", "sorted_hazards", "verdict_sentence"]
+__all__ = ["get", "location", "report_root", "sorted_hazards", "verdict_sentence"]
 
 
 def get(obj: Any, name: str) -> Any:
@@ -300,60 +300,26 @@ def verdict_headline(report: Any) -> tuple[str, str]:
     return label, sentence
 
 
-def _timing(profile: Any, label: str) -> str:
-    return f"{label} (in-loop)" if get(profile, "timing") == "in-loop" else label
-
-
-def key_numbers(report: Any) -> list[tuple[str, str]]:
-    """The numbers a reader decides on, as (label, plain text) rows, in every format."""
-    eager, replay = report.eager, report.replay
-    count, basis = payback(report)
-    fixed = once_fixed(report, "replay")  # the graph measured after a fix launchprof made
-    rows = [
-        (_timing(eager, "Eager step"), fmt.stats(eager and eager.step_us)),
-        (_timing(replay, "Replay step (copy-in + replay)") + fixed, fmt.stats(replay and replay.step_us)),
-    ]
-    if get(replay, "clone_us") is not None:
-        rows.append(("Output clone (timed alone)" + fixed, fmt.stats(get(replay, "clone_us"))))
-    p = prediction(report)
-    rows += [
-        ("Speedup (eager / replay)", speedup_text(report)),
-        ("Predicted speedup", fmt.speedup(p["median"], p["low"], p["high"]) if p else fmt.NA),
-        ("Kernels per eager step", fmt.count(eager and eager.kernels_per_step)),
-        ("Graph nodes" + fixed, nodes_text(report)),
-        ("GPU idle (eager, profiled)", fmt.percent(eager and eager.gpu_idle_fraction)),
-        ("Launch gap (eager, profiled, median)", fmt.duration(eager and eager.launch_gap_us and eager.launch_gap_us.median)),
-    ]
-    if not _old_setup(replay):
-        rows.append(("Setup (capture + warm-up + instantiate)" + fixed, fmt.duration(get(replay, "setup_us"))))
-    else:
-        rows.append(("Capture / instantiate", f"{fmt.duration(replay and replay.capture_us)} / {fmt.duration(replay and replay.instantiate_us)}"))
-    rows.append((f"Replays to pay back {basis}" + once_fixed(report, "breakeven_replays"), fmt.NA if count is None else fmt.replays(count)))
-    rows.append(("Graph memory (its own pool)" + fixed, fmt.size(replay and replay.pool_bytes)))
-    if get(replay, "workspace_bytes") is not None:
-        rows.append(("One-time library workspace", fmt.size(get(replay, "workspace_bytes"))))
-    if get(replay, "launchprof_bytes") is not None:
-        rows.append(("Memory launchprof adds (buffers, clones)", fmt.size(get(replay, "launchprof_bytes"))))
-    rows.append(("Validation (replay vs eager)" + once_fixed(report, "validation"), validation_text(report)))
-    return rows
-
-
-def detail_lines(report: Any) -> list[str]:
-    """Sentences under the numbers table, one line each: what the prediction is based on,
-    why it says what it says, and the memory a graph holds for no gain."""
+def detail_lines(report: Any, explain: bool = True) -> list[str]:
+    """Sentences under the numbers table, one line each: what the prediction is based on and
+    why it says what it says (with ``explain``), and the memory a graph holds for no gain."""
     lines: list[str | None] = []
-    basis = basis_text(report)
+    basis = basis_text(report) if explain else None
     if basis:
         lines.append(f"prediction basis: {basis}")
-    p = prediction(report)
+    p = prediction(report) if explain else None
     if p and p["explanation"]:
         lines.append(str(p["explanation"]))
     lines.append(memory_for_no_gain(report))
     return [line[0].upper() + line[1:] + ("" if line.endswith(".") else ".") for line in lines if line]
 
 
-def machine_line(report: Any) -> str:
+def machine_line(report: Any, full: bool = True) -> str:
+    """The machine the run was recorded on; without ``full``, its GPU and torch only."""
     m = report.machine
+    if not full:
+        parts = [m.gpu or "no GPU", f"torch {m.torch}" if m.torch else None]
+        return ", ".join(p for p in parts if p) + f" · launchprof {report.launchprof_version} · {report.created}"
     parts = [m.gpu or "no GPU", f"driver {m.driver}" if m.driver else None, f"CUDA {m.cuda}" if m.cuda else None]
     parts += [f"torch {m.torch}" if m.torch else None, f"Python {m.python}"]
     cpu, cores, load = get(m, "cpu_model"), get(m, "cpu_cores"), get(m, "load_avg")

@@ -27,7 +27,8 @@ from launchprof.render.words import format as fmt
 from launchprof.render.legend import TERMS
 from launchprof.render.words.notes_text import report_notes
 from launchprof.render.renderer import Renderer
-from launchprof.render.figures import key_numbers, machine_line
+from launchprof.render.figures import machine_line
+from launchprof.render.number_rows import key_numbers
 from launchprof.render.paths import library_location, location, relative, report_root, sorted_hazards
 
 if TYPE_CHECKING:  # annotations only: the device profile's module loads pydantic, which lint's reports skip

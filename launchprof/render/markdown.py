@@ -21,7 +21,8 @@ from launchprof.render.words.notes_text import report_notes
 from launchprof.render.renderer import Renderer
 from launchprof.render.words.fix_text import fix_sentence
 from launchprof.render.words.verify_text import FAILED, fix_heading, fix_state, verification_text
-from launchprof.render.figures import key_numbers, location, machine_line, sorted_hazards, verdict_sentence
+from launchprof.render.figures import location, machine_line, sorted_hazards, verdict_sentence
+from launchprof.render.number_rows import key_numbers
 from launchprof.render.paths import library_location, relative, report_root
 from launchprof.render.ranks import markdown_ranks
 from launchprof.model.core import Report
@@ -51,10 +52,12 @@ class MarkdownRenderer(Renderer):
             cause = md_text(report.run.cause or "unknown cause")
             parts.append(f"> [!WARNING]\n> The run did not complete: {cause}. The numbers below are what was measured before it stopped.")
         if report.mode != "lint":
-            rows = [(label, md_text(value)) for label, value in key_numbers(report)]
-            parts.append(md_table(("Measure", "Value"), rows))
-            parts += [f"> {md_text(line)}" for line in figures.detail_lines(report)]
-            parts += [f"> {md_text(line)}" for line in [anatomy_line(report)] if line]
+            explain = self.options.explain
+            rows = [(label, md_text(value)) for label, value in key_numbers(report, explain)]
+            if rows:
+                parts.append(md_table(("Measure", "Value"), rows))
+            parts += [f"> {md_text(line)}" for line in figures.detail_lines(report, explain)]
+            parts += [f"> {md_text(line)}" for line in [anatomy_line(report) if explain else None] if line]
             parts += compile_markdown(report)
             parts += training_markdown(report, root)
         parts += markdown_ranks(report, md_text, md_table)
@@ -62,7 +65,7 @@ class MarkdownRenderer(Renderer):
         parts += self._fixes(report, root)
         if report.capture_snippet:
             parts.append("### Capture snippet\n\nPaste after the script's definitions; `run(*args)` returns what the target returns.\n\n```python\n" + report.capture_snippet.rstrip() + "\n```")
-        parts += [f"- {md_text(note)}" for note in report_notes(report)]
+        parts += [f"- {md_text(note)}" for note in report_notes(report, self.options.explain)]
         if self.options.explain:
             parts.append("### Terms\n\n" + "\n".join(f"- **{md_text(term)}**: {md_text(meaning)}" for term, meaning in TERMS))
         parts.append(f"<sub>{md_text(machine_line(report))}</sub>")

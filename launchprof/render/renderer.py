@@ -27,7 +27,7 @@ class RenderOptions:
     device_profile: DeviceProfile | None = None  # html: crossover curve to place the workload on
     ascii: bool = False  # text: the stream cannot encode Unicode; use ASCII symbols and boxes
     snippet: bool = False  # text: show the capture snippet (--snippet); md and html always do
-    explain: bool = False  # text, md: add the legend of terms (render/legend.py); html always has it
+    explain: bool = False  # text, md: every figure, the descriptive notes and the legend of terms; html always has them
     # text: every finding, when the terminal shows only the first ones (the rest are in a file):
     # the closing counts are of all of them
     counted_hazards: list | None = None

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from launchprof.model.findings import BucketsUnmeasurable, HostSpeedMissing, LostWhy, Note, NoteCode, RestoredAfter, UncoveredWhy
+from launchprof.render.words.concurrency_text import STREAM_SENTENCES
 from launchprof.render.words.format import duration, memory_text, number, percent, seconds, significant, size
 
 Params = dict[str, Any]
@@ -43,14 +44,16 @@ def note_texts(records: Iterable[Note]) -> list[str]:
     return [note_text(r) for r in records]
 
 
-def report_notes(report: Any) -> list[str]:
-    """The notes of a report (or of its bucket plan) as sentences. One without a record for
-    each of its strings (written before notes had codes) shows its strings as written."""
+def report_notes(report: Any, everything: bool = True) -> list[str]:
+    """The notes of a report (or of its bucket plan) as sentences; without ``everything``,
+    only the actionable ones (``Note.actionable``: the terminal's and Markdown's default
+    view). One without a record for each of its strings (written before notes had codes)
+    shows its strings as written."""
     stored = list(report.notes)
     records = list(getattr(report, "findings", None) or [])
     if len(records) != len(stored):
         return stored
-    return [note_text(r, s) for r, s in zip(records, stored)]
+    return [note_text(r, s) for r, s in zip(records, stored) if everything or r.actionable]
 
 
 def _names(names: Sequence[Any]) -> str:
@@ -89,6 +92,22 @@ def _argument_spread(p: Params) -> str:
         f"The eager median, {duration(p['mixed_us'])}, mixes them: a loop on one call's arguments times one path only. "
         "The step takes different paths on different calls: a branch on an argument's value, or on a count "
         "of calls (the sets are timed in turn, so the two look alike)"
+    )
+
+
+@sentence(NoteCode.TIMINGS_DISAGREE)
+def _timings_disagree(p: Params) -> str:
+    pairs = [
+        f"{side} {duration(p[side + '_loop_us'])} in the script's loop, {duration(p[side + '_burst_us'])} in the bursts"
+        for side in ("eager", "replay")
+        if p.get(side + "_loop_us") is not None and p.get(side + "_burst_us") is not None
+    ]
+    return (
+        f"the step's in-loop timings differ from the burst timings the report uses, by up to {number(p['ratio'], 1)}x "
+        f"({'; '.join(pairs)}). The in-loop figures time the calls your script made, one at a time between two device "
+        "syncs with CUDA events around each, right after the loop's own work (CPU caches, GPU clocks and the allocator as "
+        "the script left them); the bursts call the step back to back on recorded arguments with nothing in between, so "
+        "they time the step itself"
     )
 
 
@@ -157,8 +176,9 @@ def _no_device_profile(p: Params) -> str:
 @sentence(NoteCode.CALIBRATION_MEASURED)
 def _calibration_measured(p: Params) -> str:
     secs = f" in {seconds(p['seconds'])}" if p.get("seconds") is not None else ""
-    where = f" and cached at {p['path']}" if p.get("path") else ""
-    return f"no device profile was cached for this GPU, driver and torch: a quick one was measured{secs}{where}"
+    # Said of the recording: a re-rendered run is read on another machine, whose cache may differ.
+    where = f", and cached on the recording machine at {p['path']}" if p.get("path") else ""
+    return f"when this run was recorded, no device profile was cached for its GPU, driver and torch: a quick one was measured{secs}{where}"
 
 
 @sentence(NoteCode.CALIBRATION_SKIPPED)
@@ -188,65 +208,6 @@ def _host_speed_scaled(p: Params) -> str:
         f"took {duration(p['run_op_us'])} in this run, {duration(p['profile_op_us'])} in the profile): the prediction scales the profile's "
         f"launch costs by {number(scale, 2)} to this run's host speed; `launchprof crossover` measures a new profile"
     )
-
-
-# --- concurrency -----------------------------------------------------------------------------
-
-
-@sentence(NoteCode.RACES_NOT_CHECKED)
-def _races_not_checked(p: Params) -> str:
-    return f"stream races were not checked: {p['reason']}"
-
-
-@sentence(NoteCode.RACE_CHECK_STOPPED)
-def _race_check_stopped(p: Params) -> str:
-    return f"the stream race check stopped ({p['reason']}): races were not checked"
-
-
-@sentence(NoteCode.PARALLEL_BRANCHES)
-def _parallel_branches(p: Params) -> str:
-    width = f"the graph has parallel branches (up to {p['max_width']} nodes could run at once)"
-    if p["overlapped"] is None:
-        return width + "; there is no replay profile to show whether replay overlapped them"
-    if p["overlapped"]:
-        return f"{width}; replay overlapped them: {duration(p['overlap_us'])} of GPU time ran alongside other work on {p['streams']} streams"
-    return f"{width}; replay did not overlap them: no GPU work ran at the same time ({p['streams']} stream(s) in the profiled replay)"
-
-
-@sentence(NoteCode.DEPENDENT_OPS)
-def _dependent_ops(p: Params) -> str:
-    return f"each of the step's {p['ops']} ops depends on an earlier one (longest chain {p['chain_ops']} ops): a second stream would not shorten it"
-
-
-@sentence(NoteCode.INDEPENDENT_CHAINS)
-def _independent_chains(p: Params) -> str:
-    if p["timed"]:
-        unit = f"{duration(p['chain_us'])} of {duration(p['total_us'])} GPU time"
-    else:
-        unit = f"{p['chain_ops']} of {p['ops']} ops (op counts: the eager kernels do not join the ops one to one)"
-    return (
-        f"the step's ops on one stream form independent chains: the longest holds {unit}; a fork/join of the other chains "
-        f"onto a second stream could shorten the GPU time by at most {percent(p['at_most'], 0)} (x{number(p['factor'], 2)}), "
-        "less what the kernels already overlap on the device"
-    )
-
-
-@sentence(NoteCode.NO_STREAM_ADVICE)
-def _no_stream_advice(p: Params) -> str:
-    why = (
-        "the step's capture failed on an autograd graph kept from an earlier call"
-        if p.get("why") == "kept-autograd-graph"
-        else "the step runs autograd's backward"
-    )
-    return (
-        f"{why}: autograd puts backward's ops on streams itself, so launchprof proposes no fork/join onto a second "
-        "stream for this step, though its ops form independent chains"
-    )
-
-
-@sentence(NoteCode.ONE_STREAM_CHAIN)
-def _one_stream_chain(p: Params) -> str:
-    return "the graph, captured from one stream, is a chain: whether its kernels are independent needs their data dependencies, which the race check did not give"
 
 
 # --- script failures -------------------------------------------------------------------------
@@ -491,3 +452,6 @@ def _buckets_unmeasurable(p: Params) -> str:
         BucketsUnmeasurable.DISTRIBUTED: lambda: "the step runs on several ranks (torch.distributed); measure the plan on one GPU",
     }[BucketsUnmeasurable(p["reason"])]()
     return f"bucket plan not measured: {why}"
+
+
+SENTENCES.update({code.value: write for code, write in STREAM_SENTENCES.items()})

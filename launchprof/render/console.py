@@ -54,6 +54,7 @@ def headline(report: Report) -> Text:
     text.append(f"  [{report.verdict}]", style="dim")
     lines = [
         headline_text.invalid_line(report),
+        headline_text.verified_fix_line(report),
         headline_text.step_line(report),
         headline_text.speedup_line(report),
         headline_text.marginal_reason(report),
@@ -220,7 +221,7 @@ class ConsoleRenderer(Renderer):
         if graph:
             parts.append(Text(graph))
         parts += compile_console(report)
-        parts += training_console(report, root)
+        parts += training_console(report, root, explain)
         cand = candidates(report, root)
         if cand is not None:
             parts.append(cand)

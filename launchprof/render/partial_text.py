@@ -55,7 +55,15 @@ def _parts(report: Report, root: Path) -> tuple[list[str], str | None, list[tupl
     return released_lines(report, root), title, partial_rows(report, root), partial_lines(report, root)
 
 
-def training_console(report: Report, root: Path) -> list[Any]:
+def nothing_to_try(report: Report) -> bool:
+    """A partial capture that found no module to graph: nothing the user can act on."""
+    p = report.partial_capture
+    return p is not None and p.status != "measured" and not p.candidates
+
+
+def training_console(report: Report, root: Path, explain: bool = True) -> list[Any]:
+    """The released graphs and the partial capture; without ``explain``, a partial capture
+    that found no module to graph is left out (the step is no training step to split)."""
     from rich import box
     from rich.text import Text
 
@@ -63,6 +71,8 @@ def training_console(report: Report, root: Path) -> list[Any]:
     from launchprof.render.whole_text import code_text
 
     released, title, rows, lines = _parts(report, root)
+    if not explain and nothing_to_try(report):
+        title, rows, lines = None, None, []
     out: list[Any] = [Text(line, style="yellow") for line in released]
     if title is not None:
         out.append(Text(title, style="bold"))

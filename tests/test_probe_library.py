@@ -212,7 +212,10 @@ def test_objects_made_during_a_call_are_told_by_identity() -> None:
     assert objects.existed(holding) is None  # tracked now: new, or kept and tracked since; its owner decides
 
 
-def test_a_process_that_froze_its_own_objects_stays_frozen() -> None:
+def test_a_process_that_froze_objects_of_its_own_still_tells_new_ones() -> None:
+    """torch 2.11 with CUDA on Python 3.12 had 375 frozen objects before the probe (H200): a
+    probe that refused then counted a per-call cache's writes as side effects. The freeze
+    now holds anyway; the process's own frozen objects are thawed (collectable again)."""
     kept = Counter()
     gc.freeze()
     try:
@@ -220,12 +223,10 @@ def test_a_process_that_froze_its_own_objects_stays_frozen() -> None:
         objects.begin()
         made = Counter()
         objects.end()
-        # Still in the permanent generation, which gc.get_objects() does not list: not thawed.
-        assert gc.get_freeze_count() > 0 and not any(o is kept for o in gc.get_objects())
-        assert objects.existed(made) is True  # cannot tell: every object counts as kept
+        assert objects.existed(made) is False and objects.existed(kept) is True
+        assert gc.get_freeze_count() == 0 and any(o is kept for o in gc.get_objects())
     finally:
         gc.unfreeze()
-    assert any(o is kept for o in gc.get_objects())
 
 
 def test_frames_of_a_package_installed_beside_the_stdlib_are_not_runtime(tmp_path: Path) -> None:

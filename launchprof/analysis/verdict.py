@@ -74,7 +74,7 @@ def timing_verdict(speedup: Speedup, payback_replays: float | None = None) -> Ve
     pays_back = payback_replays is None or payback_replays <= MAX_PAYBACK_REPLAYS
     if speedup.low >= HELP_THRESHOLD and pays_back:
         return Verdict.GRAPHS_HELP
-    if speedup.median >= 1.0:
+    if speedup.median >= 1.0 or speedup.high >= 1.0:  # slower only when the whole interval says so
         return Verdict.MARGINAL
     return Verdict.GRAPHS_DONT_HELP
 

@@ -56,9 +56,10 @@ def _parts(report: Report, root: Path) -> tuple[list[str], str | None, list[tupl
 
 
 def nothing_to_try(report: Report) -> bool:
-    """A partial capture that found no module to graph: nothing the user can act on."""
+    """A partial capture that found no module to graph: nothing the user can act on (the
+    step calls no module with parameters; other reasons say what stood in the way)."""
     p = report.partial_capture
-    return p is not None and p.status != "measured" and not p.candidates
+    return p is not None and p.status != "measured" and not p.candidates and p.reason == "no-module"
 
 
 def training_console(report: Report, root: Path, explain: bool = True) -> list[Any]:

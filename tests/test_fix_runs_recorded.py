@@ -58,3 +58,12 @@ def test_a_partial_capture_with_no_module_to_graph_shows_only_with_explain():
     assert report.partial_capture is not None and not report.partial_capture.candidates
     assert "Partial capture" not in _text(report)
     assert "Partial capture" in _text(report, explain=True)
+
+
+def test_a_mismatch_names_its_cause_even_when_the_cause_has_no_written_fix():
+    report = _report("frozen_counter")
+    [mismatch] = [h for h in report.hazards if h.kind == "replay-mismatch"]
+    [counter] = [h for h in report.hazards if h.kind == "host-side-effect"]
+    assert not counter.fix.after  # `self.t += 1`: no writer moves an attribute counter
+    assert mismatch.fix.params["kinds"] == ["host-side-effect"] and mismatch.fix.params["lines"] == [counter.line]
+    assert f"(host-side-effect at line {counter.line}): change that state as its rule below says" in " ".join(mismatch.fix.note.split())

@@ -109,9 +109,12 @@ def _point_to_causes(h: Hazard, hazards: list[Hazard]) -> Hazard:
     if h.kind != "replay-mismatch" or h.fix is None or h.fix.after:
         return h
     causes = [o for o in hazards if o is not h and o.fix is not None and o.fix.after and o.kind in _CAUSES]
-    if not causes:
+    unfixed = [o for o in hazards if o is not h and o.kind in _CAUSES and o.severity != "info" and o not in causes]
+    if not causes and not unfixed:
         return h
-    params: dict[str, Param] = {"kinds": [o.kind for o in causes], "lines": [o.line for o in causes]}
+    # The causes found, those with a written fix first; "fixed" says how many have one.
+    found = causes + unfixed
+    params: dict[str, Param] = {"kinds": [o.kind for o in found], "lines": [o.line for o in found], "fixed": len(causes)}
     note = fix_note(FixCode.MISMATCH_CAUSES, params)
     return dataclasses.replace(h, fix=dataclasses.replace(h.fix, note=note, code=FixCode.MISMATCH_CAUSES.value, params=params))
 

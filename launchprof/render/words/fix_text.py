@@ -80,6 +80,9 @@ def cannot_line(fix: Any) -> str | None:
 @sentence(FixCode.MISMATCH_CAUSES)
 def _mismatch_causes(p: Params) -> str:
     where = ", ".join(f"{kind} at line {line}" for kind, line in zip(p["kinds"], p["lines"]))
+    fixed = p.get("fixed", len(p["kinds"]))
+    if not fixed:  # found, but none with a written fix: the rules under each say what to change
+        return f"The mismatch follows from the frozen state found here ({where}): change that state as its rule below says; the mismatch needs no fix of its own."
     return f"The mismatch follows from the frozen state found here ({where}): apply those fixes first; it needs none of its own."
 
 

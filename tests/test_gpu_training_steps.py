@@ -66,7 +66,7 @@ def test_a_kept_loss_is_released_captured_and_labelled(tmp_path):
     assert src[fix["variables"][0]["line"] - 1].strip().startswith("loss = step(x, y)")
     assert fix["variables"][0]["grad_fn"] == "NllLossBackward0"
     flat = " ".join(text.split())
-    assert flat.count("(once fixed: del loss)") >= 3 and "launchprof detached `loss`" in flat
+    assert flat.count("(once fixed: loss released)") >= 3 and "launchprof detached `loss`" in flat
     # The script's own output, as `python SCRIPT` prints it: the detached loss keeps its value,
     # and launchprof's extra calls leave the training where it was (a replay of AdamW's
     # kernels matches eager exactly: /work/tools/gpu-field finding 5).

@@ -267,3 +267,14 @@ def test_lint_and_analyze_word_a_bad_target_alike(tmp_path):
     assert "is not a name" in bad_lint.output and "is not a name" in bad_analyze.output
     unknown = runner.invoke(app, ["lint", str(script), "--target", "zzz"])
     assert unknown.exit_code == 2 and "functions there: main, step" in unknown.output
+
+
+def test_an_empty_target_is_a_usage_error_not_no_target(tmp_path):
+    from typer.testing import CliRunner
+
+    from launchprof.cli import app
+
+    script = tmp_path / "s.py"
+    script.write_text("def step(x):\n    return x\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["analyze", str(script), "--target", ""])
+    assert result.exit_code == 2 and "--target '' names nothing" in result.output

@@ -159,9 +159,9 @@ def test_the_report_labels_the_figures_and_keeps_the_hazard(tmp_path, training_f
     assert data["partial_capture"] is None  # the whole step captured
     for fmt in ("text", "md", "html"):
         text = " ".join(renderer_for(fmt, RenderOptions(width=300, project_root=HERE.parent.parent)).render(report).split()).replace("\\", "")
-        assert text.count("(once fixed: del loss)") >= 3, fmt  # replay step, speedup, payback (the headline's too)
+        assert text.count("(once fixed: loss released)") >= 3, fmt  # replay step, speedup, payback (the headline's too)
         assert "launchprof detached `loss` (kept at tests/test_training_retry.py:" in text.replace("&#96;", "`"), fmt
-        assert "Measured once fixed (del loss)" in text, fmt
+        assert "Measured once fixed (loss released)" in text, fmt
 
 
 def test_a_retry_that_fails_on_something_else_lists_both(tmp_path, training_fakes):
@@ -203,12 +203,12 @@ def test_every_figure_of_the_graph_reads_once_fixed(tmp_path, training_fakes):
     run = make_run(tmp_path, fn=step, repeat=10)
     drive(run)
     rows = dict(key_numbers(analysed(tmp_path, run)))
-    marked = {label.removesuffix(" (once fixed: del loss)") for label in rows if label.endswith("(once fixed: del loss)")}
+    marked = {label.removesuffix(" (once fixed: loss released)") for label in rows if label.endswith("(once fixed: loss released)")}
     assert marked == {
         "Replay step (copy-in + replay)", "Graph nodes", "Setup (capture + warm-up + instantiate)",
         "Replays to pay back capture + warm-up + instantiate", "Graph memory (its own pool)", "Validation (replay vs eager)",
     }  # fmt: skip
-    assert rows["Speedup (eager / replay)"].startswith("9.") and "(once fixed: del loss)" in rows["Speedup (eager / replay)"]
+    assert rows["Speedup (eager / replay)"].startswith("9.") and "(once fixed: loss released)" in rows["Speedup (eager / replay)"]
     assert "Eager step" in rows  # eager figures assume nothing
 
 

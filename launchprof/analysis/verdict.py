@@ -6,8 +6,8 @@ means. The rule, as the README states it:
 
 - ``graphs-help``: the speedup's 95% interval starts at or above :data:`HELP_THRESHOLD` and
   the graph pays its set-up back within :data:`MAX_PAYBACK_REPLAYS` replays;
-- ``marginal``: the median is at least 1.0 but that fails;
-- ``graphs-dont-help``: the median is below 1.0.
+- ``marginal``: that fails, but the interval reaches 1.0 or above (no measurable loss);
+- ``graphs-dont-help``: the whole interval lies below 1.0 (replay is clearly slower).
 
 Before the timings: a failed capture is ``not-capturable``; a graph that captured but whose
 replay differs from eager (a validation mismatch, or an error hazard that makes replays

@@ -71,6 +71,8 @@ class AnalyzeOptions:
 def check_usage(options: AnalyzeOptions) -> list[Output]:
     """Every usage error (exit 2), before anything runs or the environment is looked at."""
     source = check_script(options.script)
+    if options.target is not None and not options.target.strip():
+        raise UsageError("--target '' names nothing: give the step's name (step, model.forward, Net.forward or pkg.mod:fn), or leave --target out")
     if options.target:
         spec = parse_target(options.target)
         check_target_statically(spec, options.script, source)

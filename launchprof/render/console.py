@@ -52,15 +52,16 @@ def headline(report: Report) -> Text:
     text = Text()
     text.append(figures.verdict_label(report), style=v.style if v else "bold")
     text.append(f"  [{report.verdict}]", style="dim")
+    verified = headline_text.verified_fix_line(report)
     lines = [
         headline_text.invalid_line(report),
-        headline_text.verified_fix_line(report),
+        verified,
         headline_text.step_line(report),
         headline_text.speedup_line(report),
         headline_text.marginal_reason(report),
         figures.payback_text(report),
         *headline_text.plan_lines(report),
-        figures.prediction_text(report),
+        None if verified else figures.prediction_text(report),  # a fix measured on the user's calls outranks a prediction
         _kernels_line(report),
         figures.gpu_idle_text(report),
         figures.memory_for_no_gain(report),

@@ -41,15 +41,16 @@ def _names(fix: Any) -> list[str]:
 
 
 def fix_action(fix: Any) -> str:
-    """What the user's code has to do: ``del loss``."""
+    """What the user's code has to do, whichever way it does it (``del loss`` in the caller or
+    ``return loss.detach()`` in the step, the fix the hazard writes): ``loss released``."""
     names = _names(fix)
     if fix.code == AssumedFixCode.DETACHED and names:
-        return "del " + ", ".join(dict.fromkeys(names))
+        return ", ".join(dict.fromkeys(names)) + " released"
     return "release the kept outputs"
 
 
 def once_fixed(report: Any, field: str) -> str:
-    """" (once fixed: del loss)" after a figure measured after a fix, else nothing."""
+    """" (once fixed: loss released)" after a figure measured after a fix, else nothing."""
     fixes = [f for f in getattr(report, "assumes_fix", None) or [] if field in f.figures]
     if not fixes:
         return ""
@@ -81,7 +82,9 @@ def released_sentence(fix: Any, places: list[str | None]) -> str:
         f"launchprof detached {what} for the measurement only: the previous call's autograd graph, kept alive this way, "
         "made capture fail. The values stay (a later .item() still reads them)."
     )
-    fix_text = f"`{fix_action(fix)}` before the next call, or a step that returns a detached tensor"
+    names = list(dict.fromkeys(_names(fix)))
+    release = f"`del {', '.join(names)}`" if fix.code == AssumedFixCode.DETACHED and names else "releasing the kept outputs"
+    fix_text = f"{release} before the next call, or a step that returns a detached tensor"
     if not fix.figures:
         return f"{head} The step still did not capture; the fix stands: {fix_text}."
     figures = ", ".join(FIGURES.get(f, f) for f in fix.figures)

@@ -52,15 +52,22 @@ def around(file: str, line: int, context: int = 2) -> list[list[Any]]:
     ]
 
 
-def function_at(file: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The function whose ``def`` (or decorators) is at ``line``: what a code object's
-    ``co_firstlineno`` points at."""
-    source = "".join(lines_of(file))
+def parse_module(file: str | None) -> ast.Module | None:
+    """The file's syntax tree, None when it has no source or does not parse."""
+    source = "".join(lines_of(file)) if file else ""
     if not source:
         return None
     try:
-        tree = ast.parse(source)
+        return ast.parse(source)
     except SyntaxError:
+        return None
+
+
+def function_at(file: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The function whose ``def`` (or decorators) is at ``line``: what a code object's
+    ``co_firstlineno`` points at."""
+    tree = parse_module(file)
+    if tree is None:
         return None
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -75,12 +82,8 @@ def definition_line(file: str, line: int) -> int | None:
     header (a code object's ``co_firstlineno`` of a decorated function is its first
     decorator's line); None for any other line. Nothing on such a line ran in the step,
     and a fix written for it would rewrite the signature."""
-    source = "".join(lines_of(file)) if file and line else ""
-    if not source:
-        return None
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = parse_module(file) if line else None
+    if tree is None:
         return None
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

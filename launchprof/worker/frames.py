@@ -65,9 +65,7 @@ def is_runtime(filename: str) -> bool:
 
 def _is_project(filename: str) -> bool:
     real = os.path.realpath(filename)
-    if any(real.startswith(root) for root in SCRIPT_ROOT):
-        return True
-    return not any(part in real for part in _THIRD_PARTY) and not real.startswith(_install_dirs(tuple(sys.path)))
+    return any(real.startswith(root) for root in SCRIPT_ROOT) or not is_installed(real)
 
 
 def is_installed(filename: str) -> bool:

@@ -14,7 +14,8 @@ import dataclasses
 from launchprof.events.record import Site
 from launchprof.model.findings import FixCode, FixReason, Param
 from launchprof.hazards.fixes.fix_context import cannot, make, statement_text
-from launchprof.hazards.fixes.fix_source import FunctionNode, SourceLine, enclosing_function, parse_module, source_line
+from launchprof.hazards.fixes.fix_source import FunctionNode, SourceLine, enclosing_function, source_line
+from launchprof.common.source import parse_module
 from launchprof.model.hazard_records import Fix, Hazard
 
 _MUTATORS = {"append", "appendleft", "extend", "insert", "add", "update", "pop", "popleft", "clear", "remove", "setdefault", "discard"}

@@ -12,7 +12,7 @@ import ast
 from dataclasses import dataclass
 
 from launchprof.model.hazard_identity import without_comment
-from launchprof.common.source import line_at, lines_of
+from launchprof.common.source import line_at, parse_module
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -55,16 +55,6 @@ def parse_statement(code: str) -> ast.stmt | None:
         if len(body) == 1:
             return body[0]
     return None
-
-
-def parse_module(file: str | None) -> ast.Module | None:
-    source = "".join(lines_of(file)) if file else ""
-    if not source:
-        return None
-    try:
-        return ast.parse(source)
-    except SyntaxError:
-        return None
 
 
 def enclosing_function(module: ast.Module | None, line: int | None) -> FunctionNode | None:

@@ -7,7 +7,8 @@ import ast
 
 from launchprof.model.findings import FixCode, FixReason, Param
 from launchprof.hazards.fixes.fix_context import cannot, make
-from launchprof.hazards.fixes.fix_source import SourceLine, call_name, dotted, parse_module, source_line, unparse
+from launchprof.hazards.fixes.fix_source import SourceLine, call_name, dotted, source_line, unparse
+from launchprof.common.source import parse_module
 from launchprof.model.hazard_records import Fix
 
 _INPLACE = {ast.Add: "add_", ast.Sub: "sub_", ast.Mult: "mul_", ast.Div: "div_"}

@@ -49,6 +49,7 @@ class AnalyzeOptions:
     fail_on: str = "never"
     repeat: int = 50
     timeout: float | None = None
+    run_to_end: bool = False  # --run-to-end: no stop once the measurement is complete
     profile: Path | None = None
     show_output: bool = True
     quiet: bool = False
@@ -120,7 +121,7 @@ def measure(options: AnalyzeOptions, console: Console, report_on_stdout: bool = 
             options, rundir, **bucket_options(options), compare=tuple(options.compare), compile_timeout=options.compile_timeout,
             compile_rounds=options.compile_rounds,
         )
-        with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
+        with AnalyzeProgress(console, repeat=options.repeat, has_target=True, stops=not options.run_to_end) as progress:
             result = run_worker(
                 config, rundir, options.timeout, options.show_output, progress.update, output_to_stderr=report_on_stdout
             )

@@ -53,7 +53,7 @@ def measure_ranks(options: Any, console: Console, report_on_stdout: bool, module
     rundir = Path(tempfile.mkdtemp(prefix="launchprof-ranks-"))
     try:
         config = worker_config(options, rundir)
-        with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
+        with AnalyzeProgress(console, repeat=options.repeat, has_target=True, stops=not options.run_to_end) as progress:
             result = run_ranks(config, rundir, options.nproc_per_node, options.timeout, options.show_output, progress.update, report_on_stdout, module)
     except BaseException:
         shutil.rmtree(rundir, ignore_errors=True)  # no result names it: nobody would ever remove it

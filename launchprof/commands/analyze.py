@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from launchprof.commands.analyze_ranks import check_rank_gpus, check_ranks, run_ranks_analysis
 from launchprof.commands.analyze_steps import import_analysis_meanwhile, load_device_profile, save_run
@@ -218,7 +219,7 @@ def exit_code(report: Any, evidence: Evidence, result: WorkerResult, options: An
     if report.run is not None and report.run.cause is not None and script_failed(evidence, worker):
         if result.log_path and result.log_path.exists():
             console.print(f"[dim]script output: {result.log_path}[/]", soft_wrap=True)
-        console.print(f"[bold red]launchprof: the script failed:[/] {report.run.cause}")
+        console.print(f"[bold red]launchprof: the script failed:[/] {escape(report.run.cause)}")  # a cause may hold "[/...]"
         return int(ExitCode.INTERRUPTED if result.interrupted else ExitCode.SCRIPT)
     if result.interrupted:
         return int(ExitCode.INTERRUPTED)

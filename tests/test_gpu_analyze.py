@@ -125,7 +125,9 @@ def test_step_times_match_the_step_timed_directly(tmp_path):
 
     out, direct = tmp_path / "small.json", tmp_path / "direct.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "launchprof", "analyze", str(ROOT / "tests" / "gpu_scripts" / "small_step.py"), "--target", "step", "-f", "json", "-o", str(out)],
+        # --run-to-end: the script times the step directly after its loop
+        [sys.executable, "-m", "launchprof", "analyze", str(ROOT / "tests" / "gpu_scripts" / "small_step.py"), "--target", "step", "--run-to-end",
+         "-f", "json", "-o", str(out)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -158,7 +160,7 @@ def test_launchprof_leaves_no_process_wide_slowdown(tmp_path):
     script = ROOT / "tests" / "gpu_scripts" / "small_step.py"
     out, inside, clean = tmp_path / "small.json", tmp_path / "inside.json", tmp_path / "clean.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "launchprof", "analyze", str(script), "--target", "step", "-f", "json", "-o", str(out)],
+        [sys.executable, "-m", "launchprof", "analyze", str(script), "--target", "step", "--run-to-end", "-f", "json", "-o", str(out)],
         capture_output=True, text=True, timeout=300, cwd=ROOT, env={**os.environ, "LAUNCHPROF_DIRECT_OUT": str(inside)},
     )
     assert out.exists() and inside.exists(), proc.stderr

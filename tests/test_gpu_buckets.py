@@ -28,7 +28,7 @@ MiB = 2**20
 def analyze(out_dir: Path, sample: str, *extra: str) -> tuple[subprocess.CompletedProcess[str], dict]:
     out = out_dir / f"{sample}{len(extra)}.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "launchprof", "analyze", str(SAMPLES / f"{sample}.py"), "--target", "step",
+        [sys.executable, "-m", "launchprof", "analyze", str(SAMPLES / f"{sample}.py"), "--target", "step", "--run-to-end",
          "-f", "json", "-o", str(out), "-f", "text", *extra],  # the text report on stdout; the script's prints join it there
         capture_output=True, text=True, timeout=600, cwd=ROOT,
     )

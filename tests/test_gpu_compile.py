@@ -37,7 +37,7 @@ def run(tmp_path: Path, script: str, target: str) -> tuple[dict, dict, list[floa
     out, direct = tmp_path / f"{script}.json", tmp_path / f"{script}.direct.json"
     path = str(SCRIPTS / f"{script}.py")
     proc = subprocess.run(
-        [sys.executable, "-m", "launchprof", "analyze", path, "--target", target, "--compare", "compile", "-f", "json", "-o", str(out)],
+        [sys.executable, "-m", "launchprof", "analyze", path, "--target", target, "--compare", "compile", "--run-to-end", "-f", "json", "-o", str(out)],
         capture_output=True, text=True, timeout=900, cwd=ROOT, env={**os.environ, "LAUNCHPROF_DIRECT_OUT": str(direct)},
     )
     assert out.exists() and direct.exists(), proc.stderr[-3000:]

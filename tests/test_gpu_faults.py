@@ -65,7 +65,7 @@ def no_workers_left() -> bool:
 
 @pytest.mark.parametrize("k", [5, 20, 40, 60])  # warm-up, eager timing, around capture, replay
 def test_script_raises_at_call_k(tmp_path, k):
-    rc, report, err, wall = analyze(tmp_path, "faults.py", "raise", str(k))
+    rc, report, err, wall = analyze(tmp_path, "faults.py", "raise", str(k), extra=("--run-to-end",))  # 60: after the plan
     assert rc == 3 and report is not None
     assert "ValueError" in report["run"]["cause"] and f"bad batch at call {k}" in report["run"]["cause"]
     assert "Traceback" not in err

@@ -80,7 +80,7 @@ def plain(tmp_path: Path, script: Path) -> float:
 
 def analyzed(tmp_path: Path, script: Path) -> tuple[float, dict]:
     out, report = tmp_path / "analyzed.txt", tmp_path / "report.json"
-    cmd = [sys.executable, "-m", "launchprof", "analyze", str(script), "--target", "step", "-n", "10", "--no-calibrate",
+    cmd = [sys.executable, "-m", "launchprof", "analyze", str(script), "--target", "step", "-n", "10", "--no-calibrate", "--run-to-end",
            "--hide-output", "-f", "json", "-o", str(report), "--", str(out)]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=tmp_path)
     assert report.exists(), proc.stderr[-3000:]

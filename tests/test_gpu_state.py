@@ -29,7 +29,7 @@ def plain(tmp_path: Path, script: str, *args: str) -> dict:
 
 def analyzed(tmp_path: Path, script: str, target: str, *args: str) -> tuple[dict, dict]:
     out, report = tmp_path / "analyzed.json", tmp_path / "report.json"
-    cmd = [sys.executable, "-m", "launchprof", "analyze", str(SCRIPTS / script), "--target", target, "-o", str(report), "--", str(out), *args]
+    cmd = [sys.executable, "-m", "launchprof", "analyze", str(SCRIPTS / script), "--target", target, "--run-to-end", "-o", str(report), "--", str(out), *args]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert report.exists(), proc.stderr[-3000:]
     assert out.exists(), f"the script did not finish under launchprof: {json.loads(report.read_text()).get('run')}"

@@ -34,7 +34,7 @@ TOLERANCE = 0.25
 def analyze(tmp_path: Path, script: str, env: dict | None = None) -> tuple[dict, str, subprocess.CompletedProcess]:
     out, text = tmp_path / f"{script}.json", tmp_path / f"{script}.txt"
     proc = subprocess.run(
-        [sys.executable, "-m", "launchprof", "analyze", str(SCRIPTS / f"{script}.py"), "--target", "step",
+        [sys.executable, "-m", "launchprof", "analyze", str(SCRIPTS / f"{script}.py"), "--target", "step", "--run-to-end",
          "-f", "json", "-o", str(out), "-f", "text", "-o", str(text)],
         capture_output=True, text=True, timeout=600, cwd=ROOT, env={**os.environ, **(env or {})},
     )  # fmt: skip

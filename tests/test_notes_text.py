@@ -180,6 +180,7 @@ WORKER_NOTES = [
     (NoteCode.FIX_TRIALS_FAILED, {"error": _ERR}, f"the written fixes could not be tried ({_ERR}); they are shown as suggestions"),
     (NoteCode.STATE_LOST, {"after": "fix-trial", "paths": ["x"], "whys": ["restore-failed"], "count": 1, "stopped": False},
      "a fix's trial (its captures, eager calls and replays) changed state that could not be put back: x (putting it back failed); the script had ended"),
+    (NoteCode.STOP_NOT_AGREED, {"error": _ERR}, f"the ranks could not agree where to stop the script ({_ERR}), so it ran to its end"),
 ]
 
 

@@ -123,3 +123,21 @@ def test_locate_async_is_in_help():
     from launchprof.cli import app
 
     assert "--locate-async" in CliRunner().invoke(app, ["analyze", "--help"]).output
+
+
+def test_a_cause_with_brackets_is_printed_as_written(tmp_path):
+    """A gloo or CUDA message quotes its source as ``[/path/pair.cc:553]``: the one-line
+    failure on the terminal prints it as it is, rather than read it as a closing markup tag."""
+    import io
+
+    from rich.console import Console
+
+    from launchprof.errors import ExitCode
+
+    message = "[/__w/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer"
+    run = load_run(_failed_run(tmp_path, {"type": "RuntimeError", "message": message, "file": "sample_models/device_assert.py", "line": 3}))
+    result = WorkerResult(run.events, 0, False, False, 1.1, None)
+    out = io.StringIO()
+    code = analyze_cmd.exit_code(analyse(run), parse_events(run.events), result, AnalyzeOptions(script=tmp_path / "s.py"), Console(file=out, width=400))
+    assert code == ExitCode.SCRIPT
+    assert message in out.getvalue()

@@ -17,7 +17,7 @@ from launchprof.common.capture_causes import cause_of
 from launchprof.analysis.notes import eager_trace_lost, extra_nodes, memory_for_no_gain, no_eager_kernels_note, timings_disagree
 from launchprof.analysis.prediction import host_speed_note, predicted
 from launchprof.analysis.profiles import calibration_note, eager_profile, replay_profile, validation_of
-from launchprof.analysis.runinfo import in_loop_short_note, run_info, script_failed
+from launchprof.analysis.runinfo import in_loop_short_note, run_info, script_failed, stopped_note
 from launchprof.analysis.failure import with_failure_advice
 from launchprof.analysis.whole import whole_script
 from launchprof.analysis.host_range import host_variation
@@ -93,8 +93,8 @@ def build_report(
     prediction = predicted(ev, eager, profile, calls)  # structured: renderers show its explanation
     if profile is None and eager is not None and eager.step_us is not None:
         notes.append(note(NoteCode.NO_DEVICE_PROFILE))
-    for found in (in_loop_short_note(ev), calibration_note(ev), host_speed_note(ev, profile), memory_for_no_gain(replay, ratio), extra_nodes(eager, replay),
-                  timings_disagree(eager, replay)):
+    for found in (stopped_note(ev), in_loop_short_note(ev), calibration_note(ev), host_speed_note(ev, profile), memory_for_no_gain(replay, ratio),
+                  extra_nodes(eager, replay), timings_disagree(eager, replay)):
         if found:
             notes.append(found)
     kept_graph = ev.capture is not None and not ev.capture.ok and cause_of(ev.capture, ev.probe)[0] == "kept-autograd-graph"

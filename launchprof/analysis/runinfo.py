@@ -72,11 +72,23 @@ def in_loop_short_note(ev: Evidence) -> Note | None:
     return note(NoteCode.IN_LOOP_SHORT, replays_timed=end.replays_timed, calls=end.calls)
 
 
+def stopped_after_calls(ev: Evidence) -> int | None:
+    """The script's calls of the target before launchprof stopped it, its measurement complete
+    (worker/early_stop.py); None where the script ended by itself."""
+    end = ev.script_end
+    return end.stopped_after_calls if end is not None and end.status == "done" else None
+
+
+def stopped_note(ev: Evidence) -> Note | None:
+    calls = stopped_after_calls(ev)
+    return None if calls is None else note(NoteCode.STOPPED_WHEN_MEASURED, calls=calls)
+
+
 def run_info(ev: Evidence, worker: dict[str, Any], needed: int) -> RunInfo:
     status = ev.script_end.status if ev.script_end else None
     complete = bool(ev.plan_end and ev.plan_end.reason in ("complete", "capture failed")) or (
         ev.target is None and status == "ok"
-    ) or (in_loop_short_note(ev) is not None and status == "ok")
+    ) or (in_loop_short_note(ev) is not None and status in ("ok", "done"))
     cause = _cause(ev, worker, needed, complete)
     if worker.get("interrupted") or worker.get("timed_out"):
         complete = False
@@ -92,4 +104,5 @@ def run_info(ev: Evidence, worker: dict[str, Any], needed: int) -> RunInfo:
         target_calls=ev.target_calls,
         wall_s=worker.get("wall_s"),
         phases_s=phases,
+        stopped_after_calls=stopped_after_calls(ev),
     )

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from launchprof.commands.analyze_ranks import check_rank_gpus, check_ranks, run_ranks_analysis
 from launchprof.commands.analyze_steps import import_analysis_meanwhile, load_device_profile, save_run
@@ -49,6 +50,7 @@ class AnalyzeOptions:
     fail_on: str = "never"
     repeat: int = 50
     timeout: float | None = None
+    run_to_end: bool = False  # --run-to-end: no stop once the measurement is complete
     profile: Path | None = None
     show_output: bool = True
     quiet: bool = False
@@ -120,7 +122,7 @@ def measure(options: AnalyzeOptions, console: Console, report_on_stdout: bool = 
             options, rundir, **bucket_options(options), compare=tuple(options.compare), compile_timeout=options.compile_timeout,
             compile_rounds=options.compile_rounds,
         )
-        with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
+        with AnalyzeProgress(console, repeat=options.repeat, has_target=True, stops=not options.run_to_end) as progress:
             result = run_worker(
                 config, rundir, options.timeout, options.show_output, progress.update, output_to_stderr=report_on_stdout
             )
@@ -217,7 +219,7 @@ def exit_code(report: Any, evidence: Evidence, result: WorkerResult, options: An
     if report.run is not None and report.run.cause is not None and script_failed(evidence, worker):
         if result.log_path and result.log_path.exists():
             console.print(f"[dim]script output: {result.log_path}[/]", soft_wrap=True)
-        console.print(f"[bold red]launchprof: the script failed:[/] {report.run.cause}")
+        console.print(f"[bold red]launchprof: the script failed:[/] {escape(report.run.cause)}")  # a cause may hold "[/...]"
         return int(ExitCode.INTERRUPTED if result.interrupted else ExitCode.SCRIPT)
     if result.interrupted:
         return int(ExitCode.INTERRUPTED)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from launchprof.commands.analyze_steps import import_analysis_meanwhile, load_device_profile, save_run
 from launchprof.commands.emit import emit
@@ -53,7 +54,7 @@ def measure_ranks(options: Any, console: Console, report_on_stdout: bool, module
     rundir = Path(tempfile.mkdtemp(prefix="launchprof-ranks-"))
     try:
         config = worker_config(options, rundir)
-        with AnalyzeProgress(console, repeat=options.repeat, has_target=True) as progress:
+        with AnalyzeProgress(console, repeat=options.repeat, has_target=True, stops=not options.run_to_end) as progress:
             result = run_ranks(config, rundir, options.nproc_per_node, options.timeout, options.show_output, progress.update, report_on_stdout, module)
     except BaseException:
         shutil.rmtree(rundir, ignore_errors=True)  # no result names it: nobody would ever remove it
@@ -153,7 +154,7 @@ def ranks_exit_code(report: Report, result: RanksResult, options: Any, console: 
     failed = [s for s in ranks if s.status != "ok"]
     if failed:
         for s in failed:
-            console.print(f"[bold red]launchprof: rank {s.rank} failed:[/] {s.cause}")
+            console.print(f"[bold red]launchprof: rank {s.rank} failed:[/] {escape(s.cause or '')}")  # a cause may hold "[/...]"
         if result.log_path is not None:
             console.print(f"[dim]launcher output: {result.log_path}[/]", soft_wrap=True)
         return int(ExitCode.INTERRUPTED if result.interrupted else ExitCode.SCRIPT)

@@ -114,6 +114,15 @@ CompileTimeoutOpt = Annotated[
     typer.Option("--compile-timeout", min=1.0, metavar="SECONDS", help="With --compare compile: give up on a torch.compile mode after this many seconds (reported as a timeout; "
         "with --compile-rounds, in each round, and a mode that timed out is not compiled again)."),
 ]
+RunToEndOpt = Annotated[
+    bool,
+    typer.Option(
+        "--run-to-end",
+        help="Let the script run to its end. Without it, once the target's measurement is complete (about 40 calls) "
+        "the script is stopped at the target's next call, as if it raised SystemExit there (its finally blocks and "
+        "context managers run), and the report says after how many calls; a script without a target always runs to its end.",
+    ),
+]
 TimeoutOpt = Annotated[
     float | None,
     typer.Option("--timeout", min=1.0, help="Stop the script after this many seconds and report what was measured.", show_default=False),

@@ -10,8 +10,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 
 
 class AnalyzeProgress:
-    def __init__(self, console: Console, repeat: int, has_target: bool) -> None:
+    def __init__(self, console: Console, repeat: int, has_target: bool, stops: bool = True) -> None:
         self.repeat = repeat
+        self.stops = stops  # the script is stopped once measured (not with --run-to-end)
         self.progress = Progress(
             SpinnerColumn(),
             TextColumn("{task.description}"),
@@ -64,7 +65,8 @@ class AnalyzeProgress:
             elif kind == "compile-start":
                 self.progress.update(self.task, description=f"torch.compile mode={e.get('mode')}: compiling, then timing", completed=0, total=None)
             elif kind == "plan-end":
-                self.progress.update(self.task, description="measured; the script finishes", total=None)
+                said = "measured; stopping the script" if self.stops else "measured; the script finishes"
+                self.progress.update(self.task, description=said, total=None)
 
     def _burst_update(self) -> None:
         self.progress.update(

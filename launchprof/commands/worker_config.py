@@ -19,5 +19,6 @@ def worker_config(options: Any, rundir: Path, **extra: Any) -> WorkerConfig:
         trace_path=str(rundir / "trace.json"),
         repeat=options.repeat,
         calibrate=options.calibrate,
+        run_to_end=options.run_to_end,
         **extra,
     )

@@ -89,10 +89,13 @@ class ScriptException(Site):
 @dataclass(frozen=True, kw_only=True)
 class ScriptEndEvent(Event):
     TYPE = "script-end"
-    status: str | None = None  # ok, exception, exit, stopped (by launchprof: a state-lost note says why)
+    status: str | None = None  # ok, exception, exit, stopped (by launchprof: a state-lost note says why), done
     exit_code: int | None = None
     exception: ScriptException | None = None
     calls: int | None = None
+    # done: the script's calls of its targets before the one where launchprof stopped it, once
+    # the measurement was complete (worker/early_stop.py)
+    stopped_after_calls: int | None = omitted()
 
 
 @dataclass(frozen=True, kw_only=True)

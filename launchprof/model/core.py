@@ -75,6 +75,9 @@ class RunInfo:
     target_calls: int
     wall_s: float | None
     phases_s: dict[str, float] = dataclasses.field(default_factory=dict)
+    # The script was stopped once the measurement was complete, after this many calls of the
+    # target (None: it ended by itself, or --run-to-end let it)
+    stopped_after_calls: int | None = None
 
 
 @model

@@ -67,6 +67,9 @@ class NoteCode(StrEnum):
     # The step's in-loop and burst medians differ by more than analysis.notes.TIMINGS_DISAGREE_RATIO:
     # eager_burst_us, eager_loop_us, replay_burst_us, replay_loop_us (None where unmeasured), ratio
     TIMINGS_DISAGREE = "timings-disagree"
+    # The script was stopped once the measurement was complete (worker/early_stop.py): calls, the
+    # script's calls of the target before the stop
+    STOPPED_WHEN_MEASURED = "stopped-when-measured"
     # The worker's own notes (NoteEvent's code and params); "error" is the exception's
     # "Type: message" as the worker caught it.
     INTERNAL_ERROR = "internal-error"  # error
@@ -97,6 +100,7 @@ class NoteCode(StrEnum):
     ASYNC_NOT_LOCATED = "async-not-located"
     STATE_LOST = "state-lost"  # after (a RestoredAfter), paths, whys (a LostWhy each), count, stopped
     STATE_NOT_COVERED = "state-not-covered"  # paths, whys (an UncoveredWhy each), count
+    STOP_NOT_AGREED = "stop-not-agreed"  # error: the ranks' agreement where to stop the script failed
 
 
 # Notes that describe how a figure was measured or computed, with nothing for the reader to

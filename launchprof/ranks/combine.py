@@ -229,12 +229,14 @@ def combined_verdict(reports: list[Report], summaries: list[RankSummary], hazard
 def combined_run(summaries: list[RankSummary], reports: list[Report]) -> RunInfo:
     causes = [f"rank {s.rank}: {s.cause}" for s in summaries if s.cause]
     runs = [r.run for r in reports if r.run is not None]
+    stops = {r.stopped_after_calls for r in runs}  # the ranks stop at the same call (worker/early_stop.py)
     return RunInfo(
         complete=all(s.status == "ok" for s in summaries) and all(r.complete for r in runs),
         cause="; ".join(causes) or None,
         script_exit=next((r.script_exit for r in runs if r.script_exit), None),
         target_calls=min((r.target_calls for r in runs), default=0),
         wall_s=max((r.wall_s for r in runs if r.wall_s is not None), default=None),
+        stopped_after_calls=stops.pop() if len(stops) == 1 else None,
     )
 
 

@@ -60,6 +60,7 @@ def main(argv: list[str]) -> int:
     from launchprof.common.targets import parse_target
     from launchprof.worker import frames
     from launchprof.worker.calibration import calibrate
+    from launchprof.worker.early_stop import EarlyStop
     from launchprof.worker.hook import Hook
     from launchprof.worker.plan import TargetRun
     from launchprof.worker.script import run_script
@@ -72,6 +73,7 @@ def main(argv: list[str]) -> int:
     script = Path(config.script).resolve()
     frames.SCRIPT_ROOT.append(str(script.parent) + os.sep)
     runs: list[TargetRun] = []
+    stop = EarlyStop(runs, config, events)  # the script ends once every target is measured
     spec = parse_target(config.target) if config.target else None
     whole: list[WholeScript] = [WholeScript(config, events)] if spec is None else []
 
@@ -80,7 +82,7 @@ def main(argv: list[str]) -> int:
         if whole:
             whole.pop().stop(decorated=True)
 
-    hook = Hook(spec, functools.partial(_measured, runs=runs, config=config, events=events), on_decorated)
+    hook = Hook(spec, functools.partial(_measured, runs=runs, config=config, events=events, stop=stop), on_decorated)
     announced: list[bool] = [False]
 
     def on_statement(namespace: dict[str, Any]) -> None:
@@ -117,15 +119,32 @@ def main(argv: list[str]) -> int:
     if spec is not None and hook.installed is None:
         problem = hook.problem or f"unknown target {spec.raw!r}: the script never defined it at module level"
         events.write(TargetProblemEvent(problem=problem))
-    calls = sum(r.calls for r in runs)
-    events.write(ScriptEndEvent(status=outcome.status, exit_code=outcome.exit_code, exception=outcome.exception, calls=calls))
-    events.write(WorkerEndEvent(wall_s=time.perf_counter() - t_start))
-    events.close()
+    _end(events, outcome, runs, stop, t_start)
     return 0
 
 
-def _measured(fn: Any, name: str, runs: list[Any], config: WorkerConfig, events: EventWriter) -> Any:
-    """The stand-in for the target: a plan that the user's calls drive."""
+def _end(events: EventWriter, outcome: Any, runs: list[Any], stop: Any, t_start: float) -> None:
+    """The last events; a script stopped once measured (``done``) says after how many calls,
+    and its process may not linger (worker/early_stop.py)."""
+    from launchprof.worker.early_stop import EXIT_GRACE_S, exit_soon
+
+    calls = sum(r.calls for r in runs)
+    done = outcome.status == "done"
+    events.write(
+        ScriptEndEvent(
+            status=outcome.status, exit_code=outcome.exit_code, exception=outcome.exception, calls=calls,
+            stopped_after_calls=stop.stopped_after if done else None,
+        )
+    )
+    events.write(WorkerEndEvent(wall_s=time.perf_counter() - t_start))
+    events.close()
+    if done:
+        exit_soon(EXIT_GRACE_S)
+
+
+def _measured(fn: Any, name: str, runs: list[Any], config: WorkerConfig, events: EventWriter, stop: Any) -> Any:
+    """The stand-in for the target: a plan that the user's calls drive, and the stop once
+    every target is measured (worker/early_stop.py)."""
     from launchprof.worker.plan import TargetRun
 
     run = TargetRun(fn, name, config, events)
@@ -134,12 +153,15 @@ def _measured(fn: Any, name: str, runs: list[Any], config: WorkerConfig, events:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        stop.before_call()  # raises ScriptDone where the script stops
         return run(*args, **kwargs)
 
     return wrapper
 
 
 def _close_runs(runs: list[Any], events: EventWriter) -> None:
+    from launchprof.worker.early_stop import stream_checks
+
     for run in runs:
         run.keep.script_running = False  # state lost from here on is said, with no script left to stop
     for run in runs:
@@ -147,11 +169,7 @@ def _close_runs(runs: list[Any], events: EventWriter) -> None:
             run.finish(reason="the script ended before the measurement plan completed")
         except Exception as exc:
             events.write(NoteEvent(code=NoteCode.MEASUREMENT_NOT_CLOSED, params={"error": str(exc)}))
-    for run in runs:  # the stream check last of all: it slows the process (worker/race_check.py)
-        try:
-            run.final_checks()
-        except Exception as exc:
-            events.write(NoteEvent(code=NoteCode.STREAM_CHECK_FAILED, params={"error": str(exc)}))
+    stream_checks(runs, events)  # last of all: it slows the process (worker/race_check.py)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ class WorkerConfig:
     compare: tuple[str, ...] = ()  # --compare: "compile" also measures torch.compile
     compile_timeout: float = 300.0  # --compile-timeout, seconds per torch.compile mode
     compile_rounds: int = 1  # --compile-rounds: compiles of each mode (dynamo reset each time)
+    run_to_end: bool = False  # --run-to-end: no stop once the measurement is complete (worker/early_stop.py)
 
     def to_file(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self)), encoding="utf-8")

@@ -6,7 +6,8 @@ loop, while argument sets are recorded. Once enough sets are recorded (or when t
 closes), eager, replay and clone are timed back to back in bursts on them (worker/burst.py):
 those are the reported numbers. Every step writes its result to the event log at once, so
 whatever the script does next (crash, exit, stop calling) cannot lose it. After the plan
-ends the original function runs untouched: ``TargetRun`` is the plan's state machine.
+ends the script is stopped at its next call (worker/early_stop.py), or with --run-to-end the
+original function runs untouched: ``TargetRun`` is the plan's state machine.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ class TargetRun:
         self.replay_sets: list[tuple[tuple, dict]] = []
         self.bursts_done = False
         # The argument set the stream check runs on, kept from the end of the plan until the
-        # script is done (final_checks).
+        # script is stopped or done (final_checks).
         self.race_set: tuple[tuple, dict] | None = None
         self.pre_capture_calls = pre_capture_calls(config.repeat)
         self.in_loop_calls = in_loop_calls(config.repeat)
@@ -459,10 +460,10 @@ class TargetRun:
             self._transition(Exit.COMPLETE if enough else Exit.STUCK)
 
     def final_checks(self) -> None:
-        """The stream check, once the script is done with the GPU. Importing the sanitizer
-        switches on trace hooks that slow every later CUDA op of the process about 2.5x
-        (worker/race_check.py), so it runs after the script's own remaining calls, not at
-        the end of the plan."""
+        """The stream check, where the script is stopped (worker/early_stop.py) or after its
+        end. Importing the sanitizer switches on trace hooks that slow every later CUDA op of
+        the process about 2.5x (worker/race_check.py), so it runs where neither a measurement
+        nor the script's own calls follow it."""
         if self.race_set is None:
             return
         args, kwargs = self.race_set

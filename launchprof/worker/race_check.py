@@ -8,10 +8,11 @@ errors and carry on. The same handler gives each op's reads and writes: the data
 dependencies between the step's ops, which a graph captured from one stream (a chain)
 cannot show, and which the concurrency advice needs.
 
-This runs once, after the script has ended (``TargetRun.final_checks``): importing the
-sanitizer switches on PyTorch's GPU trace hooks, which cannot be switched off again and
-slow every later CUDA op of the process (a 2-op step went from 28.6 to 73.1 µs), so
-neither a measurement nor the script's own remaining calls may follow it. The dispatch
+This runs once (``TargetRun.final_checks``), where the script is stopped once measured
+(worker/early_stop.py) or after it has ended (``--run-to-end``): importing the sanitizer
+switches on PyTorch's GPU trace hooks, which cannot be switched off again and slow every
+later CUDA op of the process (a 2-op step went from 28.6 to 73.1 µs), so neither a
+measurement nor the script's own remaining calls may follow it. The dispatch
 mode is left at once, and the callbacks it registered are removed. The call runs on a snapshot
 that is restored afterwards, as the timing bursts do (worker/plan_bursts.py).
 """

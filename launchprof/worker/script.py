@@ -35,9 +35,16 @@ class ScriptStopped(SystemExit):
         super().__init__(0)
 
 
+class ScriptDone(ScriptStopped):
+    """Raised from a call of the target once the measurement is complete (worker/early_stop.py):
+    the rest of the script would measure nothing more. It ends the script as ``ScriptStopped``
+    does, ``finally`` blocks and context managers included; ``run_script`` reports it as ``done``,
+    so the report tells a finished measurement from state that could not be put back."""
+
+
 @dataclass
 class ScriptOutcome:
-    status: str  # "ok", "exit", "exception", "stopped" (ScriptStopped)
+    status: str  # "ok", "exit", "exception", "stopped" (ScriptStopped), "done" (ScriptDone)
     exit_code: int
     exception: ScriptException = field(default_factory=ScriptException)  # empty when none was raised
 
@@ -77,6 +84,8 @@ def run_script(path: Path, argv: list[str], on_statement: Callable[[dict[str, An
     sys.path.insert(0, str(path.parent))
     try:
         exec(code, namespace)
+    except ScriptDone:
+        return ScriptOutcome("done", 0)
     except ScriptStopped:
         return ScriptOutcome("stopped", 0)
     except SystemExit as exc:

@@ -111,6 +111,12 @@ def _timings_disagree(p: Params) -> str:
     )
 
 
+@sentence(NoteCode.STOPPED_WHEN_MEASURED)
+def _stopped_when_measured(p: Params) -> str:
+    calls = int(p["calls"])
+    return f"the measurement was complete: the script was stopped after {calls} call{'' if calls == 1 else 's'} of the target (`--run-to-end` lets it finish)"
+
+
 @sentence(NoteCode.IN_LOOP_SHORT)
 def _in_loop_short(p: Params) -> str:
     return (
@@ -370,6 +376,7 @@ _WORKER: dict[NoteCode, str] = {  # str.format templates over the note's params
     NoteCode.ASYNC_NOT_LOCATED: (
         "--locate-async: the re-run with CUDA_LAUNCH_BLOCKING=1 did not raise the error again, so the launching line is unknown"
     ),
+    NoteCode.STOP_NOT_AGREED: "the ranks could not agree where to stop the script ({error}), so it ran to its end",
 }
 for _code, _template in _WORKER.items():
     SENTENCES[_code.value] = lambda p, template=_template: template.format(**p)

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from launchprof.events.capture_events import AnatomyEvent, GraphNodeRow
 from launchprof.model.step_timing import Anatomy, GraphNode
 from launchprof.common.graph_levels import levels_of
+
+if TYPE_CHECKING:  # pandas loads with the first trace read (a run without traces never needs it)
+    import pandas as pd
 
 DRAW_LIMIT = 60  # graphs up to this many nodes keep their nodes and edges for drawing
 _TRACE_KIND = {"kernel": "kernel", "memcpy": "memcpy", "memset": "memset"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from launchprof.analysis.anatomy import with_anatomy
 from launchprof.analysis.as_used import clone_in_loop_us, payback_as_used, speedup_as_used
@@ -36,10 +36,12 @@ from launchprof.model.core import SCHEMA_VERSION, Report
 from launchprof.model.step_timing import KernelSpan, Timeline
 from launchprof.analysis.snippet import capture_snippet
 from launchprof.common.source import use_sources
-from launchprof.common.trace_tables import CallProfile, gpu_table, launch_api_table, per_call, timeline_of
 from launchprof.analysis.verdict import RunFacts, decide
 from launchprof.version import __version__
 from launchprof.worker.config import WorkerConfig, plan_size
+
+if TYPE_CHECKING:  # the trace tables (pandas) load with the first trace read: a run without traces never needs them
+    from launchprof.common.trace_tables import CallProfile
 
 TraceSource = Callable[[str], "dict[str, Any] | None"]
 
@@ -48,6 +50,8 @@ def eager_calls(traces: TraceSource) -> tuple[list[CallProfile], list[dict[str, 
     trace = traces("eager") or traces("whole-script")
     if trace is None:
         return [], []
+    from launchprof.common.trace_tables import CallProfile, gpu_table, launch_api_table, per_call, timeline_of
+
     gpu = gpu_table(trace)
     calls = per_call(gpu, launch_api_table(trace))
     if not calls and gpu.empty:  # traced, and the GPU did nothing: the target runs no CUDA work
@@ -102,6 +106,8 @@ def build_report(
     notes += concurrency_notes(replay.anatomy if replay else None, ev.race_check, [k["dur_us"] for k in eager_tl], kept_graph, eager_median)
     timeline = None
     if eager_tl:
+        from launchprof.common.trace_tables import gpu_table, timeline_of
+
         replay_trace = traces("replay")
         replay_tl = timeline_of(gpu_table(replay_trace), 0) if replay_trace else []
         timeline = Timeline(eager=[KernelSpan(**k) for k in eager_tl], replay=[KernelSpan(**k) for k in replay_tl])

@@ -7,6 +7,7 @@ hazards and expect about X".
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from launchprof.crossover.profile import DeviceProfile, Interval
 from launchprof.run.evidence import Evidence
@@ -17,7 +18,9 @@ from launchprof.model.step_timing import EagerProfile
 from launchprof.model.predicted import Prediction
 from launchprof.render.words.prediction_text import basis_sentence
 from launchprof.model.stats import Estimate
-from launchprof.common.trace_tables import CallProfile
+
+if TYPE_CHECKING:  # the trace tables (pandas) load with the first trace read
+    from launchprof.common.trace_tables import CallProfile
 
 # What the profile's LaunchGraph already holds, and so is not added again here:
 # - the synchronisation: LaunchGraph is a latency (submit and wait) intercept, and the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from typing import TYPE_CHECKING
 
 from launchprof.analysis.timing import eager_samples, loop_stats, replay_samples, setup_us
 from launchprof.events.capture_events import MemoryEvent
@@ -10,7 +11,9 @@ from launchprof.run.evidence import Evidence
 from launchprof.model.findings import Note, NoteCode, note
 from launchprof.model.step_timing import EagerProfile, ReplayProfile, Validation
 from launchprof.model.stats import stats_of
-from launchprof.common.trace_tables import CallProfile
+
+if TYPE_CHECKING:  # the trace tables (pandas) load with the first trace read
+    from launchprof.common.trace_tables import CallProfile
 
 
 def eager_profile(ev: Evidence, calls: list[CallProfile]) -> EagerProfile | None:

@@ -14,7 +14,7 @@ import tempfile
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -22,20 +22,20 @@ from rich.markup import escape
 from launchprof.commands.analyze_ranks import check_rank_gpus, check_ranks, run_ranks_analysis
 from launchprof.commands.analyze_steps import import_analysis_meanwhile, load_device_profile, save_run
 from launchprof.commands.checks import check_compare, check_output_creatable, check_project_root, check_script, check_target_defined
-from launchprof.commands.emit import emit
 from launchprof.commands.worker_config import worker_config
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
-from launchprof.run.evidence import Evidence, parse_events
 from launchprof.commands.failon import check_choice, fail_reason
 from launchprof.fileio.output_files import Output, plan_outputs, refuse_overwriting, terminal_width
 from launchprof.commands.progress import AnalyzeProgress
 from launchprof.common.project import find_project_root, relative_to_root
 from launchprof.render import RenderOptions
-from launchprof.run import load_run
 from launchprof.commands.worker_runner import WorkerResult, run_worker
 from launchprof.common.targets import check_target_statically, parse_target
 from launchprof.commands.trace_export import check_destination, export_traces
 from launchprof.worker.config import WORKER_ENV_EXIT, WorkerConfig
+
+if TYPE_CHECKING:  # the run's reader, the analysis and the renderers load while the worker runs
+    from launchprof.run.evidence import Evidence
 
 NO_GPU_HELP = "lint, report and compare work without a GPU"
 
@@ -115,7 +115,6 @@ def bucket_options(options: AnalyzeOptions) -> dict[str, Any]:
 
 
 def measure(options: AnalyzeOptions, console: Console, report_on_stdout: bool = False) -> tuple[WorkerResult, Path]:
-    import_analysis_meanwhile()
     rundir = Path(tempfile.mkdtemp(prefix="launchprof-"))
     try:
         config = worker_config(
@@ -137,6 +136,7 @@ def locate_async(options: AnalyzeOptions, root: Path, result: WorkerResult, evid
     an asynchronous CUDA error surfaces at the launching line, and add that line to the run."""
     from launchprof.analysis.failure import async_exception, located_note
     from launchprof.events.record import event_dict
+    from launchprof.run.evidence import parse_events
 
     if async_exception(evidence) is None:
         console.print("[dim]launchprof: --locate-async: the script raised no asynchronous CUDA error; nothing to locate[/]")
@@ -179,11 +179,16 @@ def run(options: AnalyzeOptions) -> int:
         check_rank_gpus(options.nproc_per_node)
         return run_ranks_analysis(options, outputs)
     root = find_project_root(options.script, options.project_root)
+    meanwhile = import_analysis_meanwhile(o.format for o in outputs)
     result, rundir = measure(options, console, any(o.path is None and o.format != "text" for o in outputs))
+    meanwhile.join()  # the modules below are imported by then, and nothing imports them twice at once
     failed = False
     try:
-        from launchprof.analysis import analyse  # imported while the worker ran (import_analysis_meanwhile)
+        from launchprof.analysis import analyse
         from launchprof.analysis.runinfo import script_failed
+        from launchprof.commands.emit import emit
+        from launchprof.run import load_run
+        from launchprof.run.evidence import parse_events
 
         try:
             evidence = parse_events(result.events)

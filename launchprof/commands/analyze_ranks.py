@@ -27,9 +27,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from launchprof.commands.analyze_steps import import_analysis_meanwhile, load_device_profile, save_run
-from launchprof.commands.emit import emit
 from launchprof.errors import EnvironmentProblem, ExitCode, FailOnTriggered, InternalError, UsageError
-from launchprof.run.evidence import Evidence, parse_events
 from launchprof.commands.failon import fail_reason
 from launchprof.fileio.output_files import Output, terminal_width, write_output
 from launchprof.commands.progress import AnalyzeProgress
@@ -37,20 +35,20 @@ from launchprof.common.project import find_project_root
 from launchprof.ranks.rank_paths import rank_path
 from launchprof.ranks.rank_runner import RankRun, RanksResult, run_ranks
 from launchprof.render import RenderOptions, renderer_for
-from launchprof.run import default_run_path, in_kept_runs, load_run, prune
-from launchprof.model.core import Report
+from launchprof.run import default_run_path, in_kept_runs, prune
 from launchprof.commands.worker_config import worker_config
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the run's reader, the analysis and the renderers load while the workers run
     from launchprof.crossover.profile import DeviceProfile
+    from launchprof.model.core import Report
     from launchprof.ranks.combine import RankInput
+    from launchprof.run.evidence import Evidence
 
 NO_GPU_HELP = "lint, report and compare work without a GPU"
 WORKER = "launchprof.worker"
 
 
 def measure_ranks(options: Any, console: Console, report_on_stdout: bool, module: str = WORKER) -> tuple[RanksResult, Path]:
-    import_analysis_meanwhile()
     rundir = Path(tempfile.mkdtemp(prefix="launchprof-ranks-"))
     try:
         config = worker_config(options, rundir)
@@ -63,6 +61,8 @@ def measure_ranks(options: Any, console: Console, report_on_stdout: bool, module
 
 
 def _evidence(rank: RankRun) -> Evidence:
+    from launchprof.run.evidence import parse_events
+
     try:
         return parse_events(rank.result.events)
     except ValueError as exc:
@@ -74,6 +74,7 @@ def save_rank(options: Any, root: Path, rank: RankRun, rundir: Path, console: Co
     profile found for each machine, so that every rank on the same GPU model shares one (and
     its warnings are printed once)."""
     from launchprof.analysis import analyse  # imported while the workers ran (analyze_steps.import_analysis_meanwhile)
+    from launchprof.run import load_run
 
     evidence = _evidence(rank)
     machine = evidence.machine
@@ -118,7 +119,9 @@ def run_ranks_analysis(options: Any, outputs: list[Output], module: str = WORKER
     what each rank runs: launchprof's worker (the CLI never changes it; tests wrap it)."""
     console = Console(stderr=True, width=terminal_width())
     root = find_project_root(options.script, options.project_root)
+    meanwhile = import_analysis_meanwhile(o.format for o in outputs)
     result, rundir = measure_ranks(options, console, any(o.path is None and o.format != "text" for o in outputs), module)
+    meanwhile.join()  # the modules below are imported by then, and nothing imports them twice at once
     check_launched(result, rundir)
     try:
         profiles: dict[str, DeviceProfile | None] = {}
@@ -128,6 +131,7 @@ def run_ranks_analysis(options: Any, outputs: list[Output], module: str = WORKER
             shutil.rmtree(rundir, ignore_errors=True)
     if in_kept_runs(list(options.outputs), options.run_out) and inputs and inputs[0].run_file:
         prune(Path(inputs[0].run_file).parent)
+    from launchprof.commands.emit import emit
     from launchprof.ranks.combine import combine  # pandas: imported after the workers, not before
 
     report = combine(inputs)

@@ -9,23 +9,22 @@ from __future__ import annotations
 import importlib
 import tempfile
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from launchprof.errors import UsageError
-from launchprof.run.evidence import Evidence
-from launchprof.run.header import run_header
-from launchprof.model.core import Machine
-from launchprof.run.header_records import WorkerOutcome
 from launchprof.fileio.output_files import terminal_width
-from launchprof.run import default_run_path, in_kept_runs, prune, write_run
+from launchprof.run import default_run_path, in_kept_runs, prune
 from launchprof.commands.worker_runner import WorkerResult
 
-if TYPE_CHECKING:  # the profile module loads with the analysis, while the worker runs
+if TYPE_CHECKING:  # these load with the analysis, while the worker runs
     from launchprof.commands.analyze import AnalyzeOptions
     from launchprof.crossover.profile import DeviceProfile
+    from launchprof.model.core import Machine
+    from launchprof.run.evidence import Evidence
 
 
 def load_device_profile(path: Path | None, machine: Machine | None, console: Console) -> DeviceProfile | None:
@@ -57,6 +56,9 @@ def save_run(
 ) -> Path:
     """Pack the worker's folder into the run file (see launchprof.run), with the device profile
     the prediction uses, and keep the last runs."""
+    from launchprof.run.header import run_header
+    from launchprof.run.header_records import WorkerOutcome
+
     worker = WorkerOutcome(result.returncode, result.timed_out, result.interrupted, round(result.wall_s, 3), options.timeout)
     header = run_header(
         options.script, options.target, root, worker, options.repeat,
@@ -82,20 +84,51 @@ def save_run(
     return path
 
 
+def write_run(*args: Any, **kwargs: Any) -> Path:
+    """:func:`launchprof.run.file.write_run`, imported when the run is written (after the worker)."""
+    from launchprof.run.file import write_run as write
+
+    return write(*args, **kwargs)
+
+
 # The analysis modules (pandas, numpy, pydantic models: about 0.7 s to import on the CI
 # machine) are imported while the worker runs, not before it starts: the parent only waits
 # for the worker then, and analyze's wall time is judged against `python script.py`.
-# launchprof.analysis imports the rest (its report module: failure, runinfo, anatomy).
+# launchprof.analysis imports the rest (its report module: failure, runinfo, anatomy); the
+# trace tables (pandas) load with the first trace the analysis reads, so they are named here;
+# then the run file's reader and writer, the renderers, and the pydantic validators that
+# reading the run builds on first use (the events', the run header's and the machine's).
 ANALYSIS = "launchprof.analysis"
+MEANWHILE = (ANALYSIS, "launchprof.common.trace_tables", "launchprof.run.file", "launchprof.run.evidence", "launchprof.run.header", "launchprof.commands.emit")
 
 
-def import_analysis_meanwhile() -> threading.Thread:
-    """Import the analysis modules in a daemon thread; a failure is left for the real import
-    after the worker, which raises it where it belongs."""
+def build_validators() -> None:
+    from launchprof.model.core import Machine
+    from launchprof.model.records import adapter
+    from launchprof.run.event_log import build_validators as event_validators
+    from launchprof.run.header_records import RunHeader
+
+    event_validators()
+    adapter(RunHeader)
+    adapter(Machine)
+
+
+def import_analysis_meanwhile(formats: Iterable[str] = ()) -> threading.Thread:
+    """Import the analysis modules, and the renderers of ``formats``, in a daemon thread; a
+    failure is left for the real import after the worker, which raises it where it belongs.
+    The caller joins the thread before its own imports of these modules, so two threads never
+    import one module at once."""
+    from launchprof.render import renderer_module
+
+    renderers = [m for m in dict.fromkeys(map(renderer_module, formats)) if m]
 
     def load() -> None:
         try:
-            importlib.import_module(ANALYSIS)
+            for name in MEANWHILE:
+                importlib.import_module(name)
+            build_validators()
+            for name in renderers:
+                importlib.import_module(name)
         except Exception:
             return
 

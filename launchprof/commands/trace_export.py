@@ -18,11 +18,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from launchprof.errors import UsageError
 from launchprof.fileio.output_files import write_output
-from launchprof.run.file import Run
+
+if TYPE_CHECKING:  # analyze checks --save-trace before its worker starts; runs are read after
+    from launchprof.run.file import Run
 
 PHASE_OF = {"eager": "launchprof/eager", "replay": "launchprof/replay"}
 ORDER = ("eager", "replay", "whole-script")

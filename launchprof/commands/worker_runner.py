@@ -76,6 +76,18 @@ def worker_env(extra_env: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+POLL_S = 0.05  # how often the events file is read for the progress display
+
+
+def _wait(proc: subprocess.Popen[bytes], seconds: float) -> None:
+    """Sleep until the next poll, or less: the worker's exit ends the wait at once, so the
+    report does not wait out the rest of a poll interval."""
+    try:
+        proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        pass
+
+
 def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
@@ -147,7 +159,7 @@ def run_worker(
                 timed_out = True
                 _stop(proc)
                 break
-            time.sleep(0.05)
+            _wait(proc, POLL_S)
     except KeyboardInterrupt:
         interrupted = True
         _stop(proc, first=signal.SIGINT)

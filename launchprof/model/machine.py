@@ -17,10 +17,12 @@ import os
 import platform
 import shutil
 import subprocess
+import threading
+import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from launchprof.model.records import adapter
 from launchprof.model.core import Machine
 
 SMI_TIMEOUT_S = 5.0  # nvidia-smi answers in well under a second; a hung driver must not hang the worker
@@ -113,8 +115,8 @@ def smi_driver() -> str | None:
 # --- GPU: NVML (nvidia-ml-py), preferred when importable ---------------------------------------
 
 
-def nvml_state(uuid: str | None, own_pid: int) -> dict[str, Any] | None:
-    """Driver, clocks, memory and other processes through NVML; None when NVML is unusable."""
+def nvml_open() -> Any:
+    """The pynvml module, initialised; None when NVML cannot be imported or started."""
     try:
         import pynvml  # nvidia-ml-py
     except Exception:
@@ -123,33 +125,57 @@ def nvml_state(uuid: str | None, own_pid: int) -> dict[str, Any] | None:
         pynvml.nvmlInit()
     except Exception:
         return None
+    return pynvml
+
+
+def nvml_close(pynvml: Any) -> None:
     try:
-        state: dict[str, Any] = {}
-        try:
-            version = pynvml.nvmlSystemGetDriverVersion()
-            state["driver"] = version.decode() if isinstance(version, bytes) else str(version)
-        except Exception:
-            pass
+        pynvml.nvmlShutdown()
+    except Exception:
+        pass
+
+
+def nvml_driver(pynvml: Any) -> str | None:
+    try:
+        version = pynvml.nvmlSystemGetDriverVersion()
+    except Exception:
+        return None
+    return version.decode() if isinstance(version, bytes) else str(version)
+
+
+def nvml_device(pynvml: Any, uuid: str | None, own_pid: int) -> dict[str, Any]:
+    """Clocks, memory and other processes of our GPU through an open NVML; what it could not
+    read is missing from the answer (every GPU answers without a UUID: then nothing)."""
+    state: dict[str, Any] = {}
+    try:
         if uuid is None and pynvml.nvmlDeviceGetCount() != 1:
             return state
         handle = pynvml.nvmlDeviceGetHandleByUUID(uuid) if uuid else pynvml.nvmlDeviceGetHandleByIndex(0)
-        for key, probe in (
-            ("gpu_clocks_mhz", lambda: {"sm": int(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)), "mem": int(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM))}),
-            ("gpu_memory_bytes", lambda: int(pynvml.nvmlDeviceGetMemoryInfo(handle).total)),
-            ("gpu_other_processes", lambda: bool({p.pid for p in pynvml.nvmlDeviceGetComputeRunningProcesses(handle)} - {own_pid})),
-        ):
-            try:
-                state[key] = probe()
-            except Exception:
-                pass
-        return state
     except Exception:
-        return None
-    finally:
+        return state
+    for key, probe in (
+        ("gpu_clocks_mhz", lambda: {"sm": int(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)), "mem": int(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM))}),
+        ("gpu_memory_bytes", lambda: int(pynvml.nvmlDeviceGetMemoryInfo(handle).total)),
+        ("gpu_other_processes", lambda: bool({p.pid for p in pynvml.nvmlDeviceGetComputeRunningProcesses(handle)} - {own_pid})),
+    ):
         try:
-            pynvml.nvmlShutdown()
+            state[key] = probe()
         except Exception:
             pass
+    return state
+
+
+def nvml_state(uuid: str | None, own_pid: int) -> dict[str, Any] | None:
+    """Driver, clocks, memory and other processes through NVML; None when NVML is unusable."""
+    pynvml = nvml_open()
+    if pynvml is None:
+        return None
+    try:
+        driver = nvml_driver(pynvml)
+        state = {} if driver is None else {"driver": driver}
+        return state | nvml_device(pynvml, uuid, own_pid)
+    finally:
+        nvml_close(pynvml)
 
 
 def driver_version() -> str | None:
@@ -158,19 +184,116 @@ def driver_version() -> str | None:
     return state.get("driver") or smi_driver()
 
 
+def smi_fill(state: dict[str, Any], uuid: str | None, pid: int) -> dict[str, Any]:
+    """What NVML left out of ``state``, from nvidia-smi; its two queries run side by side."""
+    wanted: dict[str, Callable[[], Any]] = {}
+    if "gpu_clocks_mhz" not in state or "gpu_memory_bytes" not in state:
+        wanted["clocks"] = functools.partial(smi_gpu_state, uuid)
+    if "gpu_other_processes" not in state:
+        wanted["others"] = functools.partial(smi_other_processes, uuid, pid)
+    got = side_by_side(wanted)
+    if "clocks" in wanted:
+        clocks, memory = got.get("clocks") or (None, None)
+        state.setdefault("gpu_clocks_mhz", clocks)
+        state.setdefault("gpu_memory_bytes", memory)
+    if "others" in wanted:
+        state["gpu_other_processes"] = got.get("others")
+    return state
+
+
 def gpu_state(uuid: str | None, own_pid: int | None = None) -> dict[str, Any]:
     """Driver, clocks, memory and other GPU processes: NVML first, nvidia-smi for what it missed."""
     pid = os.getpid() if own_pid is None else own_pid
     state = nvml_state(uuid, pid) or {}
     if "driver" not in state:
         state["driver"] = smi_driver()
-    if "gpu_clocks_mhz" not in state or "gpu_memory_bytes" not in state:
-        clocks, memory = smi_gpu_state(uuid)
-        state.setdefault("gpu_clocks_mhz", clocks)
-        state.setdefault("gpu_memory_bytes", memory)
-    if "gpu_other_processes" not in state:
-        state["gpu_other_processes"] = smi_other_processes(uuid, pid)
-    return state
+    return smi_fill(state, uuid, pid)
+
+
+# --- queries beside other work -----------------------------------------------------------------
+
+
+def in_background(work: Callable[[], Any]) -> Callable[[], Any]:
+    """Start ``work`` in a daemon thread; the returned call waits for its answer (None if it
+    raised: every probe is optional). nvidia-smi runs in a process of its own and NVML's calls
+    leave Python's lock, so the caller's work goes on meanwhile."""
+    box: list[Any] = [None]
+
+    def run() -> None:
+        try:
+            box[0] = work()
+        except Exception:
+            pass
+
+    thread = threading.Thread(target=run, name="launchprof-machine", daemon=True)
+    thread.start()
+
+    def result() -> Any:
+        thread.join()
+        return box[0]
+
+    return result
+
+
+def side_by_side(work: dict[str, Callable[[], Any]]) -> dict[str, Any]:
+    """Each call's answer by name, the calls run at once."""
+    if len(work) == 1:  # nothing to run beside it
+        return {name: call() for name, call in work.items()}
+    waiting = {name: in_background(call) for name, call in work.items()}
+    return {name: wait() for name, wait in waiting.items()}
+
+
+class MachineProbe:
+    """:func:`collect_machine` in two steps, so the worker does other work while the GPU answers.
+
+    nvidia-smi takes a tenth of a second to a second per query on a large GPU host, and a
+    worker needs up to three of them between CUDA's start and the user's script. The driver is
+    one for the whole host, so its query starts with the probe, before torch is imported; the
+    device's clocks, memory and other processes are read once CUDA is up (clocks read before
+    that would describe the GPU at another moment), while the worker imports its own modules.
+    """
+
+    def __init__(self) -> None:
+        self._opened = in_background(self._open)
+        self._device: dict[str, Any] = {}
+        self._state: Callable[[], Any] | None = None
+
+    @staticmethod
+    def _open() -> tuple[Any, str | None]:
+        """(NVML opened or None, the driver version from NVML, else nvidia-smi)."""
+        pynvml = nvml_open()
+        driver = nvml_driver(pynvml) if pynvml is not None else None
+        return pynvml, smi_driver() if driver is None else driver
+
+    def read_device(self) -> None:
+        """Start reading the device's state: call with CUDA up and this rank's device chosen."""
+        self._device = torch_device()
+        if self._device.get("gpu"):
+            self._state = in_background(functools.partial(self._device_state, self._device.get("uuid"), os.getpid()))
+        else:  # no GPU, no GPU state: nothing waits for the driver's answer
+            in_background(self._close)
+            self._state = dict
+
+    def _close(self) -> None:
+        pynvml, _ = self._opened() or (None, None)
+        if pynvml is not None:
+            nvml_close(pynvml)
+
+    def _device_state(self, uuid: str | None, pid: int) -> dict[str, Any]:
+        pynvml, driver = self._opened() or (None, None)
+        state: dict[str, Any] = {"driver": driver}
+        if pynvml is not None:
+            try:
+                state |= nvml_device(pynvml, uuid, pid)
+            finally:
+                nvml_close(pynvml)
+        return smi_fill(state, uuid, pid)
+
+    def machine(self) -> Machine:
+        """The machine, once every query has answered."""
+        if self._state is None:
+            self.read_device()
+        return machine_of(self._device, (self._state() if self._state is not None else None) or {})
 
 
 # --- torch ------------------------------------------------------------------------------------
@@ -200,19 +323,28 @@ def torch_device() -> dict[str, Any]:
 
 def collect_machine() -> Machine:
     """Describe this machine and its state now; imports torch, so call it in the worker, not the CLI."""
-    dev = torch_device()
-    gpu = gpu_state(dev.get("uuid")) if dev.get("gpu") else {}
-    # What torch, NVML and nvidia-smi say, checked and converted as a report's machine is.
-    return adapter(Machine).validate_python(dict(
-        gpu=dev.get("gpu"),
-        driver=gpu.get("driver"),
-        cuda=dev.get("cuda"),
-        torch=dev.get("torch"),
+    return MachineProbe().machine()
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def machine_of(dev: dict[str, Any], gpu: dict[str, Any]) -> Machine:
+    """What torch, NVML and nvidia-smi say, converted as a report's machine is when read (a
+    plain ``str`` for torch's version string, MHz as floats); pydantic is not needed for
+    values this module made, and importing it cost the worker a tenth of a second."""
+    clocks = gpu.get("gpu_clocks_mhz")
+    return Machine(
+        gpu=_text(dev.get("gpu")),
+        driver=_text(gpu.get("driver")),
+        cuda=_text(dev.get("cuda")),
+        torch=_text(dev.get("torch")),
         python=platform.python_version(),
         cpu_model=cpu_model(),
         cpu_cores=cpu_cores(),
         load_avg=load_avg(),
         gpu_memory_bytes=dev.get("gpu_memory_bytes") or gpu.get("gpu_memory_bytes"),
-        gpu_clocks_mhz=gpu.get("gpu_clocks_mhz"),
+        gpu_clocks_mhz=None if clocks is None else {str(k): float(v) for k, v in clocks.items()},
         gpu_other_processes=gpu.get("gpu_other_processes"),
-    ))
+    )

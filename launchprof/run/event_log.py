@@ -27,6 +27,13 @@ def _adapter(kind: str) -> TypeAdapter[Any] | None:
     return adapter
 
 
+def build_validators() -> None:
+    """Build every event type's validator ahead of the first read: ``analyze`` does it in its
+    import thread while the worker runs, so that reading the worker's events costs no build."""
+    for kind in RECORDS:
+        _adapter(kind)
+
+
 def _checked(number: int, raw: Any) -> Event | None:
     """One event validated into its record; None when its type is unknown."""
     if not isinstance(raw, dict):

@@ -31,8 +31,7 @@ from launchprof.run.header_records import RunHeader
 from launchprof.model.core import first_error
 from launchprof.run.event_log import known_events
 from launchprof.run.migrate import migrate_header
-
-SUFFIX = ".lprun"
+from launchprof.run.store import SUFFIX  # noqa: F401 - scripts read the suffix here
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ import datetime as _dt
 from pathlib import Path
 
 from launchprof.fileio.output_files import is_stdout
-from launchprof.run.file import SUFFIX
 
+SUFFIX = ".lprun"
 KEEP = 10
 RUNS_DIR = Path(".launchprof") / "runs"
 

@@ -52,11 +52,14 @@ def main(argv: list[str]) -> int:
     events = EventWriter(config.events_path)
     announce_rank(config, events)
     t_start = time.perf_counter()
+    from launchprof.model.machine import MachineProbe
+
+    probe = MachineProbe()  # the driver's query runs while torch imports
     if not start_cuda(events):
         return WORKER_ENV_EXIT
     use_rank_device(config)
+    probe.read_device()  # and the device's, while the modules below import
 
-    from launchprof.model.machine import collect_machine
     from launchprof.common.targets import parse_target
     from launchprof.worker import frames
     from launchprof.worker.calibration import calibrate
@@ -66,7 +69,7 @@ def main(argv: list[str]) -> int:
     from launchprof.worker.script import run_script
     from launchprof.worker.whole_script import WholeScript
 
-    machine = dataclasses.asdict(collect_machine())
+    machine = dataclasses.asdict(probe.machine())
     events.write(MachineEvent(machine=machine, import_s=time.perf_counter() - t_start, pid=os.getpid()))
     if config.calibrate:
         calibrate(machine, events)

@@ -73,21 +73,21 @@ def test_a_session_with_no_gpu_activity_under_teardown_counts_as_lost(monkeypatc
 
 def test_the_plan_profiles_its_calls_again_once_after_a_lost_trace(tmp_path, monkeypatch):
     pytest.importorskip("torch")
-    from launchprof.worker import plan
+    from launchprof.worker import plan, plan_profiles
     from launchprof.worker.config import WorkerConfig
     from launchprof.worker.event_writer import EventWriter
 
     monkeypatch.setenv(TEARDOWN_CUPTI, "1")
-    monkeypatch.setattr(plan, "write_table", lambda prof, run_dir, what: f"trace-{what}.json.gz")
-    config = WorkerConfig(script="s.py", script_args=[], target="f", events_path=str(tmp_path / "e.jsonl"), trace_path=str(tmp_path / "t.json"))
+    monkeypatch.setattr(plan_profiles, "write_table", lambda prof, run_dir, what: f"trace-{what}.json.gz")
+    config = WorkerConfig(script="s.py", script_args=[], target="f", events_path=str(tmp_path / "e.jsonl"), trace_path=str(tmp_path / "t.json"), profiler="kernels")
     run = plan.TargetRun(lambda: None, "f", config, EventWriter(config.events_path))
     run.profiler = first = _Prof("CPU")
-    assert run._finish_profile() is False and first.exited == 1  # lost: take it again
+    assert plan_profiles.finish_profile(run) is False and first.exited == 1  # lost: take it again
     run.profiler = second = _Prof("CPU")
-    assert run._finish_profile() is True and second.exited == 1  # a CPU-only step: once is enough
+    assert plan_profiles.finish_profile(run) is True and second.exited == 1  # a CPU-only step: once is enough
     run.profiler = _Prof("CPU")
     run.reprofiled = False
-    assert run._finish_profile(retry=False) is True  # closing the plan never asks for more calls
+    assert plan_profiles.finish_profile(run, retry=False) is True  # closing the plan never asks for more calls
     traces = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines() if '"trace"' in line]
     assert len(traces) == 2 and all(t["what"] == "eager" for t in traces)
     # empty after the retake: a step with no GPU work; empty and never retaken: maybe lost
@@ -100,16 +100,16 @@ def test_the_profile_phase_takes_its_calls_again_after_a_lost_session(tmp_path, 
     ``profile_calls`` calls, on to the probe after twice as many, one trace of the second
     session's calls, and a note that says why."""
     torch = pytest.importorskip("torch")
-    from launchprof.worker import plan
+    from launchprof.worker import plan, plan_profiles
     from launchprof.worker.config import WorkerConfig
     from launchprof.worker.event_writer import EventWriter
 
     monkeypatch.setenv(TEARDOWN_CUPTI, "1")
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
-    monkeypatch.setattr(plan, "write_table", lambda prof, run_dir, what: f"trace-{what}.json.gz")
+    monkeypatch.setattr(plan_profiles, "write_table", lambda prof, run_dir, what: f"trace-{what}.json.gz")
     sessions = iter([_Prof("CPU"), _Prof("CPU", "CUDA")])
-    monkeypatch.setattr(plan, "new_profile", lambda: next(sessions))
-    config = WorkerConfig(script="s.py", script_args=[], target="f", events_path=str(tmp_path / "e.jsonl"), trace_path=str(tmp_path / "t.json"))
+    monkeypatch.setattr(plan_profiles, "new_profile", lambda: next(sessions))
+    config = WorkerConfig(script="s.py", script_args=[], target="f", events_path=str(tmp_path / "e.jsonl"), trace_path=str(tmp_path / "t.json"), profiler="kernels")
     run = plan.TargetRun(lambda: None, "f", config, EventWriter(config.events_path))
     run.phase = plan.Phase.PROFILE
     for i in range(config.profile_calls):
@@ -150,17 +150,17 @@ def test_a_lost_session_is_written_when_the_script_stops_before_the_retake(tmp_p
     stopped calling the target. Closing the plan writes the set-aside session, flagged
     ``may_be_lost``, so the report says why the counts are unknown (before, nothing did)."""
     pytest.importorskip("torch")
-    from launchprof.worker import plan
+    from launchprof.worker import plan, plan_profiles
     from launchprof.worker.config import WorkerConfig
     from launchprof.worker.event_writer import EventWriter
 
     monkeypatch.setenv(TEARDOWN_CUPTI, "1")
     written = []
-    monkeypatch.setattr(plan, "write_table", lambda prof, run_dir, what: written.append(prof) or f"trace-{what}.json.gz")
-    config = WorkerConfig(script="s.py", script_args=[], target="f", events_path=str(tmp_path / "e.jsonl"), trace_path=str(tmp_path / "t.json"))
+    monkeypatch.setattr(plan_profiles, "write_table", lambda prof, run_dir, what: written.append(prof) or f"trace-{what}.json.gz")
+    config = WorkerConfig(script="s.py", script_args=[], target="f", events_path=str(tmp_path / "e.jsonl"), trace_path=str(tmp_path / "t.json"), profiler="kernels")
     run = plan.TargetRun(lambda: None, "f", config, EventWriter(config.events_path))
     run.profiler, run.in_phase = (first := _Prof("CPU")), 3
-    assert run._finish_profile() is False and written == []
+    assert plan_profiles.finish_profile(run) is False and written == []
     run.in_phase = 0  # the retake would start here, but no call comes
     run.finish(reason="script ended", bursts=False)
     run.events.close()

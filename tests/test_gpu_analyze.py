@@ -15,10 +15,11 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def analyze(tmp_path: Path, sample: str) -> tuple[int, dict]:
+def analyze(tmp_path: Path, sample: str, *extra: str) -> tuple[int, dict]:
+    """``extra``: more options, e.g. --kernels where a test compares the profiler's figures."""
     out = tmp_path / f"{sample}.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "launchprof", "analyze", str(ROOT / "sample_models" / f"{sample}.py"), "--target", "step", "-o", str(out)],
+        [sys.executable, "-m", "launchprof", "analyze", str(ROOT / "sample_models" / f"{sample}.py"), "--target", "step", "-o", str(out), *extra],
         capture_output=True,
         text=True,
         timeout=300,
@@ -29,7 +30,7 @@ def analyze(tmp_path: Path, sample: str) -> tuple[int, dict]:
 
 
 def test_decode_graphs_help(tmp_path):
-    rc, report = analyze(tmp_path, "decode_loop")
+    rc, report = analyze(tmp_path, "decode_loop", "--kernels")
     assert rc == 0
     assert report["verdict"] == "graphs-help"
     assert report["speedup"]["low"] > 1.1
@@ -49,14 +50,15 @@ def test_long_kernels_do_not_help(tmp_path):
 def test_the_rng_prologue_is_predicted_where_the_step_draws_random_numbers(tmp_path):
     """The worker says whether a warm-up call advanced the default CUDA generator; where it
     did (dropout), the prediction adds torch's two RNG fills before each replay and the
-    replay estimate lands near the measured replay; where not (decode), it adds none."""
+    replay estimate lands near the measured replay; where not (decode), it adds none. With
+    --kernels: the prediction from the profiled per-kernel durations, which this checks."""
     from launchprof.run import load_run
 
     for sample, draws in (("dropout_train", True), ("decode_loop", False)):
         run_out, out = tmp_path / f"{sample}.lprun", tmp_path / f"{sample}.json"
         proc = subprocess.run(
             [sys.executable, "-m", "launchprof", "analyze", str(ROOT / "sample_models" / f"{sample}.py"), "--target", "step",
-             "--run-out", str(run_out), "-o", str(out)],
+             "--run-out", str(run_out), "-o", str(out), "--kernels"],
             capture_output=True, text=True, timeout=300, cwd=ROOT,
         )
         assert out.exists() and run_out.exists(), proc.stderr
@@ -87,7 +89,9 @@ print(sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType
 
 def test_a_decorated_target_keeps_its_eager_kernels(tmp_path):
     """No --target: the overview profiler runs until @launchprof.target's function takes
-    over. Its eager kernel count must be torch.profiler's own count of one call here (on the
+    over, and the plan profiles that target's calls from the start (CUPTI is paid already:
+    worker/profiler_choice.py, "overview"), without --kernels.
+    Its eager kernel count must be torch.profiler's own count of one call here (on the
     H200 the plan's trace came back empty when the overview had not torn CUPTI down). The
     count runs in a child process: a profiler session here would leave CUPTI subscribed in
     the test process and slow the in-process timing tests after it."""
@@ -181,3 +185,56 @@ def test_launchprof_leaves_no_process_wide_slowdown(tmp_path):
         # not: the clean step, scaled by anything from 1 to the host ratio, within 20%.
         low, high = sorted((reference[key], reference[key] * host))
         assert 0.8 * low <= measured <= 1.2 * high, (side, measured, (low, high), after, "clean process", reference)
+
+
+def _analyzed_run(tmp_path: Path, sample: str, *extra: str) -> tuple[dict, list[dict]]:
+    """The report and the run's events of ``analyze --target step`` on a sample."""
+    from launchprof.run import load_run
+
+    run_out, out = tmp_path / f"{sample}.lprun", tmp_path / f"{sample}.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "launchprof", "analyze", str(ROOT / "sample_models" / f"{sample}.py"), "--target", "step",
+         "--run-out", str(run_out), "-o", str(out), *extra],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert out.exists() and run_out.exists(), proc.stderr
+    return json.loads(out.read_text()), load_run(run_out).events
+
+
+def _plans(events: list[dict]) -> list[tuple]:
+    return [(e["profiled"], e["reason"], e["when"]) for e in events if e["type"] == "profiler-plan"]
+
+
+def test_a_step_that_captures_runs_no_profiler_unless_asked(tmp_path):
+    """decode_loop without --kernels: op sequences instead of the eager profile, no trace at
+    all, and the same verdict; with --kernels both traces, as before."""
+    report, events = _analyzed_run(tmp_path, "decode_loop")
+    assert _plans(events) == [(False, None, "start")], _plans(events)
+    assert not [e for e in events if e["type"] == "trace"]
+    ops = [e for e in events if e["type"] == "op-sequence"]
+    assert len(ops) == 3 and len({e["digest"] for e in ops}) == 1 and ops[0]["count"] > 0
+    assert report["verdict"] == "graphs-help"
+    report, events = _analyzed_run(tmp_path, "decode_loop", "--kernels")
+    assert _plans(events) == [(True, "kernels", "start")]
+    assert sorted(e["what"] for e in events if e["type"] == "trace") == ["eager", "replay"]
+    assert not [e for e in events if e["type"] == "op-sequence"]
+
+
+def test_differing_op_sequences_profile_the_eager_calls_after_the_plan(tmp_path):
+    """data_dependent branches on a Python argument: its profile-phase calls run different
+    ops, so the recorded eager calls are profiled after the plan and the kernel sequences
+    give the hazard as before."""
+    report, events = _analyzed_run(tmp_path, "data_dependent")
+    assert _plans(events) == [(False, None, "start"), (True, "ops-differ", "after-plan")], _plans(events)
+    assert len({e["digest"] for e in events if e["type"] == "op-sequence"}) == 2
+    assert [e["what"] for e in events if e["type"] == "trace"] == ["eager"]
+    assert any(h["kind"] == "data-dependent-control-flow" for h in report["hazards"]), report["hazards"]
+
+
+def test_a_failed_capture_profiles_the_eager_calls_after_the_plan(tmp_path):
+    report, events = _analyzed_run(tmp_path, "hidden_sync")
+    assert report["verdict"] == "not-capturable"
+    assert _plans(events) == [(False, None, "start"), (True, "capture-failed", "after-plan")], _plans(events)
+    (trace,) = [e for e in events if e["type"] == "trace"]
+    assert trace["what"] == "eager" and trace["calls"] >= 1
+    assert report["eager"]["kernels_per_step"], report["eager"]  # read from that trace

@@ -37,7 +37,7 @@ def test_fixed_twin_clean(tmp_path):
 
 @pytest.mark.parametrize("sample", ["decode_loop", "two_streams_ok"])
 def test_anatomy_matches_the_graph(tmp_path, sample):
-    _, report = analyze(tmp_path, sample)
+    _, report = analyze(tmp_path, sample, "--kernels")  # node times come from the profiled replay
     replay = report["replay"]
     a = replay["anatomy"]
     assert sum(a["nodes_by_type"].values()) == replay["graph_nodes"] == sum(replay["node_types"].values())

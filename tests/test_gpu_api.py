@@ -114,6 +114,8 @@ def test_analyze_a_small_step() -> None:
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     report, before, after = got["report"], got["before"], got["after"]
     assert report["verdict"] == "graphs-help"
+    # The API runs no profiler on a step that captures: the graph's kernel nodes are the count.
+    assert report["replay"]["node_types"]["kernel"] == got["counted"]
     assert report["eager"]["kernels_per_step"] == got["counted"]
     assert any("stream races were not checked" in n and "stream_check=True" in n for n in report["notes"])
     assert not got["sanitizer"]
@@ -127,11 +129,16 @@ def test_analyze_a_small_step() -> None:
     assert report["speedup"]["median"] > 1.0
 
 
-def test_analyze_after_the_callers_own_profiler_keeps_the_kernels() -> None:
+def test_analyze_after_the_callers_own_profiler_keeps_the_kernels(monkeypatch) -> None:
     """A torch.profiler session of the caller's, ended without a CUPTI teardown, made the
     next session (launchprof's eager profile, under teardown) record no kernel on the H200;
-    the plan then profiles its calls again (worker/cupti.py, lost_device_activity)."""
+    the plan then profiles its calls again (worker/cupti.py, lost_device_activity). The plan
+    is made to profile from the start, as --kernels does: the API alone would not here."""
     from torch.profiler import ProfilerActivity, profile
+
+    from launchprof.worker import plan
+
+    monkeypatch.setattr(plan, "reason_to_profile", lambda config: "kernels")
 
     x, w = torch.randn(64, 256, device="cuda"), torch.randn(256, 256, device="cuda") / 16
     counted = profiler_kernels(small_step, x, w)  # the caller's own session, before analyze

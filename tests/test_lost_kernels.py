@@ -58,7 +58,7 @@ def test_a_step_with_no_gpu_work_and_an_empty_graph_is_still_cpu_only():
 def _stopped_in_the_profile(run, may_be_lost: bool):
     """The run as if the script had stopped calling during the eager profile: no capture, no
     replay, and the eager trace flagged as the worker flags an empty session it could not
-    take again (worker/plan.py ``_finish_profile(retry=False)``)."""
+    take again (worker/plan_profiles.py ``finish_profile(run, retry=False)``)."""
     events = []
     for e in run.events:
         if e.get("type") in ("capture", "anatomy", "validation", "replay-timing", "memory") or (

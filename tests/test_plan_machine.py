@@ -16,7 +16,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 from launchprof.events.lifecycle_events import NoteEvent
-from launchprof.worker import plan  # noqa: E402
+from launchprof.worker import plan, plan_profiles  # noqa: E402
 from launchprof.worker.config import WorkerConfig  # noqa: E402
 from launchprof.worker.event_writer import EventWriter
 from launchprof.worker.plan import TargetRun  # noqa: E402
@@ -134,10 +134,11 @@ def fake_gpu(monkeypatch):
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda *a, **k: None)
     monkeypatch.setattr(plan, "nvtx_range", lambda name: contextlib.nullcontext())
     monkeypatch.setattr(plan, "timed", lambda fn: (fn(), Timed(wall_us=1.0, gpu_us=1.0)))
-    monkeypatch.setattr(plan, "tear_down_after_profiling", lambda: None)
-    monkeypatch.setattr(plan, "new_profile", contextlib.nullcontext)
-    monkeypatch.setattr(plan, "lost_device_activity", lambda prof: lost.pop(0) if lost else False)
-    monkeypatch.setattr(plan, "write_table", lambda prof, run_dir, what: f"trace-{what}.json.gz")
+    monkeypatch.setattr(plan_profiles, "nvtx_range", lambda name: contextlib.nullcontext())
+    monkeypatch.setattr(plan_profiles, "tear_down_after_profiling", lambda: None)
+    monkeypatch.setattr(plan_profiles, "new_profile", contextlib.nullcontext)
+    monkeypatch.setattr(plan_profiles, "lost_device_activity", lambda prof: lost.pop(0) if lost else False)
+    monkeypatch.setattr(plan_profiles, "write_table", lambda prof, run_dir, what: f"trace-{what}.json.gz")
     no_findings = dict(syncs=[], effects=[], rng=[], streams=[], writes=[], containers=[], event=lambda i, max_functions: NoteEvent(text="probe"))
     monkeypatch.setattr(plan, "probe_call", lambda user, a, k: (user(*a, **k), SimpleNamespace(**no_findings)))
 
@@ -165,7 +166,7 @@ def fake_gpu(monkeypatch):
 
 def test_a_whole_plan_walks_the_table_in_order(tmp_path, fake_gpu):
     fake_gpu.append(True)  # the first eager trace comes back lost: the profile phase again
-    run = make_run(tmp_path, repeat=10)
+    run = make_run(tmp_path, repeat=10, profiler="kernels")
     calls = 0
     while run.phase is not Phase.DONE and calls < 100:
         run(torch.ones(4) * calls)

@@ -58,6 +58,7 @@ class AnalyzeOptions:
     calibrate: bool = True  # --no-calibrate: no quick device profile when none is cached
     explain: bool = False
     save_trace: Path | None = None
+    kernels: bool = False  # --kernels: torch.profiler on the eager calls whatever the plan needs
     project_root: Path | None = None
     github: bool = False
     run_out: Path | None = None

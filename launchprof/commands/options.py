@@ -145,8 +145,18 @@ AnalyzeSaveTraceOpt = Annotated[
     Path | None,
     typer.Option(
         "--save-trace",
-        help="Write the eager and replay profiler traces (Chrome trace JSON, for Perfetto) into this folder; a path ending in .json gets the eager trace.",
+        help="Write the eager and replay profiler traces (Chrome trace JSON, for Perfetto) into this folder; a path ending in .json gets the eager trace. "
+        "Runs torch.profiler, as --kernels does.",
         show_default=False,
+    ),
+]
+AnalyzeKernelsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--kernels",
+        help="Run torch.profiler on the eager calls for per-kernel durations, the launch-gap distribution, the timeline "
+        "and node times; costs about 4 s of CUPTI start-up. Without it the profiler runs only where a figure needs it "
+        "(capture failed, calls that take different paths).",
     ),
 ]
 RunOutOpt = Annotated[

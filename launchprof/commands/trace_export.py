@@ -11,6 +11,8 @@ its ``launchprof/callN`` ranges, marked ``"derived": true``. The capture is not 
 
 A destination ending in ``.json`` is a file and gets the eager trace (the old behaviour of
 ``--save-trace``); anything else is a folder that gets every trace, ``trace-WHAT.json``.
+A run whose worker ran no profiler on the target (worker/profiler_choice.py) holds no trace:
+exporting from it is a usage error that says how to record one.
 """
 
 from __future__ import annotations
@@ -99,9 +101,18 @@ def chrome_trace(run: Run, what: str) -> dict[str, Any] | None:
     return with_names(with_phase_range(trace, what), what)
 
 
+def recorded_without_profiler(run: Run) -> bool:
+    """The worker chose to run no profiler on the target (its ``profiler-plan`` events), so the
+    run holds no trace; runs recorded before those events say nothing of it."""
+    plans = [e for e in run.events if e.get("type") == "profiler-plan"]
+    return bool(plans) and not any(e.get("profiled") for e in plans) and not run.header.traces
+
+
 def export_traces(run: Run, dest: Path) -> list[Path]:
     """Write the run's traces to ``dest`` (a folder, or a ``.json`` file for the eager one)."""
     check_destination(dest)
+    if recorded_without_profiler(run):
+        raise UsageError(f"--save-trace: {run.path or 'the run'} was recorded without the profiler: analyze again with --kernels or --save-trace")
     kept = [w for w in ORDER if w in run.header.traces] + sorted(set(run.header.traces) - set(ORDER))
     if is_file_destination(dest):
         kept = [w for w in ("eager", "whole-script") if w in kept][:1]

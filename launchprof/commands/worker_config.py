@@ -9,6 +9,14 @@ from typing import Any
 from launchprof.worker.config import WorkerConfig
 
 
+def profiler_choice(options: Any) -> str:
+    """``WorkerConfig.profiler``: --kernels, else --save-trace (it exports the traces the
+    profiler writes), else the worker decides (worker/profiler_choice.py)."""
+    if options.kernels:
+        return "kernels"
+    return "save-trace" if options.save_trace is not None else "auto"
+
+
 def worker_config(options: Any, rundir: Path, **extra: Any) -> WorkerConfig:
     """The fields every run shares; ``extra`` carries what only one kind of run sets."""
     return WorkerConfig(
@@ -20,5 +28,6 @@ def worker_config(options: Any, rundir: Path, **extra: Any) -> WorkerConfig:
         repeat=options.repeat,
         calibrate=options.calibrate,
         run_to_end=options.run_to_end,
+        profiler=profiler_choice(options),
         **extra,
     )

@@ -123,6 +123,20 @@ class PlanEndEvent(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ProfilerPlanEvent(Event):
+    """Whether torch.profiler runs on the target's calls, and why: a run without eager traces
+    says so here. ``reason`` is kernels, save-trace, no-cuda-bindings, ranks, compare-compile,
+    overview, capture-failed, no-graph or ops-differ (launchprof/worker/profiler_choice.py),
+    None when not profiled; ``when`` is start (the target's first call) or after-plan (the
+    recorded eager calls profiled once the plan closed)."""
+
+    TYPE = "profiler-plan"
+    profiled: bool
+    reason: str | None = None
+    when: str = "start"
+
+
+@dataclass(frozen=True, kw_only=True)
 class NoteEvent(Event):
     """A note for the report: ``code`` (a ``launchprof.model.findings.NoteCode`` value) and its
     ``params``, worded by ``launchprof.render.words.notes_text``. ``text`` is the sentence runs

@@ -66,6 +66,18 @@ class FallbackEvent(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class OpSequenceEvent(Event):
+    """The aten ops one profile-phase call ran, where no profiler runs on it: ``digest`` is
+    the sha1 of their names in order, joined by newlines. Calls whose digests differ take
+    different paths through the step (the eager calls are then profiled after the plan)."""
+
+    TYPE = "op-sequence"
+    index: int
+    count: int
+    digest: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class ProbeEntry(Site):
     """One thing the probe call ran into at a user line: a sync, a side effect, a random
     draw, or a stream operation (``op`` with the streams and events it names)."""

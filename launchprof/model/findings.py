@@ -127,6 +127,7 @@ class RestoredAfter(StrEnum):
     CAPTURE = "capture"  # the capture's warm-up calls, the capture and its second capture
     VALIDATION = "validation"  # a validation's eager call and replay
     PROFILED_REPLAY = "profiled-replay"
+    PROFILED_EAGER = "profiled-eager"  # the recorded eager calls profiled after the plan
     STREAM_CHECK = "stream-check"
     FIX_TRIAL = "fix-trial"  # a written fix tried on the recorded calls
 

@@ -19,8 +19,8 @@ from pydantic import TypeAdapter, ValidationError
 from launchprof.events.record import Event as Record
 from launchprof.events.bucket_events import BucketEvent
 from launchprof.events.capture_events import AnatomyEvent, CaptureEvent, MemoryEvent, RaceCheckEvent, ValidationEvent
-from launchprof.events.lifecycle_events import CalibrationEvent, CallSiteEvent, CandidateRow, CandidatesEvent, EnvironmentEvent, InternalErrorEvent, MachineEvent, NoteEvent, PhaseEvent, PlanEndEvent, ScriptEndEvent, TargetEvent, TargetProblemEvent, WorkerEndEvent
-from launchprof.events.observation_events import CallEvent, FallbackEvent, KeptOutputEvent, LoopBackEvent, MutationsEvent, OutputsEvent, ProbeEvent, StateReallocEvent
+from launchprof.events.lifecycle_events import CalibrationEvent, CallSiteEvent, CandidateRow, CandidatesEvent, EnvironmentEvent, InternalErrorEvent, MachineEvent, NoteEvent, PhaseEvent, PlanEndEvent, ProfilerPlanEvent, ScriptEndEvent, TargetEvent, TargetProblemEvent, WorkerEndEvent
+from launchprof.events.observation_events import CallEvent, FallbackEvent, KeptOutputEvent, LoopBackEvent, MutationsEvent, OpSequenceEvent, OutputsEvent, ProbeEvent, StateReallocEvent
 from launchprof.events.timing_events import EagerTimingEvent, HostSpeedEvent, ReplayTimingEvent, TimingEndEvent, TimingEvent, TimingStartEvent, TraceEvent
 from launchprof.events.compile_events import CompileEvent
 from launchprof.events.training_events import KeptGraphEvent, PartialCaptureEvent
@@ -59,8 +59,13 @@ class Evidence:
     timing_starts: list[TimingStartEvent] = field(default_factory=list)  # with `sets` per kind (newer workers)
     traces: dict[str, str] = field(default_factory=dict)
     # Traces that recorded no GPU activity under teardown and were not taken again: lost, or
-    # of a step with no CUDA work (worker/plan.py _finish_profile); runs before this say nothing.
+    # of a step with no CUDA work (worker/plan_profiles.py finish_profile); runs before this say nothing.
     lost_traces: list[str] = field(default_factory=list)
+    # Whether the worker ran torch.profiler on the target, and why (at its first call, then
+    # after the plan where it profiled the eager calls late); empty for runs recorded before.
+    profiler_plan: list[ProfilerPlanEvent] = field(default_factory=list)
+    # The aten op digests of the profile-phase calls run without the profiler.
+    op_sequences: list[OpSequenceEvent] = field(default_factory=list)
     probe: ProbeEvent | None = None
     capture: CaptureEvent | None = None
     anatomy: AnatomyEvent | None = None  # the captured graph's nodes and edges
@@ -129,6 +134,8 @@ _LISTS = {
     **{kind: "buckets" for kind in ("bucket-plan", "bucket-measure", "bucket-check", "bucket-leak", "bucket-end")},
     "compile": "compiles",
     "fix-trial": "fix_trials",
+    "profiler-plan": "profiler_plan",
+    "op-sequence": "op_sequences",
 }
 
 

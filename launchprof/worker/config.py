@@ -31,6 +31,9 @@ class WorkerConfig:
     compile_timeout: float = 300.0  # --compile-timeout, seconds per torch.compile mode
     compile_rounds: int = 1  # --compile-rounds: compiles of each mode (dynamo reset each time)
     run_to_end: bool = False  # --run-to-end: no stop once the measurement is complete (worker/early_stop.py)
+    # torch.profiler on the eager calls: "auto" (only where a figure needs it:
+    # worker/profiler_choice.py), "kernels" (--kernels) or "save-trace" (--save-trace).
+    profiler: str = "auto"
 
     def to_file(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self)), encoding="utf-8")

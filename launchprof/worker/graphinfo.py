@@ -35,11 +35,12 @@ def counts_of(anatomy: dict[str, Any] | None) -> tuple[int | None, dict[str, int
     """(node count, {node type: count}) of an anatomy, the figures the capture event keeps."""
     if anatomy is None:
         return None, {}
-    return anatomy["node_count"], dict(Counter(n["type"] for n in anatomy["nodes"]))
+    types = anatomy.get("types")  # counted before a graph too large to write out lost its nodes
+    return anatomy["node_count"], dict(types) if types is not None else dict(Counter(n["type"] for n in anatomy["nodes"]))
 
 
 def graph_anatomy(raw_graph: int, with_edges: bool = True) -> tuple[dict[str, Any] | None, str | None]:
-    """``({nodes: [{id, type, name}], edges: [[from, to]], node_count}, problem)``.
+    """``({nodes: [{id, type, name}], edges: [[from, to]], node_count, types: {type: count}}, problem)``.
 
     Node ids are positions in ``cudaGraphGetNodes``' order (the order capture added them).
     A failure of one part (edges, names) leaves the others and says so in ``problem``."""
@@ -64,7 +65,8 @@ def graph_anatomy(raw_graph: int, with_edges: bool = True) -> tuple[dict[str, An
             nodes.append({"id": i, "type": _type_name(kind), "name": None})
     except Exception as exc:  # a different cuda-bindings signature: report, do not crash
         return None, f"graph introspection failed: {exc}"
-    out: dict[str, Any] = {"node_count": len(nodes), "nodes": nodes, "edges": []}
+    types = dict(Counter(n["type"] for n in nodes))
+    out: dict[str, Any] = {"node_count": len(nodes), "nodes": nodes, "edges": [], "types": types}
     if not with_edges:
         return out, None
     if len(nodes) > MAX_NODES:

@@ -1,8 +1,9 @@
 """The measurement plan of one target, driven by the user's own calls to it.
 
 Each call the script makes advances a fixed plan: warm-up -> timed eager calls ->
-profiled calls -> one probed call -> capture -> replays with validation, timed in the
-loop, while argument sets are recorded. Once enough sets are recorded (or when the plan
+profiled calls (or, where no figure needs torch.profiler, calls whose op sequences are
+recorded: worker/profiler_choice.py) -> one probed call -> capture -> replays with
+validation, timed in the loop, while argument sets are recorded. Once enough sets are recorded (or when the plan
 closes), eager, replay and clone are timed back to back in bursts on them (worker/burst.py):
 those are the reported numbers. Every step writes its result to the event log at once, so
 whatever the script does next (crash, exit, stop calling) cannot lose it. After the plan
@@ -27,7 +28,6 @@ from launchprof.worker.capture import CaptureFailed, Captured, anatomy_event, ca
 from launchprof.worker.capture_retry import after_failed_capture
 from launchprof.worker.compile_compare import compare_compile
 from launchprof.worker.config import WorkerConfig, in_loop_calls, pre_capture_calls
-from launchprof.worker.cupti import lost_device_activity, tear_down_after_profiling
 from launchprof.worker.event_writer import EventWriter
 from launchprof.worker.fix_trials import try_fixes
 from launchprof.worker.frames import frame_site, snippet
@@ -37,9 +37,10 @@ from launchprof.worker.observe import bind_arguments, call_signature, describe_c
 from launchprof.worker.outputs_watch import OutputsWatch, caller_frame
 from launchprof.worker.plan_bursts import run_plan_bursts
 from launchprof.worker.plan_phases import FINISH_REASONS, TRANSITIONS, Exit, Phase
-from launchprof.worker.plan_profiles import profile_replay
+from launchprof.worker.op_sequence import recorded_call
+from launchprof.worker.plan_profiles import finish_profile, profile_after_plan, profile_call, profile_replay
 from launchprof.worker.probe import probe_call
-from launchprof.worker.profiler_tables import new_profile, write_table
+from launchprof.worker.profiler_choice import reason_to_profile
 from launchprof.worker.race_check import check_streams
 from launchprof.worker.static_inputs import StaticInputs
 from launchprof.worker.call_timer import timed
@@ -48,10 +49,10 @@ from launchprof.worker.user_errors import UserError, is_device_error
 from launchprof.worker.plan_state import KeepState, MutationWatch, put_back, save, stop_if_lost
 from launchprof.worker.saved_state import changed_tensors, version_marked
 from launchprof.worker.validator import cuda_rng_state, rng_advanced, validate
-from launchprof.events.lifecycle_events import CallSiteEvent, InternalErrorEvent, NoteEvent, PhaseEvent, PlanEndEvent
+from launchprof.events.lifecycle_events import CallSiteEvent, InternalErrorEvent, NoteEvent, PhaseEvent, PlanEndEvent, ProfilerPlanEvent
 from launchprof.model.findings import NoteCode, RestoredAfter
 from launchprof.events.observation_events import ArgLeaf, CallEvent, FallbackEvent, MutationsEvent, StateReallocEvent
-from launchprof.events.timing_events import EagerTimingEvent, ReplayTimingEvent, TraceEvent
+from launchprof.events.timing_events import EagerTimingEvent, ReplayTimingEvent
 
 MAX_CALL_EVENTS = 400
 
@@ -65,7 +66,7 @@ class TargetRun:
     from     exit            to       when
     WARMUP   CALLS_MADE      EAGER    ``config.warmup`` calls made (their mutations are written first)
     EAGER    CALLS_MADE      PROFILE  ``pre_capture_calls`` timed calls made
-    PROFILE  CALLS_MADE      PROBE    ``config.profile_calls`` profiled calls made, their trace kept GPU activity
+    PROFILE  CALLS_MADE      PROBE    ``config.profile_calls`` profiled (or op-recorded) calls made, a trace kept GPU activity
     PROFILE  TRACE_LOST      PROFILE  the same, but the trace lost all GPU activity: the calls are profiled again, once
     PROBE    CALLS_MADE      CAPTURE  its one call made
     CAPTURE  CAPTURED        REPLAY   the graph was captured; this call becomes the first validation
@@ -91,6 +92,8 @@ class TargetRun:
         self.mutated_state: set[str] = set()
         self.last_ptrs: dict[str, int] = {}
         self.profiler: Any = None
+        self.profiling = reason_to_profile(config)  # why the eager calls are profiled from the start, or None
+        self.op_digests: list[str] = []  # the profile-phase calls' op sequences, where not profiled
         self.captured: Captured | None = None
         self.captured_signature: tuple | None = None
         self.captured_scalars: dict[str, Any] = {}
@@ -146,6 +149,7 @@ class TargetRun:
                 site = frame_site(sys._getframe(1))
                 if site is not None:
                     self.events.write(CallSiteEvent(file=site.file, line=site.line, code=site.code, function=site.function))
+                self.events.write(ProfilerPlanEvent(profiled=self.profiling is not None, reason=self.profiling, when="start"))
             return self._step(args, kwargs)
         except UserError as wrapped:
             raise wrapped.original from None
@@ -245,21 +249,16 @@ class TargetRun:
         return out
 
     def _profile(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
-        from torch.profiler import record_function
-
-        if self.profiler is None:
-            old_cuda = tear_down_after_profiling()  # else the bursts after this would time CUPTI's callbacks too
-            if old_cuda:
-                self.events.write(NoteEvent(text=old_cuda))
-            self.profiler = new_profile()
-            torch.cuda.synchronize()
-            self.profiler.__enter__()
-        with nvtx_range("eager"), record_function("launchprof/eager"), record_function(f"launchprof/call{self.in_phase}"):
-            out = self._user(*args, **kwargs)
-            torch.cuda.synchronize()
+        if self.profiling is None:  # the call's op sequence, no profiler (worker/profiler_choice.py)
+            with nvtx_range("eager"):
+                out, ops = recorded_call(self._user, args, kwargs)
+            self.events.write(ops.event(index))
+            self.op_digests.append(ops.digest)
+        else:
+            out = profile_call(self, lambda: self._user(*args, **kwargs))
         self.in_phase += 1
         if self._calls_made():
-            if self._finish_profile():
+            if self.profiling is None or finish_profile(self):
                 self._transition(Exit.CALLS_MADE)
             else:  # its trace lost the GPU activity: profile these calls again
                 self._transition(Exit.TRACE_LOST)
@@ -269,29 +268,6 @@ class TargetRun:
     def run_dir(self) -> Any:
         """The run folder, where the profiler traces go (beside the event log)."""
         return Path(self.config.events_path).parent
-
-    def _finish_profile(self, retry: bool = True) -> bool:
-        """Close the eager profiler and write its trace; False (once) when the session lost
-        all GPU activity (worker/cupti.py) and the calls are to be profiled again. The lost
-        session is kept until then: a script that stops calling first gets it written, as
-        ``may_be_lost`` (a lost session and a step with no CUDA work look alike; the analysis
-        calls the counts unknown). Empty after the retake is a step with no GPU work."""
-        if self.profiler is not None:
-            prof, self.profiler = self.profiler, None
-            prof.__exit__(None, None, None)
-            lost = lost_device_activity(prof)
-            if retry and not self.reprofiled and lost:
-                self.reprofiled, self.discarded = True, (prof, self.in_phase)
-                return False
-            calls, may_be_lost = self.in_phase, lost and not self.reprofiled
-        elif self.discarded is not None:  # lost, and the script stopped before the retake began
-            (prof, calls), may_be_lost = self.discarded, True
-        else:
-            return True
-        self.discarded = None
-        path = write_table(prof, self.run_dir(), "eager")
-        self.events.write(TraceEvent(path=path, calls=calls, what="eager", may_be_lost=may_be_lost))
-        return True
 
     def _probe(self, index: int, args: tuple, kwargs: dict, records: list, state: dict) -> Any:
         watch = MutationWatch(self, args, kwargs)  # a tensor created lazily in the warm-up calls is seen here
@@ -414,7 +390,7 @@ class TargetRun:
     def _timed_replay(self, index: int, args: tuple, kwargs: dict) -> Any:
         cap = self.captured
         assert cap is not None
-        if not self.profiled_replay:
+        if self.profiling and not self.profiled_replay:
             profile_replay(self, args, kwargs)
         with nvtx_range("replay"):
             _, t = timed(lambda: self.run_graph(args, kwargs))
@@ -477,7 +453,7 @@ class TargetRun:
             return
         if self.profiler is not None or self.discarded is not None:
             try:
-                self._finish_profile(retry=False)
+                finish_profile(self, retry=False)
             except Exception as exc:
                 self.events.write(NoteEvent(code=NoteCode.TRACE_NOT_WRITTEN, params={"error": str(exc)}))
         if bursts:
@@ -485,6 +461,7 @@ class TargetRun:
             measure_buckets(self)  # varying shapes only: the bucket plan, measured (worker/buckets.py)
             compare_compile(self)  # --compare compile only (worker/compile_compare.py)
             try_fixes(self)  # each written fix tried on the recorded sets (worker/fix_trials.py)
+            profile_after_plan(self, reason)  # where a figure needs the profiler after all (worker/plan_profiles.py)
             sets = list(self.replay_sets or self.eager_sets)
             self.race_set = sets[-1] if sets else None
         self.events.write(

@@ -388,6 +388,7 @@ _RESTORED_AFTER = {
     RestoredAfter.CAPTURE: "the capture (its warm-up calls and captures)",
     RestoredAfter.VALIDATION: "a validation (its eager call and replay)",
     RestoredAfter.PROFILED_REPLAY: "the profiled replay",
+    RestoredAfter.PROFILED_EAGER: "the profiled eager calls (after the measurement plan)",
     RestoredAfter.STREAM_CHECK: "the stream check",
     RestoredAfter.FIX_TRIAL: "a fix's trial (its captures, eager calls and replays)",
 }

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import launchprof.worker.__main__ as worker
 from launchprof.events.capture_events import RaceCheckEvent
 from launchprof.events.lifecycle_events import NoteEvent
-from launchprof.worker import early_stop, plan, whole_script
+from launchprof.worker import early_stop, plan, plan_profiles, whole_script
 from launchprof.worker.call_timer import Timed
 
 import torch
@@ -65,7 +65,9 @@ def fake_gpu() -> None:
         "try_fixes": lambda run: None,
         "check_streams": _race_check,
     }.items():
-        setattr(plan, name, value)
+        for module in (plan, plan_profiles):  # the profiler's parts live in plan_profiles
+            if hasattr(module, name):
+                setattr(module, name, value)
     whole_script.WholeScript.start = lambda self: None
     whole_script.WholeScript.stop = lambda self, decorated: None
     if os.environ.get("LAUNCHPROF_FAKE_EXIT_GRACE_S"):

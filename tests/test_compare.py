@@ -142,7 +142,10 @@ def test_command_exit_0_and_json_output(tmp_path: Path) -> None:
     result = runner.invoke(app, ["compare", base, base, "--fail-on", "new-hazards", "--fail-on", "verdict", "-f", "json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["metrics"]["speedup"] == {"base": 2.3156, "new": 2.3156, "change": 0.0, "relative": 0.0, "worse": False, "significance": None}
+    assert data["metrics"]["speedup"] == {
+        "base": 2.3156, "new": 2.3156, "change": 0.0, "relative": 0.0, "worse": False, "significance": None,
+        "bases": {"base": "profiled", "new": "profiled"}, "compared": True,
+    }
     assert data["metrics"]["eager_step_us"]["significance"]["tested"] is False  # built reports keep no samples
     assert "could not be tested" in data["significance_note"] and data["warnings"] == []
     assert data["tripped"] == [] and data["verdict"] == {"base": "graphs-help", "new": "graphs-help", "worse": False}

@@ -14,7 +14,8 @@ from launchprof.analysis.training_steps import with_training
 from launchprof.analysis.argument_spread import argument_notes
 from launchprof.analysis.concurrency import concurrency_notes
 from launchprof.common.capture_causes import cause_of
-from launchprof.analysis.notes import eager_trace_lost, extra_nodes, memory_for_no_gain, no_eager_kernels_note, timings_disagree
+from launchprof.analysis.derived_profile import derivable, from_graph, host_before_replay_us
+from launchprof.analysis.notes import eager_trace_lost, extra_nodes, figures_from_graph, memory_for_no_gain, no_eager_kernels_note, timings_disagree
 from launchprof.analysis.prediction import host_speed_note, predicted
 from launchprof.analysis.profiles import calibration_note, eager_profile, replay_profile, validation_of
 from launchprof.analysis.runinfo import in_loop_short_note, run_info, script_failed, stopped_note
@@ -24,7 +25,7 @@ from launchprof.analysis.host_range import host_variation
 from launchprof.analysis.timing import breakeven, eager_samples, replay_samples, speedup, stopped_early_notes
 from launchprof.analysis.bucket_advice import bucket_plan
 from launchprof.crossover.profile import DeviceProfile
-from launchprof.model.findings import NoteCode, note
+from launchprof.model.findings import Note, NoteCode, note
 from launchprof.enums import Severity
 from launchprof.errors import UsageError
 from launchprof.run.evidence import Evidence, machine_of, parse_events
@@ -33,7 +34,7 @@ from launchprof.hazards.outputs import output_costs
 from launchprof.render.words.notes_text import note_texts
 from launchprof.run.file import Run
 from launchprof.model.core import SCHEMA_VERSION, Report
-from launchprof.model.step_timing import KernelSpan, Timeline
+from launchprof.model.step_timing import EagerProfile, KernelSpan, ReplayProfile, Timeline, derived
 from launchprof.analysis.snippet import capture_snippet
 from launchprof.common.source import use_sources
 from launchprof.analysis.verdict import RunFacts, decide
@@ -59,6 +60,28 @@ def eager_calls(traces: TraceSource) -> tuple[list[CallProfile], list[dict[str, 
     return calls, timeline_of(gpu, 0)
 
 
+def eager_figures(
+    ev: Evidence, calls: list[CallProfile], replay: ReplayProfile | None, profile: DeviceProfile | None,
+) -> tuple[EagerProfile | None, list[Note], bool]:
+    """The eager profile, from the trace or, for a captured step recorded without one, from
+    the graph and the CUDA events (analysis.derived_profile); the notes its figures call for;
+    and whether the step runs no CUDA work at all."""
+    eager = eager_profile(ev, calls)
+    notes: list[Note] = []
+    if eager is not None and replay is not None and derivable(calls, replay):
+        eager = from_graph(eager, replay, host_before_replay_us(ev, profile))
+        notes.append(figures_from_graph(ev))
+    cpu_only_step = False
+    if ev.target is not None and eager is not None and eager.kernels_per_step == 0:
+        said_lost = "eager" in ev.lost_traces and not derived(eager)  # a graph's count is no trace's
+        notes.append(no_eager_kernels_note(eager, replay, said_lost))
+        if eager_trace_lost(eager, replay, said_lost):  # counts from a lost trace are unknown, not zero
+            eager = dataclasses.replace(eager, kernels_per_step=None, memcpys_per_step=None)
+        else:
+            cpu_only_step = not (replay and replay.graph_nodes)
+    return eager, notes, cpu_only_step
+
+
 def build_report(
     ev: Evidence, script: str, target: str | None, worker: dict[str, Any], repeat: int,
     profile: DeviceProfile | None = None, traces: TraceSource | None = None,
@@ -66,20 +89,13 @@ def build_report(
     traces = traces or (lambda what: None)
     calls, eager_tl = eager_calls(traces)
     ev = ev.with_sequences([c.sequence for c in calls])
-    eager, replay, validation = eager_profile(ev, calls), replay_profile(ev), validation_of(ev)
+    replay, validation = replay_profile(ev), validation_of(ev)
     replay = with_anatomy(replay, ev.anatomy, traces("replay"))
+    eager, eager_notes, cpu_only_step = eager_figures(ev, calls, replay, profile)
     variation = host_variation(ev, eager, replay.step_us.median if replay and replay.step_us else None, profile)
     ratio = speedup(eager_samples(ev), replay_samples(ev), variation) if replay else None
     captured = None if ev.capture is None else ev.capture.ok
-    cpu_only_step = False
-    notes = list(ev.notes) + stopped_early_notes(ev) + argument_notes(ev)
-    if ev.target is not None and eager is not None and eager.kernels_per_step == 0:
-        said_lost = "eager" in ev.lost_traces
-        notes.append(no_eager_kernels_note(eager, replay, said_lost))
-        if eager_trace_lost(eager, replay, said_lost):  # counts from a lost trace are unknown, not zero
-            eager = dataclasses.replace(eager, kernels_per_step=None, memcpys_per_step=None)
-        else:
-            cpu_only_step = not (replay and replay.graph_nodes)
+    notes = list(ev.notes) + stopped_early_notes(ev) + argument_notes(ev) + eager_notes
     info = run_info(ev, worker, plan_size(WorkerConfig(script, [], target, "", "", repeat=repeat)))
     failed = info.cause is not None and script_failed(ev, worker)
     outputs, hazards = output_costs(ev), find_hazards(ev)
@@ -103,7 +119,8 @@ def build_report(
             notes.append(found)
     kept_graph = ev.capture is not None and not ev.capture.ok and cause_of(ev.capture, ev.probe)[0] == "kept-autograd-graph"
     eager_median = eager.step_us.median if eager is not None and eager.step_us is not None else None
-    notes += concurrency_notes(replay.anatomy if replay else None, ev.race_check, [k["dur_us"] for k in eager_tl], kept_graph, eager_median)
+    busy = eager.gpu_busy_us if eager is not None else None
+    notes += concurrency_notes(replay.anatomy if replay else None, ev.race_check, [k["dur_us"] for k in eager_tl], kept_graph, eager_median, busy)
     timeline = None
     if eager_tl:
         from launchprof.common.trace_tables import gpu_table, timeline_of

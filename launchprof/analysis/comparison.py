@@ -37,7 +37,7 @@ from launchprof.model.hazard_identity import identity_from, match_key
 from launchprof.common.project import relative_to_root
 from launchprof.model.hazard_records import Hazard
 from launchprof.model.core import Report
-from launchprof.model.step_timing import Stats
+from launchprof.model.step_timing import PROFILED, Stats, basis_of
 from launchprof.model.stats import speedup_of
 
 ALPHA = 0.05  # two-sided significance level of the Mann-Whitney U test
@@ -52,6 +52,9 @@ class Metric:
     higher_is_better: bool
     get: Callable[[Report], float | None]
     samples: Callable[[Report], Sequence[float] | None] | None = None  # raw values behind ``get``
+    # How the report obtained the figure (model.step_timing.basis_of): two of different bases
+    # are never compared, so a count of graph nodes is no "+5% kernels" against a traced count.
+    basis: Callable[[Report], str] = lambda r: PROFILED
 
 
 def _stat(stats_: Stats | None) -> float | None:
@@ -62,12 +65,25 @@ def _samples(part: Any) -> Sequence[float] | None:
     return None if part is None else getattr(part, "samples_us", None)
 
 
+def _eager_basis(field: str) -> Callable[[Report], str]:
+    return lambda r: basis_of(r.eager, field)
+
+
+def _launch_gap(r: Report) -> float | None:
+    """The profiled median gap; without a trace, the mean gap the CUDA events give (basis events)."""
+    if r.eager is None:
+        return None
+    if basis_of(r.eager, "launch_gap_mean_us") != PROFILED:
+        return getattr(r.eager, "launch_gap_mean_us", None)
+    return _stat(r.eager.launch_gap_us)
+
+
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in (
-        Metric("kernels_per_step", "Kernels per step", "count", False, lambda r: r.eager and r.eager.kernels_per_step),
-        Metric("gpu_idle_fraction", "GPU idle fraction", "fraction", False, lambda r: r.eager and r.eager.gpu_idle_fraction),
-        Metric("launch_gap_us", "Launch gap (profiled, median)", "us", False, lambda r: r.eager and _stat(r.eager.launch_gap_us)),
+        Metric("kernels_per_step", "Kernels per step", "count", False, lambda r: r.eager and r.eager.kernels_per_step, basis=_eager_basis("kernels_per_step")),
+        Metric("gpu_idle_fraction", "GPU idle fraction", "fraction", False, lambda r: r.eager and r.eager.gpu_idle_fraction, basis=_eager_basis("gpu_idle_fraction")),
+        Metric("launch_gap_us", "Launch gap", "us", False, _launch_gap, basis=_eager_basis("launch_gap_mean_us")),
         Metric("eager_step_us", "Eager step", "us", False, lambda r: r.eager and _stat(r.eager.step_us), lambda r: _samples(r.eager)),
         Metric("replay_step_us", "Replay step", "us", False, lambda r: r.replay and _stat(r.replay.step_us), lambda r: _samples(r.replay)),
         Metric("speedup", "Speedup", "ratio", True, lambda r: r.speedup and r.speedup.median),
@@ -128,9 +144,17 @@ class MetricDelta:
     base: float | None
     new: float | None
     significance: Significance | None = None  # None: the metric keeps no samples (counts, ratios)
+    bases: tuple[str, str] = (PROFILED, PROFILED)  # how each report obtained the figure
+
+    @property
+    def comparable(self) -> bool:
+        """Both figures were obtained the same way (model.step_timing.basis_of)."""
+        return self.bases[0] == self.bases[1]
 
     @property
     def change(self) -> float | None:
+        if not self.comparable:
+            return None
         return None if self.base is None or self.new is None else self.new - self.base
 
     @property
@@ -158,7 +182,7 @@ def _delta(metric: Metric, base: Report, new: Report) -> MetricDelta:
     sig = None
     if metric.samples is not None:
         sig = significance_of(metric.samples(base), metric.samples(new))
-    return MetricDelta(metric.name, metric.get(base), metric.get(new), sig)
+    return MetricDelta(metric.name, metric.get(base), metric.get(new), sig, (metric.basis(base), metric.basis(new)))
 
 
 # --- hazards ---------------------------------------------------------------------------------
@@ -291,12 +315,17 @@ class Comparison:
     def delta(self, metric: str) -> MetricDelta:
         return next(d for d in self.deltas if d.metric == metric)
 
+    @property
+    def not_compared(self) -> list[MetricDelta]:
+        """The metrics the two reports obtained in different ways: shown, never compared."""
+        return [d for d in self.deltas if not d.comparable]
+
     def to_frame(self) -> pd.DataFrame:
         """One row per metric: base, new, change, relative change, worse, p value."""
         rows = [
             {
                 "metric": d.metric, "base": d.base, "new": d.new, "change": d.change, "relative": d.relative, "worse": d.worse,
-                "p_value": d.significance.p_value if d.significance else None,
+                "p_value": d.significance.p_value if d.significance else None, "base_basis": d.bases[0], "new_basis": d.bases[1],
             }
             for d in self.deltas
         ]
@@ -360,8 +389,8 @@ def threshold_reason(rule: Rule, result: Comparison) -> str | None:
     if rule.kind == "verdict":
         return f"{rule.text}: verdict got worse: {result.base_verdict} -> {result.new_verdict}" if result.verdict_worse else None
     d = result.delta(rule.metric or "")
-    if d.base is None:
-        return None  # nothing to regress from
+    if d.base is None or not d.comparable:
+        return None  # nothing to regress from, or figures obtained in different ways (a profiled count against a graph's)
     if d.new is None:  # fail closed: what the rule guards is gone (e.g. capture now fails)
         return f"{rule.text}: {d.metric} was {d.base:.5g} and is no longer measured"
     moved = (d.relative or 0.0) * 100 if rule.percent else (d.change or 0.0)

@@ -47,13 +47,18 @@ def runs_backward(race_check: RaceCheckEvent | None) -> bool:
     return any("backward" in str(op.op) for op in race_check.ops)
 
 
-def saving_estimate(at_most: float, chain_us: float | None, total_us: float | None, durations: list[float] | None) -> float | None:
+def saving_estimate(
+    at_most: float, chain_us: float | None, total_us: float | None, durations: list[float] | None, gpu_busy_us: float | None = None,
+) -> float | None:
     """GPU time a fork/join could save per step, at most: what lies off the critical path when
-    the ops carry their own times, else that share of the eager step's GPU activity."""
+    the ops carry their own times, else that share of the eager step's GPU activity (its
+    traced activities, or without a trace its GPU busy time from CUDA events)."""
     if chain_us is not None and total_us is not None:
         return total_us - chain_us
     if durations:
         return at_most * sum(durations)
+    if gpu_busy_us is not None and gpu_busy_us > 0:
+        return at_most * gpu_busy_us
     return None
 
 
@@ -64,7 +69,7 @@ def worth_proposing(saving_us: float | None, step_us: float | None) -> bool:
     return saving_us >= MIN_SAVING_US and saving_us >= MIN_SAVING_SHARE * step_us
 
 
-def _one_stream(ops: list[RaceOp], durations: list[float] | None, autograd: str | None, step_us: float | None) -> Note | None:
+def _one_stream(ops: list[RaceOp], durations: list[float] | None, autograd: str | None, step_us: float | None, busy_us: float | None) -> Note | None:
     crit, total, n_crit = op_chains(ops, durations)
     timed = durations is not None and len(durations) == len(ops)
     if total <= 0 or crit >= 0.95 * total:
@@ -73,7 +78,7 @@ def _one_stream(ops: list[RaceOp], durations: list[float] | None, autograd: str 
         return note(NoteCode.NO_STREAM_ADVICE, why=autograd)
     at_most = 1 - crit / total
     chain_us, total_us = (crit, total) if timed else (None, None)
-    saving = saving_estimate(at_most, chain_us, total_us, durations)
+    saving = saving_estimate(at_most, chain_us, total_us, durations, busy_us)
     return note(
         NoteCode.INDEPENDENT_CHAINS, actionable=worth_proposing(saving, step_us), timed=timed, chain_us=chain_us, total_us=total_us,
         chain_ops=n_crit, ops=len(ops), at_most=at_most, factor=total / crit, saving_us=saving, step_us=step_us,
@@ -82,10 +87,11 @@ def _one_stream(ops: list[RaceOp], durations: list[float] | None, autograd: str 
 
 def concurrency_notes(
     anatomy: Anatomy | None, race_check: RaceCheckEvent | None, eager_gpu_us: list[float] | None, kept_graph: bool = False,
-    step_us: float | None = None,
+    step_us: float | None = None, gpu_busy_us: float | None = None,
 ) -> list[Note]:
     """Notes for the report; ``eager_gpu_us`` are one eager call's GPU
-    activities in order (kernels, copies, fills), ``step_us`` the eager step's median. A step
+    activities in order (kernels, copies, fills), ``step_us`` the eager step's median,
+    ``gpu_busy_us`` its GPU busy time (what a saving is a share of without a trace). A step
     that runs autograd's backward, or whose capture failed on a kept autograd graph
     (``kept_graph``), gets no fork/join advice: autograd chooses the streams of backward's
     ops. Advice whose saving misses the thresholds (:func:`worth_proposing`) is kept as a
@@ -103,7 +109,7 @@ def concurrency_notes(
     streams = {op.stream for op in ops}
     if rc.status == "ok" and ops and len(streams) == 1 and len(ops) == (rc.ops_total if rc.ops_total is not None else len(ops)):
         autograd = "backward" if runs_backward(rc) else "kept-autograd-graph" if kept_graph else None
-        line = _one_stream(ops, eager_gpu_us, autograd, step_us)
+        line = _one_stream(ops, eager_gpu_us, autograd, step_us, gpu_busy_us)
         if line:
             notes.append(line)
     elif anatomy is not None and anatomy.max_width == 1:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from launchprof.model.findings import Note, NoteCode, note
-from launchprof.model.step_timing import EagerProfile, ReplayProfile, Speedup
+from launchprof.model.findings import FiguresWhy, Note, NoteCode, note
+from launchprof.model.step_timing import EagerProfile, ReplayProfile, Speedup, derived
 from launchprof.model.core import Report
+from launchprof.run.evidence import Evidence
 
 
 def with_notes(report: Report, added: Sequence[Note], first: bool = False) -> Report:
@@ -36,15 +37,30 @@ def extra_nodes(eager: EagerProfile | None, replay: ReplayProfile | None) -> Not
         return None
     others = {t: n for t, n in replay.node_types.items() if t != "kernel" and n}
     extra_kernels = replay.node_types.get("kernel", 0) - eager.kernels_per_step
-    if extra_kernels > 0:
+    if extra_kernels > 0 and not derived(eager):  # counted from the graph, the kernels are its own
         others["kernel (not in the eager trace)"] = extra_kernels
     if not others:
         return None
     named = sorted(others.items())
+    counted = {"kernels_from_graph": True} if derived(eager) else {}
     return note(
         NoteCode.EXTRA_GRAPH_NODES, graph_nodes=replay.graph_nodes, eager_kernels=eager.kernels_per_step,
-        node_types=[t for t, _ in named], node_counts=[n for _, n in named],
+        node_types=[t for t, _ in named], node_counts=[n for _, n in named], **counted,
     )
+
+
+def figures_from_graph(ev: Evidence) -> Note:
+    """Why the eager figures were derived from the graph and CUDA events: the worker's last
+    profiler plan (``profiler-plan`` events) found no session needed, or one was planned and
+    left no eager trace; a run without a plan holds no eager trace to read."""
+    plans = list(getattr(ev, "profiler_plan", None) or [])
+    last = plans[-1] if plans else None
+    if last is None:
+        why = FiguresWhy.NO_TRACE
+    else:
+        why = FiguresWhy.TRACE_MISSING if getattr(last, "profiled", False) else FiguresWhy.NOT_NEEDED
+    reason = getattr(last, "reason", None) if last is not None else None
+    return note(NoteCode.FIGURES_FROM_GRAPH, why=why.value, reason=str(reason) if reason else None)
 
 
 def eager_trace_lost(eager: EagerProfile, replay: ReplayProfile | None, said_lost: bool = False) -> bool:

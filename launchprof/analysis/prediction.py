@@ -14,7 +14,7 @@ from launchprof.run.evidence import Evidence
 from launchprof.model.findings import Note, NoteCode, PredictionCode, note
 from launchprof.hazards.inputs import reallocated_arguments
 from launchprof.crossover.replay_model import RNG_PROLOGUE_FILLS
-from launchprof.model.step_timing import EagerProfile
+from launchprof.model.step_timing import PROFILED, EagerProfile, basis_of, derived
 from launchprof.model.predicted import Prediction
 from launchprof.render.words.prediction_text import basis_sentence
 from launchprof.model.stats import Estimate
@@ -164,6 +164,8 @@ def gpu_clock_scale(eager: EagerProfile) -> float | None:
     so the traced node times are scaled to it. Elsewhere the span holds launch gaps and
     says nothing about the clock: None."""
     idle, busy, span = eager.gpu_idle_fraction, eager.gpu_busy_us, eager.gpu_span_us
+    if basis_of(eager, "gpu_busy_us") != PROFILED:  # read from the bursts' own events: already at their clocks
+        return None
     if eager.timing != "burst" or idle is None or busy is None or span is None or not busy > 0:
         return None
     if idle >= GPU_BOUND_IDLE or not span.median or span.median <= 0:
@@ -205,6 +207,8 @@ def predicted(ev: Evidence, eager: EagerProfile | None, profile: DeviceProfile |
         PredictionCode.TRACE_BASIS, gpu=getattr(getattr(profile, "machine", None), "gpu", None), nodes=nodes,
         eager_us=eager.step_us.median, timing=eager.timing,
     )]
+    if derived(eager):
+        basis = [*(_from_graph(r) for r in basis), note(PredictionCode.GRAPH_BASIS, nodes=nodes)]
     if clock is not None:
         basis.append(note(PredictionCode.NODE_TIMES_SCALED, scale=clock))
     if scale is not None and ev.host_eager_op_us is not None:
@@ -224,6 +228,13 @@ def predicted(ev: Evidence, eager: EagerProfile | None, profile: DeviceProfile |
         explanation_finding=result.why,
         basis_findings=basis,
     )
+
+
+def _from_graph(record: Note) -> Note:
+    """A basis record whose node count is the graph's, not the eager trace's."""
+    if record.code != PredictionCode.PROFILE_BASIS.value:
+        return record
+    return Note(record.code, {**record.params, "nodes_from_graph": True}, record.actionable)
 
 
 def _launch_costs(profile: DeviceProfile | None) -> dict[str, float] | None:

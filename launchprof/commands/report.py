@@ -70,4 +70,4 @@ def save_traces(session: Path, dest: Path) -> None:
     for path in written:  # as -o says what it wrote
         err.print(f"[dim]wrote trace to {path}[/]", highlight=False, soft_wrap=True)  # a path is not wrapped
     if not written:
-        err.print(f"[yellow]launchprof: warning:[/] {session} holds no profiler trace: nothing written to {dest}", highlight=False)
+        err.print(f"[yellow]launchprof: warning:[/] {session} holds no profiler trace (it was analyzed without a profiler session: analyze again with --kernels or --save-trace to record one): nothing written to {dest}", highlight=False)

@@ -15,12 +15,27 @@ from launchprof.model.hazard_records import Hazard
 
 
 def data_dependent_control_flow(ev: Evidence) -> list[Hazard]:
+    """From the profiled calls' kernel sequences; without an eager trace, from the digests of
+    the aten ops those calls ran (``op-sequence`` events): one rule, one hazard either way."""
+    if not ev.kernel_sequences:
+        return _from_op_sequences(ev)
     seqs = [s for s in ev.kernel_sequences if s]
     if len(seqs) < 2 or all(s == seqs[0] for s in seqs) or varying_shapes(ev):
         return []
     params: dict[str, Param] = {"kernel_counts": sorted({len(s) for s in seqs})}
     site = _branch_on_varying(ev) or target_site(ev.target)
     return [hazard("data-dependent-control-flow", HazardCode.KERNEL_SEQUENCE_DIFFERS, params, site, kernel_counts=[len(s) for s in seqs])]
+
+
+def _from_op_sequences(ev: Evidence) -> list[Hazard]:
+    """The calls ran different aten op sequences while their shapes stayed: the step branches
+    on its data, as differing kernel sequences would show in a trace."""
+    ops = sorted(getattr(ev, "op_sequences", None) or [], key=lambda o: o.index)
+    if len(ops) < 2 or len({o.digest for o in ops}) < 2 or varying_shapes(ev):
+        return []
+    params: dict[str, Param] = {"op_counts": sorted({int(o.count) for o in ops})}
+    site = _branch_on_varying(ev) or target_site(ev.target)
+    return [hazard("data-dependent-control-flow", HazardCode.OP_SEQUENCE_DIFFERS, params, site, op_counts=[int(o.count) for o in ops])]
 
 
 def _branch_on_varying(ev: Evidence) -> Site | None:

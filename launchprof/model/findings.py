@@ -70,6 +70,9 @@ class NoteCode(StrEnum):
     # The script was stopped once the measurement was complete (worker/early_stop.py): calls, the
     # script's calls of the target before the stop
     STOPPED_WHEN_MEASURED = "stopped-when-measured"
+    # The eager figures come from the captured graph and CUDA events, not a profiler trace:
+    # why (a FiguresWhy), reason (the profiler plan's reason, where one profiled)
+    FIGURES_FROM_GRAPH = "figures-from-graph"
     # The worker's own notes (NoteEvent's code and params); "error" is the exception's
     # "Type: message" as the worker caught it.
     INTERNAL_ERROR = "internal-error"  # error
@@ -115,6 +118,7 @@ DESCRIPTIVE: frozenset[str] = frozenset(code.value for code in (
     NoteCode.INDEPENDENT_CHAINS,
     NoteCode.REPROFILED, NoteCode.SLOWEST_RANK, NoteCode.TIMINGS_DISAGREE,
     NoteCode.MEMORY_FOR_NO_GAIN,  # the headline and the graph memory row say it already
+    NoteCode.FIGURES_FROM_GRAPH,
 ))  # fmt: skip
 
 
@@ -130,6 +134,14 @@ class RestoredAfter(StrEnum):
     PROFILED_EAGER = "profiled-eager"  # the recorded eager calls profiled after the plan
     STREAM_CHECK = "stream-check"
     FIX_TRIAL = "fix-trial"  # a written fix tried on the recorded calls
+
+
+class FiguresWhy(StrEnum):
+    """Why the eager figures were derived rather than profiled (FIGURES_FROM_GRAPH)."""
+
+    NOT_NEEDED = "not-needed"  # the worker's plan: the step captured, no profiler session was needed
+    TRACE_MISSING = "trace-missing"  # a session was planned (its reason in the note) and left no eager trace
+    NO_TRACE = "no-trace"  # no plan recorded, and no eager trace in the run
 
 
 class LostWhy(StrEnum):
@@ -249,6 +261,9 @@ class PredictionCode(StrEnum):
     TRACE_BASIS = "trace-basis"  # the basis when the prediction named none
     NODE_TIMES_SCALED = "node-times-scaled"  # clock: the traced node times scaled to the bursts' span
     LAUNCH_COSTS_SCALED = "launch-costs-scaled"  # host: the profile's launch costs scaled to this host
+    # The inputs came from the captured graph and the replays' CUDA events, not an eager trace:
+    # nodes (the graph's kernel, copy and memset nodes)
+    GRAPH_BASIS = "graph-basis"
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ class HazardCode(StrEnum):
     MUTATED_ARGUMENT = "mutated-argument"
     DYNAMIC_SHAPE = "dynamic-shape"
     KERNEL_SEQUENCE_DIFFERS = "kernel-sequence-differs"
+    OP_SEQUENCE_DIFFERS = "op-sequence-differs"  # no eager trace: the calls' aten op sequences differ
     FOREIGN_RNG = "foreign-rng"
     HOST_SIDE_EFFECT = "host-side-effect"
     REPLAY_MISMATCH = "replay-mismatch"

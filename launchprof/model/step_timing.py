@@ -31,6 +31,12 @@ class EagerProfile:
     samples_us: list[float] = dataclasses.field(default_factory=list)  # every wall sample behind step_us
     timing: str | None = None  # "burst" (the user's step, back to back) or "in-loop"
     in_loop_step_us: Stats | None = None  # the calls the script made, timed in its loop
+    # The mean idle gap between the step's activities, from CUDA events rather than a trace
+    # (basis "events"): a mean, so launch_gap_us, a distribution, stays null beside it.
+    launch_gap_mean_us: float | None = None
+    # How a figure was obtained, by field name: "graph-nodes" (counted from the captured graph),
+    # "events" (from the bursts' CUDA events); a field not named, or an empty map, was profiled.
+    basis: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 @model
@@ -145,3 +151,18 @@ def no_measurable_gain(speedup: Speedup | None) -> bool | None:
     if speedup is None:
         return None
     return speedup.low <= 1.0 <= speedup.high
+
+
+# How an eager figure was obtained (EagerProfile.basis): traced by the profiler, counted from
+# the captured graph's nodes, or read from the CUDA events around the timed calls.
+PROFILED, GRAPH_NODES, EVENTS = "profiled", "graph-nodes", "events"
+
+
+def basis_of(eager: object, field: str) -> str:
+    """How ``eager``'s ``field`` was obtained; a report without the map (older ones) profiled it."""
+    return (getattr(eager, "basis", None) or {}).get(field, PROFILED)
+
+
+def derived(eager: object) -> bool:
+    """Whether the eager step's kernels were counted from the graph rather than traced."""
+    return basis_of(eager, "kernels_per_step") != PROFILED

@@ -35,12 +35,37 @@ NA = fmt.NA
 _FORMAT_VALUE = {"us": fmt.duration, "count": fmt.count, "fraction": fmt.percent, "ratio": fmt.ratio}
 
 
+# How a report obtained a figure, as the compare table says it (model.step_timing's bases).
+BASIS_WORDS = {"profiled": "profiled", "graph-nodes": "graph nodes", "events": "CUDA events"}
+# The launch gap is a median where profiled, a mean where read from CUDA events.
+_GAP_KIND = {"profiled": "median", "events": "mean"}
+
+
+def basis_words(basis: str) -> str:
+    return BASIS_WORDS.get(basis, basis)
+
+
+def metric_label(d: MetricDelta) -> str:
+    """The metric's label, with how both reports obtained it where that is not profiled (the
+    change column says it where the two differ)."""
+    label = METRICS[d.metric].label
+    base, new = d.bases
+    if base != new:
+        return label
+    if d.metric == "launch_gap_us":
+        return f"{label} ({basis_words(base)}, {_GAP_KIND.get(base, 'mean')})"
+    return label if base == "profiled" else f"{label} ({basis_words(base)})"
+
+
 def value_text(metric: str, value: float | None) -> str:
     return _FORMAT_VALUE[METRICS[metric].unit](value)
 
 
 def change_text(d: MetricDelta) -> str:
-    """Relative change, except fractions, which move in percentage points."""
+    """Relative change, except fractions, which move in percentage points; nothing between
+    figures obtained in different ways."""
+    if not d.comparable:
+        return f"not compared: {d.bases[0]} vs {d.bases[1]}"
     if d.change is None:
         return NA
     if d.change == 0:
@@ -62,6 +87,15 @@ def significance_text(d: MetricDelta) -> str:
         return "not tested"
     word = "significant" if sig.significant else "not significant"
     return f"{word} ({p_text(sig.p_value or 0.0)})"
+
+
+def basis_warnings(result: Comparison) -> list[str]:
+    """One line per metric the two reports obtained in different ways."""
+    return [
+        f"{d.metric} not compared: the base report has it {basis_words(d.bases[0])}, the new one {basis_words(d.bases[1])} "
+        "(analyze both with --kernels to profile them alike)"
+        for d in result.not_compared
+    ]
 
 
 def untested_note(result: Comparison) -> str | None:
@@ -105,7 +139,7 @@ def to_json(result: Comparison, gate: GateResult, labels: tuple[str, str]) -> di
     metrics = {
         d.metric: {
             "base": d.base, "new": d.new, "change": d.change, "relative": _finite(d.relative), "worse": d.worse,
-            "significance": _significance_json(d),
+            "significance": _significance_json(d), "bases": {"base": d.bases[0], "new": d.bases[1]}, "compared": d.comparable,
         }
         for d in result.deltas
     }
@@ -118,6 +152,7 @@ def to_json(result: Comparison, gate: GateResult, labels: tuple[str, str]) -> di
         "hazards_removed": [dataclasses.asdict(k) for k in result.hazards_removed],
         "machine_differences": result.machine_differences,
         "warnings": result.warnings,
+        "not_compared": basis_warnings(result),
         "significance_note": untested_note(result),
         "tripped": gate.tripped,
         "within_noise": gate.within_noise,
@@ -136,7 +171,7 @@ def print_text(result: Comparison, gate: GateResult, labels: tuple[str, str], co
     t = to_ascii if ascii_only else (lambda s: s)
     cols = [Col("Metric"), Col("Base", "right"), Col("New", "right"), Col("Change", "right"), Col("Significance")]
     rows = [("Verdict", result.base_verdict, result.new_verdict, "worse" if result.verdict_worse else "", "")]
-    rows += [(METRICS[d.metric].label, value_text(d.metric, d.base), value_text(d.metric, d.new), change_text(d), significance_text(d)) for d in result.deltas]
+    rows += [(metric_label(d), value_text(d.metric, d.base), value_text(d.metric, d.new), change_text(d), significance_text(d)) for d in result.deltas]
     styles = ["red" if result.verdict_worse else ""] + [_row_style(d) for d in result.deltas]
     title = t(f"launchprof compare: {labels[0]} → {labels[1]}")
     block = lambda row, style: metric_line(row, style, t("→"))  # noqa: E731
@@ -155,6 +190,8 @@ def print_text(result: Comparison, gate: GateResult, labels: tuple[str, str], co
             console.print(Padding(grid, (0, 0, 0, 2)), highlight=False)
     for warning in result.warnings:
         console.print(Whole(t(f"warning: {warning}: timings may not be comparable"), style="yellow"))
+    for line in basis_warnings(result):
+        console.print(Whole(t(f"warning: {line}"), style="yellow"))
     for line in gate.within_noise:
         console.print(Whole(t(f"within noise: {line}")))
 
@@ -172,7 +209,7 @@ def to_markdown(result: Comparison, gate: GateResult, labels: tuple[str, str]) -
     rows = [("Verdict", md_text(result.base_verdict), md_text(result.new_verdict), "worse ❌" if result.verdict_worse else "", "")]
     for d in result.deltas:
         mark = "" if not d.change or d.not_significant else {True: " ❌", False: " ✅"}.get(d.worse, "")
-        rows.append((METRICS[d.metric].label, value_text(d.metric, d.base), value_text(d.metric, d.new), change_text(d) + mark, significance_text(d)))
+        rows.append((md_text(metric_label(d)), value_text(d.metric, d.base), value_text(d.metric, d.new), change_text(d) + mark, significance_text(d)))
     header = ("Metric", "Base", "New", "Change", "Significance")
     parts = [f"## launchprof compare: {md_code(labels[0])} → {md_code(labels[1])}", md_table(header, rows)]
     note = untested_note(result)
@@ -184,6 +221,9 @@ def to_markdown(result: Comparison, gate: GateResult, labels: tuple[str, str]) -
     if result.warnings:
         lines = "\n".join(f"> - {md_text(w)}" for w in result.warnings)
         parts.append(f"> [!WARNING]\n> The two runs differ; timings may not be comparable:\n>\n{lines}")
+    if result.not_compared:
+        lines = "\n".join(f"> - {md_text(w)}" for w in basis_warnings(result))
+        parts.append(f"> [!WARNING]\n> Figures obtained in different ways are not compared:\n>\n{lines}")
     if gate.within_noise:
         parts.append("**Within noise (not counted)**\n\n" + "\n".join(f"- {md_text(line)}" for line in gate.within_noise))
     if gate.tripped:

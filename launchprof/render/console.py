@@ -62,7 +62,7 @@ def headline(report: Report) -> Text:
         figures.payback_text(report),
         *headline_text.plan_lines(report),
         None if verified else figures.prediction_text(report),  # a fix measured on the user's calls outranks a prediction
-        _kernels_line(report),
+        figures.kernels_text(report),
         figures.gpu_idle_text(report),
         figures.memory_for_no_gain(report),
         verdict_clause(report).strip(),
@@ -71,15 +71,6 @@ def headline(report: Report) -> Text:
         if line:
             text.append(f"\n{line}")
     return text
-
-
-def _kernels_line(report: Report) -> str | None:
-    """Kernels per step, or in the whole run when there is no step (whole-script mode)."""
-    if not report.eager or report.eager.kernels_per_step is None:
-        return None
-    if report.mode == "analyze" and report.target is None:
-        return f"{report.eager.kernels_per_step} kernels in the whole run (no target: no step to count per)"
-    return f"{report.eager.kernels_per_step} kernels per eager step"
 
 
 def candidates(report: Report, root: Path) -> Table | None:

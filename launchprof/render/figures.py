@@ -145,9 +145,36 @@ def basis_text(report: Any) -> str | None:
     return " ".join(str(basis).split())
 
 
+def eager_basis(report: Any, field: str) -> str:
+    """How the report obtained an eager figure: "profiled" (a report without the map too),
+    "graph-nodes" or "events" (model.step_timing.basis_of)."""
+    return (get(report.eager, "basis") or {}).get(field, "profiled")
+
+
+def counted_from_graph(report: Any) -> bool:
+    """The eager kernel count is the captured graph's kernel nodes, not a traced count."""
+    return eager_basis(report, "kernels_per_step") != "profiled"
+
+
 def gpu_idle_text(report: Any) -> str | None:
     idle = report.eager and report.eager.gpu_idle_fraction
-    return None if idle is None else f"GPU idle {fmt.percent(idle)} of the profiled eager step"
+    if idle is None:
+        return None
+    if eager_basis(report, "gpu_idle_fraction") == "events":
+        return f"GPU idle {fmt.percent(idle)} of the eager step (from CUDA events)"
+    return f"GPU idle {fmt.percent(idle)} of the profiled eager step"
+
+
+def kernels_text(report: Any) -> str | None:
+    """Kernels per step, or in the whole run when there is no step (whole-script mode)."""
+    kernels = report.eager.kernels_per_step if report.eager else None
+    if kernels is None:
+        return None
+    if report.mode == "analyze" and report.target is None:
+        return f"{kernels} kernels in the whole run (no target: no step to count per)"
+    if counted_from_graph(report):
+        return f"{kernels} kernels per replay (the captured graph's kernel nodes)"
+    return f"{kernels} kernels per eager step"
 
 
 def nodes_text(report: Any) -> str:
@@ -160,6 +187,9 @@ def nodes_text(report: Any) -> str:
     kernels = report.eager and report.eager.kernels_per_step
     if not types or kernels is None:
         return fmt.count(nodes)
+    if counted_from_graph(report):  # no eager trace to set the graph's kernels against
+        parts = [f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in sorted(types.items()) if n]
+        return f"{fmt.count(nodes)} ({' + '.join(parts)})" if len(parts) > 1 else fmt.count(nodes)
     extra = []
     surplus = types.pop("kernel", 0) - kernels
     if surplus > 0:

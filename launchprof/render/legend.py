@@ -13,7 +13,9 @@ TERMS: tuple[tuple[str, str], ...] = (
     ("launch gap", "idle GPU time between one kernel's end and the next one's start, usually the host launching "
      "the next kernel; CUDA graph replay removes most of it. Measured in the profiled eager calls, where tracing "
      "slows every launch: larger than in the timed step (the gaps can add up to more than the timed step), so "
-     "compare it between runs, not with the step time. The GPU idle share comes from the same calls."),
+     "compare it between runs, not with the step time. The GPU idle share comes from the same calls. A step that "
+     "captures is not profiled unless asked (--kernels): its kernels are then the graph's kernel nodes, and GPU busy, "
+     "idle and the mean launch gap come from CUDA events around the timed replays and eager calls."),
     ("p10 / p90", "the 10th and 90th percentiles of the timed samples: one in ten calls was faster than p10, one in "
      "ten slower than p90. The spread between them shows how noisy a figure is."),
     ("payback", "how many replays it takes for the time saved per step to repay the one-off cost of setting the "

@@ -60,18 +60,27 @@ def _step_rows(report: Any, explain: bool) -> list[Row]:
     p = figures.prediction(report)
     main: list[Row] = [(_timing(eager, "Eager step"), fmt.stats(eager and eager.step_us), True)]
     main += _loop_rows("Eager step in the script's loop", eager)
+    kernels = "Kernels per replay (graph nodes)" if figures.counted_from_graph(report) else "Kernels per eager step"
     detail: list[Row] = [
         ("Predicted speedup", fmt.speedup(p["median"], p["low"], p["high"]) if p else fmt.NA, False),
-        ("Kernels per eager step", fmt.count(eager and eager.kernels_per_step), False),
+        (kernels, fmt.count(eager and eager.kernels_per_step), False),
     ]
     if replay is not None:
         main += _replay_main(report, replay, explain)
         detail += _replay_detail(report, replay)
-    detail += [
-        ("GPU idle (eager, profiled)", fmt.percent(eager and eager.gpu_idle_fraction), False),
-        ("Launch gap (eager, profiled, median)", fmt.duration(eager and eager.launch_gap_us and eager.launch_gap_us.median), False),
-    ]
-    return main + detail
+    return main + detail + _gpu_rows(report)
+
+
+def _gpu_rows(report: Any) -> list[Row]:
+    """GPU idle and the launch gap, as the report obtained them: profiled (the gap's median)
+    or from CUDA events (the gap's mean)."""
+    eager = report.eager
+    idle = fmt.percent(eager and eager.gpu_idle_fraction)
+    idle_row = ("GPU idle (eager, from CUDA events)", idle, False) if figures.eager_basis(report, "gpu_idle_fraction") == "events" else (
+        "GPU idle (eager, profiled)", idle, False)
+    if figures.eager_basis(report, "launch_gap_mean_us") == "events":
+        return [idle_row, ("Launch gap (eager, from CUDA events, mean)", fmt.duration(get(eager, "launch_gap_mean_us")), False)]
+    return [idle_row, ("Launch gap (eager, profiled, median)", fmt.duration(eager and eager.launch_gap_us and eager.launch_gap_us.median), False)]
 
 
 def _replay_main(report: Any, replay: Any, explain: bool) -> list[Row]:

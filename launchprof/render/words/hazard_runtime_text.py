@@ -158,6 +158,12 @@ def _kernel_sequence(p: Params) -> str:
     return f"the kernel sequence differs between calls ({counts} kernels): only the branch taken during capture would replay"
 
 
+@_says(HazardCode.OP_SEQUENCE_DIFFERS)
+def _op_sequence(p: Params) -> str:
+    counts = " vs ".join(str(n) for n in p["op_counts"])
+    return f"the sequence of PyTorch ops differs between calls ({counts} ops): only the branch taken during capture would replay"
+
+
 @_says(HazardCode.FOREIGN_RNG)
 def _foreign_rng(p: Params) -> str:
     what = p.get("what")

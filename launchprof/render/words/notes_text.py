@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from launchprof.model.findings import BucketsUnmeasurable, HostSpeedMissing, LostWhy, Note, NoteCode, RestoredAfter, UncoveredWhy
+from launchprof.model.findings import BucketsUnmeasurable, FiguresWhy, HostSpeedMissing, LostWhy, Note, NoteCode, RestoredAfter, UncoveredWhy
 from launchprof.render.words.concurrency_text import STREAM_SENTENCES
 from launchprof.render.words.format import duration, memory_text, number, percent, seconds, significant, size
 
@@ -160,7 +160,26 @@ def _no_cuda_work(p: Params) -> str:
 @sentence(NoteCode.EXTRA_GRAPH_NODES)
 def _extra_nodes(p: Params) -> str:
     named = ", ".join(f"{n} {t}" for t, n in zip(p["node_types"], p["node_counts"]))
+    if p.get("kernels_from_graph"):
+        return f"the graph has {p['graph_nodes']} nodes, {p['eager_kernels']} of them kernels; the others: {named}"
     return f"the graph has {p['graph_nodes']} nodes for {p['eager_kernels']} eager kernels; the others: {named}"
+
+
+FIGURES_WHY = {
+    FiguresWhy.NOT_NEEDED: "the step captured, so launchprof ran no profiler session",
+    FiguresWhy.TRACE_MISSING: "the profiler session{reason} left no eager trace",
+    FiguresWhy.NO_TRACE: "the run holds no eager trace",
+}
+
+
+@sentence(NoteCode.FIGURES_FROM_GRAPH)
+def _figures_from_graph(p: Params) -> str:
+    why = FIGURES_WHY[FiguresWhy(p["why"])].format(reason=f" (run for {p['reason']})" if p.get("reason") else "")
+    return (
+        f"kernels and copies per step are the captured graph's nodes, and GPU busy and idle come from CUDA events around "
+        f"the timed replays and eager calls: {why}; per-kernel times, launch calls and the timeline need one "
+        "(analyze with --kernels)"
+    )
 
 
 @sentence(NoteCode.MEMORY_FOR_NO_GAIN)

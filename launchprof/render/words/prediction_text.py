@@ -150,8 +150,9 @@ def _profile_basis(p: Params) -> str:
     )
     busy = f", GPU busy {number(p['busy_us'], 1)} µs" if p.get("busy_us") is not None else ""
     ci = f" [{number(p['eager_low_us'], 1)}, {number(p['eager_high_us'], 1)}]" if p.get("eager_low_us") is not None else ""
+    counted = "the captured graph's kernel, copy and memset nodes" if p.get("nodes_from_graph") else "the eager step's kernels and copies"
     return (
-        f"{head}; inputs: {p['nodes']} graph nodes per step (the eager step's kernels and copies), "
+        f"{head}; inputs: {p['nodes']} graph nodes per step ({counted}), "
         f"{_kernels(p)}{busy}, eager step median {number(p['eager_us'], 1)} µs{ci}"
     )
 
@@ -175,4 +176,12 @@ def _launch_costs_scaled(p: Params) -> str:
         f"launch costs scaled by {number(p['scale'], 2)} ({number(p['low'], 2)}-{number(p['high'], 2)} over the samples) "
         f"to this run's host speed (an eager op took {number(p['run_op_us'], 2)} µs in this run, "
         f"{number(p['profile_op_us'], 2)} in the profile)"
+    )
+
+
+@sentence(PredictionCode.GRAPH_BASIS)
+def _graph_basis(p: Params) -> str:
+    return (
+        f"no eager trace: the {p['nodes']} nodes are the captured graph's, and its GPU busy time is the replays' "
+        "CUDA-event span less the graph launch and the ops launched before it; no per-node times"
     )

@@ -114,10 +114,23 @@ def test_every_round_measures_every_host_coefficient_in_alternating_order(fake_d
     assert any("kernel trace skipped" in n for n in result.notes)
 
 
-@pytest.mark.filterwarnings("ignore:CUDA is not available")
 def test_cupy_loads_only_after_the_host_rounds(fake_device):
     sweep.run_sweep(QUICK_PLAN, NoProgress())
     assert fake_device.index("cupy") > max(i for i, e in enumerate(fake_device) if e.startswith("eager_op"))
+
+
+def test_quick_runs_no_kernel_trace_and_every_phase_is_timed(fake_device):
+    from launchprof.render.crossover_text import sweep_time_line
+
+    result = sweep.run_sweep(QUICK_PLAN, NoProgress())
+    assert not result.partial, result.notes
+    assert not [s for s in result.samples if s.kind.startswith(f"{Kind.TRACED}:")]
+    assert any(n.startswith("kernel trace skipped") for n in result.notes)
+    assert [name for name, _ in result.phase_s] == [name for name, _, _ in sweep.PHASES]
+    assert all(seconds >= 0 for _, seconds in result.phase_s)
+    assert sum(seconds for _, seconds in result.phase_s) <= result.elapsed_s
+    line = sweep_time_line(result.elapsed_s, result.phase_s)
+    assert line.startswith(f"sweep took {result.elapsed_s:.1f} s (calibrate ") and "kernel trace" in line
 
 
 def test_the_budget_stops_the_sweep_between_phases(fake_device, monkeypatch):

@@ -40,7 +40,7 @@ def test_every_mode_runs_sections_the_script_guards(tmp_path: Path) -> None:
     ("--quick", ["crossover-quick", "quick-analyze", "gpu-tests"]),
     ("--analyze", ["ranks-analyze", "crossover-quick", "analyze", "crossover-twice"]),
     ("--tests", ["gpu-tests", "faults"]),
-    ("--crossover", ["crossover-quick", "crossover-twice"]),
+    ("--crossover", ["crossover-quick", "crossover-twice", "crossover-wall"]),
     ("--ranks", ["ranks-analyze", "ranks-tests"]),
     ("--compile", ["compile"]),
     ("--faults", ["faults"]),

@@ -118,7 +118,7 @@ def run(options: CrossoverOptions) -> int:
     from launchprof.crossover.fit import derive_profile
     from launchprof.crossover.sweep import DEFAULT_PLAN, QUICK_PLAN, run_sweep
     from launchprof.model.machine import collect_machine
-    from launchprof.render.crossover_text import print_profile, render_json
+    from launchprof.render.crossover_text import print_profile, render_json, sweep_time_line
 
     err = Console(stderr=True, highlight=False, width=terminal_width())
     machine = collect_machine()
@@ -142,7 +142,7 @@ def run(options: CrossoverOptions) -> int:
         err.print(f"[yellow]warning:[/] noisy device profile: {profile.noisy_reason}")
     if options.format == "json" and profile.undetermined:  # the console table says so itself
         err.print(f"[dim]note: not determined by this sweep (see the profile's undetermined list): {', '.join(profile.undetermined)}[/]")
-    err.print(f"[dim]sweep took {result.elapsed_s:.1f} s[/]")
+    err.print(f"[dim]{sweep_time_line(result.elapsed_s, result.phase_s)}[/]", soft_wrap=True)
     if result.partial:
         where = cached or options.output
         raise Interrupted(f"interrupted: a partial device profile was written to {where}" if where else "interrupted")

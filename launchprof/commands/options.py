@@ -207,7 +207,7 @@ BucketMemoryOpt = Annotated[
     ),
 ]
 
-QuickOpt = Annotated[bool, typer.Option("--quick", help="A short sweep (seconds, not a minute): fewer node counts, durations, repeats and host rounds.")]
+QuickOpt = Annotated[bool, typer.Option("--quick", help="A short sweep (10 s rather than 30 on an H200): fewer node counts, durations, repeats and host rounds, and no kernel trace, so predictions do not take an empty kernel's traced time off a node's cost.")]
 ProfileOutputOpt = Annotated[
     Path | None,
     typer.Option("--output", "-o", help="Also write the device profile JSON here (it is always cached for analyze).", show_default=False),

@@ -62,12 +62,14 @@ def fit_line(
             drawn = interval_of(est, point).holding_median()
             lows[i], highs[i] = drawn.low, drawn.high
     elif len(pairs) >= 3:
-        from scipy import stats
+        # scipy.special, not scipy.stats: the same quantile (stats.t.ppf calls stdtrit), and
+        # importing scipy.stats cost about 0.8 s of every crossover run against 0.2 s.
+        from scipy.special import stdtrit
 
         resid = y - (a + b * x)
         s2 = float((w * resid**2).sum()) / (len(pairs) - 2)
         det = w.sum() * (w * x * x).sum() - (w * x).sum() ** 2
-        t = float(stats.t.ppf(0.975, len(pairs) - 2))
+        t = float(stdtrit(len(pairs) - 2, 0.975))
         for i, var in enumerate((s2 * (w * x * x).sum() / det, s2 * w.sum() / det)):
             half = t * math.sqrt(max(float(var), 0.0))
             lows[i], highs[i] = lows[i] - half, highs[i] + half

@@ -5,6 +5,7 @@ the cupy bare launch, and the traced kernel durations. Each runs once per sweep.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from launchprof.crossover.gpu import ASSUMED_CYCLES_PER_US, Gpu
 from launchprof.crossover.host import bare_launch, cell
@@ -64,23 +65,23 @@ def traced_kernels(gpu: Gpu, plan: SweepPlan, rec: Recorder) -> None:
     """Traced (CUPTI) durations of an empty spin kernel and a tiny add_, as analyze sees kernels.
 
     Runs last: a profiler session can leave launch callbacks behind that slow later launches.
-    A plan with ``trace_launches=0`` skips it (the calibration inside ``analyze`` does).
+    A plan with ``trace_launches=0`` skips it (``--quick`` and the calibration inside
+    ``analyze`` do): a process's first CUPTI session costs seconds.
     """
     if plan.trace_launches <= 0:
-        rec.note("kernel trace skipped: predictions do not correct for the traced duration of an empty kernel")
+        rec.note(
+            "kernel trace skipped: no traced empty-kernel duration, so predictions from profiled kernels "
+            "count a node's cost beyond its traced kernel as 0, with the graph gap as its upper bound"
+        )
         rec.progress.advance("kernel trace")
         return
-    from torch.profiler import ProfilerActivity
-
-    from launchprof.worker.profiler_tables import new_profile
-
     spin = gpu.spin_many(0)
-    with new_profile(activities=[ProfilerActivity.CUDA]) as prof:
+    with kernel_trace("cuda") as prof:
         spin(plan.trace_launches)
         gpu.add_many(plan.trace_launches)
         gpu.sync()
     found: dict[str, list[float]] = {"spin": [], "add": []}
-    for ev in prof.events():
+    for ev in prof.function_events:
         if str(getattr(ev, "device_type", "")).endswith("CPU"):
             continue
         name = ev.name or ""
@@ -92,3 +93,19 @@ def traced_kernels(gpu: Gpu, plan: SweepPlan, rec: Recorder) -> None:
     if not found["spin"]:
         rec.note("no spin kernel found in the torch.profiler trace: predictions do not correct for traced kernel overhead")
     rec.progress.advance("kernel trace")
+
+
+def kernel_trace(device: str | None) -> Any:
+    """A Kineto session of ``device``'s kernels only (None: CPU ops only), as a context manager.
+
+    ``torch.autograd.profiler.profile`` is what ``torch.profiler.profile`` runs underneath,
+    without its ``prepare_trace``, whose ``hasattr(torch, "_inductor")`` imports torch._inductor
+    and with it torch._dynamo, sympy and triton where installed: a kernel trace needs none of
+    them, and on CPU (torch 2.13) a process's first session took 1.1 s with that import and
+    0.002 s without it.
+    """
+    from torch.autograd.profiler import profile
+
+    if device is None:
+        return profile(use_kineto=True)
+    return profile(use_cpu=False, use_device=device, use_kineto=True)

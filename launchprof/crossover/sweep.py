@@ -33,6 +33,7 @@ class SweepResult:
     notes: tuple[str, ...]
     partial: bool
     elapsed_s: float
+    phase_s: tuple[tuple[str, float], ...] = ()  # (phase, seconds) of the phases that ran, in order
 
 
 Phase = tuple[str, Callable[[SweepPlan], int], Callable[[Gpu, SweepPlan, Recorder], None]]
@@ -64,6 +65,7 @@ def run_sweep(plan: SweepPlan, progress: ProgressSink | None = None, budget_s: f
     gc_enabled = gc.isenabled()
     gc.disable()
     gpu: Gpu | None = None
+    timed: list[tuple[str, float]] = []
     try:
         gpu = Gpu(rec)
         for name, _, measure in PHASES:
@@ -72,7 +74,9 @@ def run_sweep(plan: SweepPlan, progress: ProgressSink | None = None, budget_s: f
                 rec.note(f"stopped before {name}: the sweep ran past its {budget_s:g} s budget")
                 break
             rec.current = name
+            phase_started = perf_counter()
             guarded(rec, name, lambda m=measure: m(gpu, plan, rec))
+            timed.append((name, perf_counter() - phase_started))
             rec.progress.done(name)
     except KeyboardInterrupt:
         partial = True
@@ -85,4 +89,6 @@ def run_sweep(plan: SweepPlan, progress: ProgressSink | None = None, budget_s: f
     finally:
         if gc_enabled:
             gc.enable()
-    return SweepResult(samples=tuple(rec.samples), notes=tuple(rec.notes), partial=partial, elapsed_s=perf_counter() - started)
+    return SweepResult(
+        samples=tuple(rec.samples), notes=tuple(rec.notes), partial=partial, elapsed_s=perf_counter() - started, phase_s=tuple(timed)
+    )

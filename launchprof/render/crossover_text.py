@@ -21,6 +21,12 @@ def render_json(profile: DeviceProfile) -> str:
     return profile.to_json()
 
 
+def sweep_time_line(elapsed_s: float, phase_s: Sequence[tuple[str, float]]) -> str:
+    """``sweep took 5.2 s (calibrate 0.3, host rounds 0.9, ...)``: where a sweep's time went."""
+    phases = ", ".join(f"{name} {seconds:.1f}" for name, seconds in phase_s)
+    return f"sweep took {elapsed_s:.1f} s" + (f" ({phases})" if phases else "")
+
+
 def _cell(value: Interval | None, digits: int = 2, undetermined: bool = False) -> tuple[str, str]:
     if value is None:
         return "n/a", ""

@@ -16,6 +16,7 @@ from typing import Any
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from launchprof.events.observation_events import OpSequenceEvent
+from launchprof.worker.dispatch_modes import without_dynamo_import
 
 
 class _OpRecorder(TorchDispatchMode):
@@ -48,7 +49,7 @@ def recorded_call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[An
     """``fn(*args, **kwargs)`` run once under the recorder: its result and its op sequence.
     An exception of ``fn`` passes through as it was raised."""
     recorder = _OpRecorder()
-    with recorder:
+    with without_dynamo_import(_OpRecorder), recorder:
         out = fn(*args, **kwargs)
     names = [str(op) for op in recorder.ops]
     return out, OpSequence(count=len(names), digest=digest_of(names))

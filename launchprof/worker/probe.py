@@ -31,6 +31,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from launchprof.events.record import Site as EventSite
 from launchprof.events.observation_events import ProbeEntry, ProbeEvent
 from launchprof.worker.frames import Site, is_runtime, placed_frame_site, placed_stack_site
+from launchprof.worker.dispatch_modes import without_dynamo_import
 from launchprof.worker.probe_effects import Effects
 from launchprof.worker.probe_objects import CallObjects
 from launchprof.worker.probe_scan import LOG_METHODS
@@ -318,7 +319,7 @@ def probe_call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[Any, 
             objects.begin()
             sys.setprofile(watcher)
             sys.settrace(watcher.trace)
-            with tracker:
+            with without_dynamo_import(_OpTracker), tracker:
                 inside[0] = True
                 try:
                     out = fn(*args, **kwargs)

@@ -8,12 +8,14 @@ torch's event objects differ, the full export (gzipped too) is the fallback.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gzip
 import json
 import shutil
+import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -173,8 +175,34 @@ def _quiet(base: type) -> type:
 
     class QuietProfile(base):  # type: ignore[misc, valid-type]
         def start(self) -> None:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), _inductor_unasked():
                 warnings.filterwarnings("ignore", message=CYCLE_WARNING)
                 super().start()
 
     return QuietProfile
+
+
+@contextlib.contextmanager
+def _inductor_unasked() -> Iterator[None]:
+    """A session's start asks ``hasattr(torch, "_inductor")`` only to read inductor's cudagraphs
+    setting, and the question imports torch._inductor (with torch._dynamo, sympy and triton):
+    5.7 s of a process's first session on the H200, against 0.03 s for the session itself
+    (benchmarks/profiler-init-probe). Where torch._inductor is not imported, nothing has set
+    that setting, so for the length of the start the name is answered as absent."""
+    import torch
+
+    lazy = torch.__dict__.get("__getattr__")
+    if "torch._inductor" in sys.modules or not callable(lazy):
+        yield
+        return
+
+    def unasked(name: str) -> Any:
+        if name == "_inductor":
+            raise AttributeError(name)
+        return lazy(name)
+
+    torch.__getattr__ = unasked  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        torch.__getattr__ = lazy  # type: ignore[attr-defined]

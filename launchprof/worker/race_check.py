@@ -27,6 +27,7 @@ import torch
 
 from launchprof.events.capture_events import Race, RaceAccess, RaceCheckEvent, RaceOp
 from launchprof.worker.frames import user_site
+from launchprof.worker.dispatch_modes import without_dynamo_import
 from launchprof.model.findings import RestoredAfter
 from launchprof.worker.plan_bursts import UserState, silenced
 
@@ -140,7 +141,7 @@ def sanitized(fn: Callable[[], Any], log: AccessLog) -> Any:
     if not already and not csan.cuda_sanitizer.enabled:
         handlers.append(csan.cuda_sanitizer.dispatch.event_handler)  # registered by the import
     try:
-        with mode:
+        with without_dynamo_import(type(mode)), mode:
             return fn()
     finally:
         _drop_callbacks(handlers)

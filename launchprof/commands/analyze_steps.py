@@ -107,6 +107,7 @@ MEANWHILE = (
 
 
 def build_validators() -> None:
+    """The validators that reading the worker's events and writing the run build on first use."""
     from launchprof.model.core import Machine
     from launchprof.model.records import adapter
     from launchprof.run.event_log import build_validators as event_validators

@@ -6,6 +6,8 @@ import dataclasses
 import json
 import subprocess
 import sys
+import threading
+import time
 import types
 from pathlib import Path
 
@@ -141,3 +143,88 @@ def test_collect_machine_with_a_fake_gpu(monkeypatch: pytest.MonkeyPatch, no_nvm
     assert (info.gpu, info.driver, info.gpu_memory_bytes, info.gpu_clocks_mhz, info.gpu_other_processes) == (
         "NVIDIA H200", "580.159.04", 150_754_820_096, {"sm": 1980, "mem": 3201}, False
     )
+
+
+# --- the probe: the same answer, with the queries beside other work ---------------------------
+
+FAKE_DEVICE = {"gpu": "NVIDIA H200", "torch": "2.11.0", "cuda": "13.0", "gpu_memory_bytes": 150_754_820_096, "uuid": "GPU-abc"}
+
+
+def _sequential_machine() -> machine.Machine:
+    """What collect_machine answered when it asked torch, then NVML and nvidia-smi one after
+    another, and had pydantic check the values as a report's machine is checked."""
+    from launchprof.model.records import adapter
+
+    dev = machine.torch_device()
+    gpu = machine.gpu_state(dev.get("uuid")) if dev.get("gpu") else {}
+    return adapter(machine.Machine).validate_python(dict(
+        gpu=dev.get("gpu"), driver=gpu.get("driver"), cuda=dev.get("cuda"), torch=dev.get("torch"),
+        python=machine.platform.python_version(), cpu_model=machine.cpu_model(), cpu_cores=machine.cpu_cores(),
+        load_avg=machine.load_avg(), gpu_memory_bytes=dev.get("gpu_memory_bytes") or gpu.get("gpu_memory_bytes"),
+        gpu_clocks_mhz=gpu.get("gpu_clocks_mhz"), gpu_other_processes=gpu.get("gpu_other_processes"),
+    ))  # fmt: skip
+
+
+@pytest.mark.parametrize("source", ["nvidia-smi", "nvml"])
+def test_the_probe_gives_what_the_sequential_queries_gave(monkeypatch: pytest.MonkeyPatch, source: str) -> None:
+    if source == "nvml":
+        monkeypatch.setitem(sys.modules, "pynvml", _fake_nvml([OWN_PID, 77]))
+    else:
+        monkeypatch.setitem(sys.modules, "pynvml", None)
+    _smi(monkeypatch, FakeSmi(dict(SMI_ANSWERS)))
+    monkeypatch.setattr(machine, "torch_device", lambda: dict(FAKE_DEVICE))
+    monkeypatch.setattr(machine.os, "getpid", lambda: OWN_PID)
+    monkeypatch.setattr(machine.os, "getloadavg", lambda: (3.5, 2.0, 1.0))
+    probed = machine.collect_machine()
+    assert probed == _sequential_machine()
+    line = json.dumps(dataclasses.asdict(probed))  # the machine event, as the worker writes it
+    assert line == json.dumps(dataclasses.asdict(_sequential_machine()))
+    assert type(probed.torch) is str and probed.gpu_clocks_mhz is not None and all(type(v) is float for v in probed.gpu_clocks_mhz.values())
+
+
+class SlowSmi(FakeSmi):
+    """nvidia-smi whose driver query says when it started; the device queries each wait for
+    the other one at a barrier, so they only answer when they run at the same time."""
+
+    def __init__(self) -> None:
+        super().__init__(dict(SMI_ANSWERS))
+        self.driver_asked = threading.Event()
+        self.both = threading.Barrier(2, timeout=10)
+
+    def __call__(self, argv: list[str], **kw):  # type: ignore[no-untyped-def]
+        if "--query-gpu=driver_version" in argv:
+            self.driver_asked.set()
+        else:
+            self.both.wait()
+        return super().__call__(argv, **kw)
+
+
+def test_the_driver_is_asked_before_the_device_and_the_device_queries_run_side_by_side(monkeypatch: pytest.MonkeyPatch, no_nvml: None) -> None:
+    fake = SlowSmi()
+    _smi(monkeypatch, fake)
+    monkeypatch.setattr(machine, "torch_device", lambda: dict(FAKE_DEVICE))
+    monkeypatch.setattr(machine.os, "getpid", lambda: OWN_PID)
+    probe = machine.MachineProbe()
+    assert fake.driver_asked.wait(10)  # with no call to read_device yet: torch would still be importing
+    probe.read_device()
+    got = probe.machine()
+    assert (got.driver, got.gpu_clocks_mhz, got.gpu_memory_bytes, got.gpu_other_processes) == ("580.159.04", {"sm": 1980.0, "mem": 3201.0}, 150_754_820_096, False)
+    assert not fake.both.broken
+
+
+def test_without_a_gpu_nothing_waits_for_the_driver(monkeypatch: pytest.MonkeyPatch, no_nvml: None) -> None:
+    release = threading.Event()
+
+    def hung(argv: list[str], **kw):  # type: ignore[no-untyped-def]
+        release.wait(30)  # a hung driver: nvidia-smi's timeout would end it
+        raise subprocess.TimeoutExpired(argv, machine.SMI_TIMEOUT_S)
+
+    monkeypatch.setattr(machine.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    monkeypatch.setattr(machine.subprocess, "run", hung)
+    monkeypatch.setattr(machine, "torch_device", lambda: {"torch": "2.11.0"})
+    t0 = time.perf_counter()
+    try:
+        got = machine.collect_machine()
+    finally:
+        release.set()
+    assert time.perf_counter() - t0 < 10 and got.gpu is None and got.driver is None and got.gpu_other_processes is None

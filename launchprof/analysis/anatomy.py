@@ -146,9 +146,11 @@ def with_anatomy(replay: Any, event: AnatomyEvent | None, replay_trace: dict[str
         return replay
     import dataclasses
 
-    from launchprof.common.trace_tables import gpu_table
+    gpu = None
+    if replay_trace:
+        from launchprof.common.trace_tables import gpu_table  # pandas: only where a trace is read
 
-    gpu = graph_rows(replay_trace, gpu_table(replay_trace)) if replay_trace else None
+        gpu = graph_rows(replay_trace, gpu_table(replay_trace))
     return dataclasses.replace(replay, anatomy=anatomy_of(event, gpu))
 
 

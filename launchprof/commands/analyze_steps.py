@@ -94,15 +94,20 @@ def write_run(*args: Any, **kwargs: Any) -> Path:
 # The analysis modules (pandas, numpy, pydantic models: about 0.7 s to import on the CI
 # machine) are imported while the worker runs, not before it starts: the parent only waits
 # for the worker then, and analyze's wall time is judged against `python script.py`.
-# launchprof.analysis imports the rest (its report module: failure, runinfo, anatomy); the
-# trace tables (pandas) load with the first trace the analysis reads, so they are named here;
-# then the run file's reader and writer, the renderers, and the pydantic validators that
-# reading the run builds on first use (the events', the run header's and the machine's).
+# launchprof.analysis imports the rest (its report module: failure, runinfo, anatomy). The
+# modules it imports only on first use are named too: the trace tables (pandas), the
+# prediction's uncertainty, the device profile's chooser; then the run file's reader and
+# writer, the renderers, and the pydantic validators that reading the run builds on first
+# use (the events', the run header's and the machine's).
 ANALYSIS = "launchprof.analysis"
-MEANWHILE = (ANALYSIS, "launchprof.common.trace_tables", "launchprof.run.file", "launchprof.run.evidence", "launchprof.run.header", "launchprof.commands.emit")
+MEANWHILE = (
+    ANALYSIS, "launchprof.common.trace_tables", "launchprof.crossover.uncertainty", "launchprof.analysis.load", "launchprof.run.file",
+    "launchprof.run.evidence", "launchprof.run.header", "launchprof.commands.emit",
+)  # fmt: skip
 
 
 def build_validators() -> None:
+    """The validators that reading the worker's events and writing the run build on first use."""
     from launchprof.model.core import Machine
     from launchprof.model.records import adapter
     from launchprof.run.event_log import build_validators as event_validators

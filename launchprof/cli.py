@@ -384,6 +384,9 @@ def compare(
 
 def main() -> None:
     """Console-script entry point: a parser error is one ``launchprof: error:`` line, exit 2."""
+    if sys.stdout is None:  # started with standard output closed (`>&-`): nothing can be printed
+        error_line("cannot write to standard output: it is closed")
+        sys.exit(int(ExitCode.USAGE))
     try:
         from launchprof.commands.plain_argv import call_plainly
 

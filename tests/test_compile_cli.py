@@ -37,6 +37,7 @@ def test_compile_rounds_out_of_range_or_without_compare_are_refused() -> None:
         (("--compare", "compile", "--compile-rounds", "0"), "--compile-rounds"),
         (("--compare", "compile", "--compile-rounds", "11"), "--compile-rounds"),
         (("--compile-rounds", "3"), "--compile-rounds 3 needs --compare compile"),
+        (("--compile-timeout", "5"), "--compile-timeout 5 needs --compare compile"),
     ):
         proc = lp("analyze", "sample_models/decode_loop.py", "--target", "step", *args)
         assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr, (args, proc.stderr)
@@ -70,3 +71,4 @@ def test_options_reach_the_worker_config(tmp_path: Path, monkeypatch) -> None:
     assert seen and "compile" in seen[0].compare and (seen[0].compile_timeout, seen[0].compile_rounds) == (42.0, 3)
     assert WorkerConfig("s.py", [], None, "e", "t").compare == ()  # off unless asked
     assert WorkerConfig("s.py", [], None, "e", "t").compile_rounds == 1  # one fresh compile unless asked
+

@@ -186,3 +186,16 @@ def test_an_alias_this_command_does_not_write_is_named_as_typed() -> None:
     """`compare -f xml` names xml (and what it stands for), not a format the user never typed."""
     line = refused(invoke("compare", RUN, RUN, "-f", "xml"), "'xml'", "junit")
     assert "unknown format 'junit'" not in line
+
+
+def test_a_closed_standard_output_is_one_line_and_exit_2() -> None:
+    """Started with stdout closed (`>&-`), a command has nowhere to print: one error line on
+    stderr, exit 2, no crash file."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "launchprof", "report", "tests/data/runs/decode_loop.lprun"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, cwd=__import__('pathlib').Path(__file__).resolve().parent.parent,
+                          preexec_fn=lambda: __import__("os").close(1))  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == "launchprof: error: cannot write to standard output: it is closed"

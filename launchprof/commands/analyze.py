@@ -82,7 +82,7 @@ def check_usage(options: AnalyzeOptions) -> list[Output]:
         check_target_defined(spec, options.script, source)
     check_choice(options.fail_on)
     bucket_options(options)
-    check_compare(options.compare, options.compile_rounds)
+    check_compare(options.compare, options.compile_rounds, options.compile_timeout)
     inputs = [options.script, *filter(None, [options.profile])]
     outputs = plan_outputs(list(options.formats), list(options.outputs), inputs=inputs)  # each -o proved writable
     for flag, path in (("--save-trace", options.save_trace), ("--run-out", options.run_out)):

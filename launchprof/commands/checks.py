@@ -217,11 +217,17 @@ def check_project_root(path: Path | None) -> None:
 COMPARE_CHOICES = ("compile",)
 
 
-def check_compare(values: tuple[str, ...] | list[str], compile_rounds: int = 1) -> None:
-    """``--compare`` takes known comparisons only (now: ``compile``); ``--compile-rounds``
-    above 1 means nothing without ``--compare compile``, so it is refused rather than ignored."""
+COMPILE_TIMEOUT_S = 300.0  # --compile-timeout's default
+
+
+def check_compare(values: tuple[str, ...] | list[str], compile_rounds: int = 1, compile_timeout: float = COMPILE_TIMEOUT_S) -> None:
+    """``--compare`` takes known comparisons only (``compile``); ``--compile-rounds`` above 1
+    and a ``--compile-timeout`` of its own mean nothing without ``--compare compile``, so they
+    are refused rather than ignored."""
     for value in values:
         if value not in COMPARE_CHOICES:
             raise UsageError(f"unknown --compare value {value!r} (choose from: {', '.join(COMPARE_CHOICES)})")
     if compile_rounds != 1 and "compile" not in values:
         raise UsageError(f"--compile-rounds {compile_rounds} needs --compare compile")
+    if compile_timeout != COMPILE_TIMEOUT_S and "compile" not in values:
+        raise UsageError(f"--compile-timeout {compile_timeout:g} needs --compare compile")

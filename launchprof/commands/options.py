@@ -155,7 +155,7 @@ AnalyzeKernelsOpt = Annotated[
     typer.Option(
         "--kernels",
         help="Run torch.profiler on the eager calls for per-kernel durations, the launch-gap distribution, the timeline "
-        "and node times; costs about 4 s of CUPTI start-up. Without it the profiler runs only where a figure needs it "
+        "and node times. Without it the profiler runs only where a figure needs it "
         "(capture failed, calls that take different paths).",
     ),
 ]

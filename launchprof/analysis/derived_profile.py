@@ -23,14 +23,17 @@ timestamps: they stay null.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from launchprof.analysis.host_range import LAUNCH_IN_OPS
 from launchprof.analysis.prediction import at_host_speed, host_scale, rng_prologue_fills
-from launchprof.common.trace_tables import CallProfile
 from launchprof.crossover.profile import DeviceProfile
 from launchprof.hazards.inputs import reallocated_arguments
 from launchprof.model.step_timing import EVENTS, GRAPH_NODES, EagerProfile, ReplayProfile
 from launchprof.run.evidence import Evidence
+
+if TYPE_CHECKING:  # pandas loads with the trace tables: only where a trace is read
+    from launchprof.common.trace_tables import CallProfile
 
 COPY_NODES = ("memcpy", "memset")  # what the trace counts as copies (memcpy and memset rows)
 

@@ -210,3 +210,17 @@ def test_the_model_lint_compare_and_sarif_share_one_identity() -> None:
     bare = Hazard(**fields)  # no code: compare matches the place, SARIF fingerprints kind and file
     assert identity_from(bare, "decode.py") is None and hazard_key(bare, report).identity == ("line", "hidden-sync", "decode.py", 3)
     assert located_fingerprint(bare, "decode.py") == hazard_fingerprint("hidden-sync", "decode.py", None)
+
+
+def test_an_old_report_with_absolute_paths_matches_the_same_run() -> None:
+    """A schema-1 report (absolute hazard paths, no project root) as the baseline of the same
+    run's file: its one hazard is neither added nor removed, so new-hazards does not trip."""
+    root = Path(__file__).resolve().parent.parent
+    old = json.loads((root / "tests" / "data" / "decode_loop.report.json").read_text())
+    assert old["schema_version"] == 1 and old.get("project_root") is None
+    assert all(Path(h["file"]).is_absolute() for h in old["hazards"])  # the case, not a relative one
+    result = CliRunner().invoke(app, ["compare", str(root / "tests/data/decode_loop.report.json"),
+                                      str(root / "tests/data/runs/decode_loop.lprun"), "--fail-on", "new-hazards", "-f", "json"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.output[result.output.index("{"):])
+    assert body["hazards_added"] == [] and body["hazards_removed"] == [], body

@@ -218,7 +218,20 @@ def _relative_file(file: str | None, report: Report) -> str | None:
     try:
         return Path(file).relative_to(folder).as_posix()
     except ValueError:
-        return Path(file).as_posix()
+        return _from_named_folder(Path(file), folder)
+
+
+def _from_named_folder(path: Path, folder: Path) -> str:
+    """An absolute hazard path in a report that names neither its root nor an absolute script
+    (schema 1): from the folder the script was named by (``sample_models/...``), which is
+    what a report with a project root gives for the same run; as it is when that folder is
+    not in it."""
+    parts = folder.parts
+    if path.is_absolute() and parts and not folder.is_absolute():
+        for i in range(len(path.parts) - len(parts), 0, -1):
+            if path.parts[i : i + len(parts)] == parts:
+                return Path(*path.parts[i:]).as_posix()
+    return path.as_posix()
 
 
 def hazard_key(h: Hazard, report: Report) -> HazardKey:

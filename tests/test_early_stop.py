@@ -208,3 +208,27 @@ def test_a_failed_agreement_is_a_note_and_the_script_runs_on(tmp_path):
     events.close()
     text = (tmp_path / "e.jsonl").read_text()
     assert text.count('"code":"stop-not-agreed"') == 1 and "connection reset" in text
+
+
+def test_calls_after_a_caught_stop_are_counted(tmp_path):
+    """A script that catches the stop and ends there (torch's @record returns on SystemExit(0))
+    was stopped; one that goes on calling was not: the worker tells them apart by this count."""
+    log: list[str] = []
+    run = FakeRun(5, log)
+    stop = EarlyStop([run], config(tmp_path), EventWriter(str(tmp_path / "e.jsonl")))
+    with pytest.raises(ScriptDone):
+        script_loop(stop, [run], 100)
+    assert stop.stopped_after == 5 and stop.calls_after_stop == 0
+    script_loop(stop, [run], 3)
+    assert stop.calls_after_stop == 3
+
+
+def test_a_forked_child_is_never_stopped(tmp_path, monkeypatch):
+    """A fork-started worker (multiprocessing.Pool) inherits the stop; raising there would hang
+    the parent's pool."""
+    log: list[str] = []
+    run = FakeRun(2, log)
+    stop = EarlyStop([run], config(tmp_path), EventWriter(str(tmp_path / "e.jsonl")))
+    monkeypatch.setattr(early_stop.os, "getpid", lambda: stop.pid + 1)
+    assert script_loop(stop, [run], 50) == 50 and stop.stopped_after is None
+

@@ -225,3 +225,16 @@ def test_the_late_trace_holds_one_call_window_per_set(tmp_path, fake_gpu, no_rea
     names = [e["name"] for e in rows if e.get("cat") == "user_annotation"]
     assert sorted(n for n in names if n.startswith("launchprof/call")) == [f"launchprof/call{i}" for i in range(BURST_SETS)]
     assert names.count("launchprof/eager") == BURST_SETS
+
+
+def test_a_graph_that_could_not_be_read_is_profiled_after_the_plan():
+    """No node types (cuda-bindings of another signature): the graph gives no kernel count, so
+    the eager calls are profiled after the plan."""
+    from types import SimpleNamespace
+
+    from launchprof.worker.plan_profiles import late_reason
+
+    run = SimpleNamespace(profiling=None, captured=SimpleNamespace(graph_nodes=None), op_digests=["a", "a", "a"])
+    assert late_reason(run, "complete") == "no-graph-nodes"
+    run.captured.graph_nodes = 12
+    assert late_reason(run, "complete") is None

@@ -116,6 +116,7 @@ def main(argv: list[str]) -> int:
                 w.stop(decorated=False)
             except Exception as exc:
                 events.write(NoteEvent(code=NoteCode.WHOLE_SCRIPT_PROFILE_LOST, params={"error": f"{type(exc).__name__}: {str(exc)[:200]}"}))
+        stop.spent = True  # the script is over: the stream check's own calls of a target never stop it
         _close_runs(runs, events)
     if hook.installed is not None and not announced[0]:
         events.write(hook.installed)
@@ -132,7 +133,8 @@ def _end(events: EventWriter, outcome: Any, runs: list[Any], stop: Any, t_start:
     from launchprof.worker.early_stop import EXIT_GRACE_S, exit_soon
 
     calls = sum(r.calls for r in runs)
-    done = outcome.status == "done"
+    # A stop the script caught and ended on (torch's @record returns on SystemExit(0)) is a stop too.
+    done = outcome.status == "done" or (stop.stopped_after is not None and stop.calls_after_stop == 0)
     events.write(
         ScriptEndEvent(
             status=outcome.status, exit_code=outcome.exit_code, exception=outcome.exception, calls=calls,

@@ -23,6 +23,7 @@ of them stop at the first call where none is still measuring. A rank whose plan 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -70,11 +71,15 @@ class EarlyStop:
         self.spent = config.run_to_end  # no stop (any more)
         self.checking = False  # the stream check's own call of the step runs
         self.stopped_after: int | None = None
+        self.calls_after_stop = 0  # calls a script that caught the stop made after it
+        self.pid = os.getpid()  # a forked child (a Pool worker) inherits this object: never stopped
 
     def before_call(self) -> None:
         """Raise ``ScriptDone`` where the script stops: every plan closed (and, with ranks,
         every rank's), the stream check run."""
-        if self.spent or self.checking or any(run.busy for run in self.runs):
+        if self.stopped_after is not None and not self.checking:
+            self.calls_after_stop += 1
+        if self.spent or self.checking or any(run.busy for run in self.runs) or os.getpid() != self.pid:
             return
         if not on_main_thread():
             return
@@ -135,6 +140,8 @@ def exit_soon(grace_s: float) -> None:
 
     def leave() -> None:
         time.sleep(grace_s)
+        with contextlib.suppress(Exception):
+            sys.stderr.write(f"launchprof: the stopped script was still running {grace_s:g} s after its stop: its process ends here\n")
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

@@ -106,6 +106,8 @@ def late_reason(run: TargetRun, finish_reason: str) -> str | None:
         return "capture-failed" if finish_reason == FINISH_REASONS[Exit.CAPTURE_FAILED] else "no-graph"
     if len(set(run.op_digests)) > 1:
         return "ops-differ"
+    if run.captured.graph_nodes is None:  # the graph could not be read (no node types): no other source
+        return "no-graph-nodes"
     return None
 
 

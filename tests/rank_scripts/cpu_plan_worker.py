@@ -28,7 +28,7 @@ def _capture(fn, static_args, static_kwargs, warmup, before_capture):
     out = fn(*static_args, **static_kwargs)
     return SimpleNamespace(
         graph=SimpleNamespace(replay=lambda: None), static_args=static_args, static_kwargs=static_kwargs, static_out=out,
-        anatomy=None, pool_bytes=0, workspace_bytes=0, event=lambda i, moved: NoteEvent(text="captured"),
+        anatomy=None, graph_nodes=0, pool_bytes=0, workspace_bytes=0, event=lambda i, moved: NoteEvent(text="captured"),
     )  # fmt: skip
 
 

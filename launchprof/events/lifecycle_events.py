@@ -126,7 +126,7 @@ class PlanEndEvent(Event):
 class ProfilerPlanEvent(Event):
     """Whether torch.profiler runs on the target's calls, and why: a run without eager traces
     says so here. ``reason`` is kernels, save-trace, no-cuda-bindings, ranks, compare-compile,
-    overview, capture-failed, no-graph or ops-differ (launchprof/worker/profiler_choice.py),
+    overview, capture-failed, no-graph, ops-differ or no-graph-nodes (launchprof/worker/profiler_choice.py),
     None when not profiled; ``when`` is start (the target's first call) or after-plan (the
     recorded eager calls profiled once the plan closed)."""
 

@@ -25,10 +25,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from launchprof.analysis.host_range import LAUNCH_IN_OPS
-from launchprof.analysis.prediction import at_host_speed, host_scale, rng_prologue_fills
+from launchprof.analysis.host_range import replay_host_parts
 from launchprof.crossover.profile import DeviceProfile
-from launchprof.hazards.inputs import reallocated_arguments
 from launchprof.model.step_timing import EVENTS, GRAPH_NODES, EagerProfile, ReplayProfile
 from launchprof.run.evidence import Evidence
 
@@ -48,17 +46,12 @@ def host_before_replay_us(ev: Evidence, profile: DeviceProfile | None) -> float 
     """What the host spends in a timed replay before the graph's work can start, at this
     run's host speed: the graph launch plus one eager op per input copied in and per RNG
     fill. From the device profile; without one, this run's eager-op loop
-    (:data:`LAUNCH_IN_OPS` ops for the launch); None without either."""
-    scaled = at_host_speed(profile, host_scale(ev, profile))
-    launch = getattr(getattr(scaled, "graph_launch_fixed_us", None), "median", None)
-    op = getattr(getattr(scaled, "eager_op_us", None), "median", None)
-    if launch is None or op is None:
-        run_op = ev.host_eager_op_us
-        if run_op is None or not run_op > 0:
-            return None
-        launch, op = LAUNCH_IN_OPS * float(run_op), float(run_op)
-    extra = len(reallocated_arguments(ev)) + rng_prologue_fills(ev)
-    return max(float(launch), 0.0) + extra * max(float(op), 0.0)
+    (``replay_host_parts``); None without either."""
+    parts = replay_host_parts(ev, profile)
+    if parts is None:
+        return None
+    launch, op, extra = parts
+    return launch + extra * max(op, 0.0)
 
 
 def from_graph(eager: EagerProfile, replay: ReplayProfile, host_us: float | None) -> EagerProfile:

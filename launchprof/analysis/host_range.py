@@ -97,6 +97,18 @@ def replay_host(ev: Evidence, profile: DeviceProfile | None, replay_us: float) -
     2x (two_streams_ok 29.0 -> 37.4 µs, dropout_train 43.1 -> 52.5), less than the 16-25 µs
     the launch and its extra ops add up to. The range's low end moves the replay least,
     which widens the speedup's interval; its high end narrows it."""
+    parts = replay_host_parts(ev, profile)
+    if parts is None:
+        return None
+    launch, op, extra = parts
+    return min(replay_us, launch / 2), min(replay_us, launch + extra * op)
+
+
+def replay_host_parts(ev: Evidence, profile: DeviceProfile | None) -> tuple[float, float, int] | None:
+    """(graph launch µs, eager op µs, extra ops) of a timed replay at this run's host speed:
+    the profile's launch and op scaled to this run's host, else this run's own eager-op loop
+    and :data:`LAUNCH_IN_OPS` of it; the extra ops are one per input copied in and per RNG
+    prologue fill. None without either source."""
     scaled = at_host_speed(profile, host_scale(ev, profile))
     launch = getattr(getattr(scaled, "graph_launch_fixed_us", None), "median", None)
     op = getattr(getattr(scaled, "eager_op_us", None), "median", None)
@@ -106,8 +118,7 @@ def replay_host(ev: Evidence, profile: DeviceProfile | None, replay_us: float) -
             return None
         launch, op = LAUNCH_IN_OPS * float(run_op), float(run_op)
     extra = len(reallocated_arguments(ev)) + rng_prologue_fills(ev)
-    launch = max(float(launch), 0.0)
-    return min(replay_us, launch / 2), min(replay_us, launch + extra * float(op))
+    return max(float(launch), 0.0), float(op), extra
 
 
 def host_variation(ev: Evidence, eager: EagerProfile | None, replay_us: float | None, profile: DeviceProfile | None) -> HostVariation | None:

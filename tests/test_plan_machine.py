@@ -142,17 +142,7 @@ def fake_gpu(monkeypatch):
     no_findings = dict(syncs=[], effects=[], rng=[], streams=[], writes=[], containers=[], event=lambda i, max_functions: NoteEvent(text="probe"))
     monkeypatch.setattr(plan, "probe_call", lambda user, a, k: (user(*a, **k), SimpleNamespace(**no_findings)))
 
-    def capture(fn, static_args, static_kwargs, warmup, before_capture):
-        before_capture()
-        out = fn(*static_args, **static_kwargs)
-        return SimpleNamespace(
-            graph=SimpleNamespace(replay=lambda: None), static_args=static_args, static_kwargs=static_kwargs, static_out=out,
-            anatomy=None, graph_nodes=0, pool_bytes=0, workspace_bytes=0, event=lambda i, moved: NoteEvent(text="captured"),
-        )  # fmt: skip
-
-    def validate(user, replay, static_out, args, kwargs, *rest):
-        replay()
-        return SimpleNamespace(eager_out=user(*args, **kwargs), fields={"match": True}, event=lambda *a: NoteEvent(text="validated"))
+    from rank_scripts.cpu_plan_worker import capture, validate  # the whole-worker fakes' capture and validation
 
     monkeypatch.setattr(plan, "capture", capture)
     monkeypatch.setattr(plan, "validate", validate)

@@ -23,7 +23,7 @@ from launchprof.worker.call_timer import Timed
 import torch
 
 
-def _capture(fn, static_args, static_kwargs, warmup, before_capture):
+def capture(fn, static_args, static_kwargs, warmup, before_capture):
     before_capture()
     out = fn(*static_args, **static_kwargs)
     return SimpleNamespace(
@@ -32,7 +32,7 @@ def _capture(fn, static_args, static_kwargs, warmup, before_capture):
     )  # fmt: skip
 
 
-def _validate(user, replay, static_out, args, kwargs, *rest):
+def validate(user, replay, static_out, args, kwargs, *rest):
     replay()
     return SimpleNamespace(eager_out=user(*args, **kwargs), fields={"match": True}, event=lambda *a: NoteEvent(text="validated"))
 
@@ -55,8 +55,8 @@ def fake_gpu() -> None:
         "lost_device_activity": lambda prof: lost.pop(0) if lost else False,
         "write_table": lambda prof, run_dir, what: f"trace-{what}.json.gz",  # never written: the report has no trace
         "probe_call": lambda user, a, k: (user(*a, **k), SimpleNamespace(**no_findings)),
-        "capture": _capture,
-        "validate": _validate,
+        "capture": capture,
+        "validate": validate,
         "memory_event": lambda *a: NoteEvent(text="memory"),
         "profile_replay": lambda run, a, k: setattr(run, "profiled_replay", True),
         "run_plan_bursts": lambda run: None,

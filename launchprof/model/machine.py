@@ -165,25 +165,6 @@ def nvml_device(pynvml: Any, uuid: str | None, own_pid: int) -> dict[str, Any]:
     return state
 
 
-def nvml_state(uuid: str | None, own_pid: int) -> dict[str, Any] | None:
-    """Driver, clocks, memory and other processes through NVML; None when NVML is unusable."""
-    pynvml = nvml_open()
-    if pynvml is None:
-        return None
-    try:
-        driver = nvml_driver(pynvml)
-        state = {} if driver is None else {"driver": driver}
-        return state | nvml_device(pynvml, uuid, own_pid)
-    finally:
-        nvml_close(pynvml)
-
-
-def driver_version() -> str | None:
-    """The NVIDIA driver version (e.g. 580.159.04), via NVML or nvidia-smi."""
-    state = nvml_state(None, os.getpid()) or {}
-    return state.get("driver") or smi_driver()
-
-
 def smi_fill(state: dict[str, Any], uuid: str | None, pid: int) -> dict[str, Any]:
     """What NVML left out of ``state``, from nvidia-smi; its two queries run side by side."""
     wanted: dict[str, Callable[[], Any]] = {}
@@ -201,13 +182,29 @@ def smi_fill(state: dict[str, Any], uuid: str | None, pid: int) -> dict[str, Any
     return state
 
 
-def gpu_state(uuid: str | None, own_pid: int | None = None) -> dict[str, Any]:
-    """Driver, clocks, memory and other GPU processes: NVML first, nvidia-smi for what it missed."""
-    pid = os.getpid() if own_pid is None else own_pid
-    state = nvml_state(uuid, pid) or {}
-    if "driver" not in state:
-        state["driver"] = smi_driver()
+def opened_driver() -> tuple[Any, str | None]:
+    """(NVML opened or None, the driver version from NVML, else nvidia-smi)."""
+    pynvml = nvml_open()
+    driver = nvml_driver(pynvml) if pynvml is not None else None
+    return pynvml, smi_driver() if driver is None else driver
+
+
+def device_state(opened: tuple[Any, str | None] | None, uuid: str | None, pid: int) -> dict[str, Any]:
+    """Driver, clocks, memory and other GPU processes from :func:`opened_driver`'s answer:
+    NVML first (closed here), nvidia-smi for what it missed."""
+    pynvml, driver = opened or (None, None)
+    state: dict[str, Any] = {"driver": driver}
+    if pynvml is not None:
+        try:
+            state |= nvml_device(pynvml, uuid, pid)
+        finally:
+            nvml_close(pynvml)
     return smi_fill(state, uuid, pid)
+
+
+def gpu_state(uuid: str | None, own_pid: int | None = None) -> dict[str, Any]:
+    """:func:`device_state` in one go, the driver asked first."""
+    return device_state(opened_driver(), uuid, os.getpid() if own_pid is None else own_pid)
 
 
 # --- queries beside other work -----------------------------------------------------------------
@@ -254,16 +251,9 @@ class MachineProbe:
     """
 
     def __init__(self) -> None:
-        self._opened = in_background(self._open)
+        self._opened = in_background(opened_driver)
         self._device: dict[str, Any] = {}
         self._state: Callable[[], Any] | None = None
-
-    @staticmethod
-    def _open() -> tuple[Any, str | None]:
-        """(NVML opened or None, the driver version from NVML, else nvidia-smi)."""
-        pynvml = nvml_open()
-        driver = nvml_driver(pynvml) if pynvml is not None else None
-        return pynvml, smi_driver() if driver is None else driver
 
     def read_device(self) -> None:
         """Start reading the device's state: call with CUDA up and this rank's device chosen."""
@@ -280,14 +270,7 @@ class MachineProbe:
             nvml_close(pynvml)
 
     def _device_state(self, uuid: str | None, pid: int) -> dict[str, Any]:
-        pynvml, driver = self._opened() or (None, None)
-        state: dict[str, Any] = {"driver": driver}
-        if pynvml is not None:
-            try:
-                state |= nvml_device(pynvml, uuid, pid)
-            finally:
-                nvml_close(pynvml)
-        return smi_fill(state, uuid, pid)
+        return device_state(self._opened(), uuid, pid)
 
     def machine(self) -> Machine:
         """The machine, once every query has answered."""

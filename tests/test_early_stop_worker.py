@@ -112,6 +112,50 @@ def test_run_to_end_lets_the_script_finish_and_checks_streams_after_it(tmp_path)
     assert race > next(i for i, e in enumerate(events) if e["type"] == "plan-end")
 
 
+# What the interpreter's exit finalizes for a plain run is finalized under the worker too: an
+# object with __del__ in a global (the script's namespace is freed only by the exit's last
+# collections: its functions refer back to it), and one in a garbage cycle.
+EXIT_FINALIZERS = """
+import gc, pathlib, sys
+import torch
+
+out = pathlib.Path(sys.argv[1])
+
+
+class Flush:
+    def __init__(self, name):
+        self.name = name
+
+    def __del__(self):
+        (out / self.name).write_text("finalized")
+
+
+kept = Flush("kept")
+
+
+def step(x):
+    return x * 2
+
+
+cycle = Flush("cycle")
+cycle.me = cycle
+del cycle
+gc.disable()  # the cycle is left for the interpreter's exit to find
+for i in range(ITERATIONS):
+    step(torch.ones(4))
+"""
+
+
+@pytest.mark.parametrize("run_to_end", [False, True], ids=["stopped", "run-to-end"])
+def test_the_worker_finalizes_the_scripts_objects_at_exit_as_a_plain_run_does(tmp_path, run_to_end):
+    source = EXIT_FINALIZERS.replace("ITERATIONS", "300")
+    proc, events, _ = run_worker(tmp_path, source, run_to_end=run_to_end)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert ("stopped_after_calls" not in one(events, "script-end")) == run_to_end
+    assert (tmp_path / "kept").read_text() == "finalized"
+    assert (tmp_path / "cycle").read_text() == "finalized"
+
+
 def test_a_script_that_catches_the_stop_goes_on_once_told(tmp_path):
     """A script that catches BaseException around each call sees the stop once; its later
     calls run the function, and its end is reported as any other."""

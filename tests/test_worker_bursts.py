@@ -185,3 +185,23 @@ def test_the_host_speed_is_sampled_once_per_burst_and_its_median_holds_against_a
     written = [e for e in read(tmp_path / "e.jsonl") if e["type"] == "host-speed"]
     assert len(written) == 1 and written[0]["when"] == "between the bursts"
     assert written[0]["eager_op_us"] == pytest.approx(7.0)
+
+
+@pytest.mark.parametrize("step_ms, one_pass", [(2.0, True), (0.5, False)], ids=["long-step", "short-step"])
+def test_a_long_step_takes_its_gpu_span_in_the_timed_calls_after_the_first_burst(tmp_path, fake_cuda, monkeypatch, step_ms, one_pass):
+    """Each call of a second, event-timed pass doubles the bursts of a long step for an event
+    cost under 0.5% of it: from the second burst on, a kind whose median reached
+    ``ONE_PASS_US`` is called once per sample, its state put back once per block."""
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(burst.time, "perf_counter", lambda: next(ticks) * step_ms * 1e-3)  # each timed call: step_ms
+    calls = {"eager": 0, "reset": 0}
+    kinds = [Kind("eager", [lambda: calls.__setitem__("eager", calls["eager"] + 1)])]
+    events = EventWriter(str(tmp_path / "e.jsonl"))
+    run_bursts(kinds, repeat=40, events=events, reset=lambda: calls.__setitem__("reset", calls["reset"] + 1))
+    bursts, per = schedule(40)
+    timing = [e for e in read(tmp_path / "e.jsonl") if e["type"] == "timing"]
+    assert [e["gpu_in_timed_calls"] for e in timing] == [False] + [one_pass] * (bursts - 1)
+    later = bursts - 1 if one_pass else 0
+    assert calls["eager"] == 1 + 2 * per * bursts - per * later  # one untimed call, then one or two per sample
+    assert calls["reset"] == 1 + 2 * bursts - later
+    assert all(len(e["gpu_us"]) == len(e["wall_us"]) == per and all(g > 0 for g in e["gpu_us"]) for e in timing)

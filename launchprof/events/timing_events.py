@@ -29,6 +29,7 @@ class TimingEvent(Event):
     burst: int | None = None
     wall_us: list[float]
     gpu_us: list[float | None] = field(default_factory=list)
+    gpu_in_timed_calls: bool = False  # the GPU spans come from the host-timed calls (a long step), not a second pass
 
 
 @dataclass(frozen=True, kw_only=True)

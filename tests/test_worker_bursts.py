@@ -205,3 +205,13 @@ def test_a_long_step_takes_its_gpu_span_in_the_timed_calls_after_the_first_burst
     assert calls["eager"] == 1 + 2 * per * bursts - per * later  # one untimed call, then one or two per sample
     assert calls["reset"] == 1 + 2 * bursts - later
     assert all(len(e["gpu_us"]) == len(e["wall_us"]) == per and all(g > 0 for g in e["gpu_us"]) for e in timing)
+
+
+def test_a_kind_that_changes_nothing_is_not_followed_by_a_put_back(tmp_path, fake_cuda):
+    log: list[str] = []
+    kinds = [Kind("eager", [lambda: log.append("e")]), Kind("clone", [lambda: log.append("c")], changes_state=False)]
+    run_bursts(kinds, repeat=20, events=EventWriter(str(tmp_path / "e.jsonl")), reset=lambda: log.append("reset"))
+    after = [log[i - 1] for i, what in enumerate(log) if what == "reset"]
+    assert after and set(after) == {"e"}  # every put-back follows an eager call
+    bursts, _ = schedule(20)
+    assert log.count("reset") == 1 + 2 * bursts

@@ -50,6 +50,7 @@ class Kind:
     walls: list[float] = field(default_factory=list)
     starts: list[Any] = field(default_factory=list)
     ends: list[Any] = field(default_factory=list)
+    changes_state: bool = True  # False: its calls change nothing of the user's (the clone of the outputs), so no put-back follows them
     one_pass: bool = False  # the next block takes the GPU span in its host-timed calls (ONE_PASS_US)
     last_one_pass: bool = False  # the last block did
 
@@ -90,12 +91,12 @@ def run_bursts(
         k.starts = [torch.cuda.Event(enable_timing=True) for _ in range(per)]
         k.ends = [torch.cuda.Event(enable_timing=True) for _ in range(per)]
         k.calls[0]()  # one untimed call: lazy initialisation and cold caches stay outside
-        if reset is not None:
+        if reset is not None and k.changes_state:
             reset()
     torch.cuda.synchronize()
     for b in range(bursts):
         order = kinds if b % 2 == 0 or len(kinds) == 1 else [*kinds[1:], kinds[0]]
-        counts = {k.name: _block(k, per, time_cap_s, reset) for k in order}
+        counts = {k.name: _block(k, per, time_cap_s, reset if k.changes_state else None) for k in order}
         for k in kinds:
             n = counts.get(k.name, 0)
             if n:

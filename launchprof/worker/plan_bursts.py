@@ -50,7 +50,7 @@ def build_kinds(run: TargetRun, sets: list[tuple[tuple, dict]]) -> list[Kind]:
     if cap is not None:
         kinds.append(Kind("replay", [_replay_call(run.inputs.copy_pairs(a, k), cap.graph) for a, k in sets]))
         static_out = cap.static_out
-        kinds.append(Kind("clone", [lambda: clone_tensors(static_out)]))
+        kinds.append(Kind("clone", [lambda: clone_tensors(static_out)], changes_state=False))
     return kinds
 
 

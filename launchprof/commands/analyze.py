@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
+from launchprof.commands import warm_worker
 from launchprof.commands.analyze_ranks import check_rank_gpus, check_ranks, run_ranks_analysis
 from launchprof.commands.analyze_steps import import_analysis_meanwhile, load_device_profile, save_run
 from launchprof.commands.checks import check_compare, check_output_creatable, check_project_root, check_script, check_target_defined
@@ -124,7 +125,7 @@ def measure(options: AnalyzeOptions, console: Console, report_on_stdout: bool = 
         )
         with AnalyzeProgress(console, repeat=options.repeat, has_target=True, stops=not options.run_to_end) as progress:
             result = run_worker(
-                config, rundir, options.timeout, options.show_output, progress.update, output_to_stderr=report_on_stdout
+                config, rundir, options.timeout, options.show_output, progress.update, output_to_stderr=report_on_stdout, waiting=warm_worker.take()
             )
     except BaseException:
         shutil.rmtree(rundir, ignore_errors=True)  # no result names it: nobody would ever remove it

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from launchprof.commands.warm_worker import send, worker_env
 from launchprof.worker.config import WorkerConfig
 
 
@@ -64,16 +65,6 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     reader = EventReader(path)
     reader.poll()
     return reader.events
-
-
-def worker_env(extra_env: dict[str, str] | None = None) -> dict[str, str]:
-    """The user's environment, unchanged but for unbuffered output and launchprof on the path:
-    the script sees the variables it would see under ``python SCRIPT`` (NCCL's included)."""
-    env = {**os.environ, **(extra_env or {}), "PYTHONUNBUFFERED": "1"}
-    # The worker imports launchprof from the same place as this CLI, whatever the cwd.
-    package_root = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return env
 
 
 POLL_S = 0.05  # how often the events file is read for the progress display
@@ -127,26 +118,34 @@ def run_worker(
     on_events: Callable[[list[dict[str, Any]]], None] | None = None,
     output_to_stderr: bool = False,
     extra_env: dict[str, str] | None = None,
+    waiting: subprocess.Popen[bytes] | None = None,
 ) -> WorkerResult:
     """Run the worker to its end, a timeout or Ctrl-C.
 
     Shown output goes where ``python SCRIPT`` would send it, except that with
     ``output_to_stderr`` (a report is being written to standard output) the script's
-    stdout joins its stderr, so nothing the script prints can corrupt the report."""
+    stdout joins its stderr, so nothing the script prints can corrupt the report.
+    ``waiting`` is a worker started before the options were parsed (commands/warm_worker.py),
+    which wires its output itself; it serves only the user's own environment."""
     config_path = rundir / "config.json"
     config.to_file(config_path)
     log_path = None if show_output else rundir / "script-output.log"
-    env = worker_env(extra_env)
-    out = open(log_path, "wb") if log_path else None  # noqa: SIM115 - closed below
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "launchprof.worker", str(config_path)],
-        stdin=subprocess.DEVNULL,
-        stdout=out if out else (sys.stderr.fileno() if output_to_stderr else None),
-        stderr=subprocess.STDOUT if out else None,
-        env=env,
-        start_new_session=True,
-    )
+    if waiting is not None and extra_env is None:
+        t0 = time.perf_counter()
+        send(waiting, config_path, "log" if log_path else ("stderr" if output_to_stderr else "terminal"), log_path)
+        proc, out = waiting, None
+    else:
+        env = worker_env(extra_env)
+        out = open(log_path, "wb") if log_path else None  # noqa: SIM115 - closed below
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "launchprof.worker", str(config_path)],
+            stdin=subprocess.DEVNULL,
+            stdout=out if out else (sys.stderr.fileno() if output_to_stderr else None),
+            stderr=subprocess.STDOUT if out else None,
+            env=env,
+            start_new_session=True,
+        )
     reader = EventReader(Path(config.events_path))
     timed_out = interrupted = False
     previous = stop_signals_as_interrupt()

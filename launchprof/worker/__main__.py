@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import os
 import sys
 import time
@@ -47,14 +48,14 @@ def start_cuda(events: EventWriter) -> bool:
     return problem is None
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], probe: Any = None) -> int:
     config = for_rank(WorkerConfig.from_file(Path(argv[0])))
     events = EventWriter(config.events_path)
     announce_rank(config, events)
     t_start = time.perf_counter()
     from launchprof.model.machine import MachineProbe
 
-    probe = MachineProbe()  # the driver's query runs while torch imports
+    probe = probe or MachineProbe()  # the driver's query runs while torch imports
     if not start_cuda(events):
         return WORKER_ENV_EXIT
     use_rank_device(config)
@@ -177,5 +178,32 @@ def _close_runs(runs: list[Any], events: EventWriter) -> None:
     stream_checks(runs, events)  # last of all: it slows the process (worker/race_check.py)
 
 
+def main_when_told(kept_out: int, kept_err: int) -> int:
+    """``--wait OUT ERR``: import torch, then run the config named on standard input
+    (launchprof/commands/warm_worker.py); an empty line or a closed pipe ends here, with
+    nothing of the user's run and nothing printed. Until then this process's output is
+    held (worker/held_output.py); ``kept_out`` and ``kept_err`` are the CLI's own streams."""
+    from launchprof.model.machine import MachineProbe
+    from launchprof.worker.held_output import release
+
+    probe = MachineProbe()
+    try:
+        import torch  # noqa: F401 - the slow part of the start, while the CLI checks its options
+    except Exception:
+        pass  # main's own import says what is wrong, as an event
+    line = sys.stdin.readline()
+    if not line.strip():
+        return 0
+    told = json.loads(line)
+    release(kept_out, kept_err, told["output"], told.get("log"))
+    return main([told["config"]], probe)
+
+
+def entry(argv: list[str]) -> int:
+    if argv[:1] == ["--wait"]:
+        return main_when_told(int(argv[1]), int(argv[2]))
+    return main(argv)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(entry(sys.argv[1:]))

@@ -77,4 +77,4 @@ def fake_gpu() -> None:
 
 if __name__ == "__main__":
     fake_gpu()
-    sys.exit(worker.main(sys.argv[1:]))
+    sys.exit(worker.entry(sys.argv[1:]))

@@ -1,0 +1,183 @@
+"""The worker started before the CLI parsed its options (launchprof/commands/warm_worker.py):
+which command lines start one, that ``analyze`` runs its measurement in it, that the
+script's output (what the torch import prints included) and input are what a worker
+started with its config gives, and that an unused one is gone with the CLI. The worker is
+the CPU fake (tests/rank_scripts/cpu_plan_worker.py); no GPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+from launchprof.commands import analyze, warm_worker  # noqa: E402
+from launchprof.commands.analyze import AnalyzeOptions  # noqa: E402
+from launchprof.run import load_run  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKES = Path(__file__).resolve().parent / "rank_scripts"
+MARK = "printed-by-the-script"
+
+
+@pytest.mark.parametrize(
+    "argv, wanted",
+    [
+        (["analyze", "train.py"], True),
+        (["analyze", "--target", "step", "train.py", "--", "--steps", "3"], True),
+        (["analyze", "train.py", "--help"], False),
+        (["analyze", "-h"], False),
+        (["analyze", "train.py", "--nproc-per-node", "2"], False),
+        (["analyze", "train.py", "--nproc-per-node=2"], False),
+        (["analyze"], False),
+        (["report", "run.lprun"], False),
+        (["crossover", "--quick"], False),
+        ([], False),
+    ],
+)
+def test_which_command_lines_start_a_waiting_worker(argv, wanted):
+    assert warm_worker.wanted(argv) is wanted
+
+
+def test_the_workers_path_holds_the_package_not_its_folder():
+    """The package's own folder on the path would let launchprof's subpackages (model, run,
+    events...) stand in for the user's modules of those names."""
+    entries = warm_worker.worker_env()["PYTHONPATH"].split(os.pathsep)
+    assert (Path(entries[0]) / "launchprof" / "__init__.py").is_file()
+    assert not any((Path(e) / "worker" / "__main__.py").is_file() and Path(e).name == "launchprof" for e in entries)
+
+
+@pytest.fixture
+def fake_worker(monkeypatch):
+    """Every worker process, waiting or not, is the CPU fake."""
+    real = subprocess.Popen
+    started: list[subprocess.Popen] = []
+
+    def popen(cmd, *args, **kwargs):
+        proc = real(["cpu_plan_worker" if part == "launchprof.worker" else part for part in cmd], *args, **kwargs)
+        started.append(proc)
+        return proc
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), str(FAKES)]))
+    yield started
+    warm_worker.discard()
+
+
+SCRIPT = f"""
+import pathlib, sys
+import torch
+
+out = pathlib.Path(sys.argv[1])
+(out / "stdin").write_text(repr(sys.stdin.read()))
+print({MARK!r}, flush=True)
+
+
+def step(x):
+    return x * 2
+
+
+for i in range(200):
+    step(torch.ones(4))
+"""
+
+
+def analyze_with(tmp_path: Path, **options) -> tuple[int, Path]:
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent(SCRIPT), encoding="utf-8")
+    run_out = tmp_path / "r.lprun"
+    opts = AnalyzeOptions(
+        script=script, script_args=(str(tmp_path),), target="step", outputs=(tmp_path / "r.json",), formats=("json",),
+        calibrate=False, project_root=tmp_path, run_out=run_out, **options,
+    )  # fmt: skip
+    return analyze.run(opts), run_out
+
+
+@pytest.mark.parametrize("where", ["terminal", "hidden"])
+def test_analyze_measures_in_the_waiting_worker_and_wires_the_scripts_streams(tmp_path, fake_worker, capfd, where):
+    warm_worker.prestart(["analyze", "script.py"])
+    (waiting,) = fake_worker
+    code, run_out = analyze_with(tmp_path, show_output=where == "terminal")
+    assert code == 0
+    assert len(fake_worker) == 1  # no second worker was started
+    events = load_run(run_out).events
+    machine = next(e for e in events if e["type"] == "machine")
+    assert machine["pid"] == waiting.pid
+    assert (tmp_path / "stdin").read_text() == "''"  # the script's standard input is empty, as before
+    out, err = capfd.readouterr()
+    if where == "terminal":
+        assert MARK in out and MARK not in err
+    else:
+        assert MARK not in out + err
+
+
+def test_what_the_interpreters_start_printed_follows_the_scripts_output(tmp_path, fake_worker, capfd, monkeypatch):
+    """A site hook prints as the waiting worker's interpreter starts, before the CLI has said
+    where the script's output goes: with the report on standard output, it goes to standard
+    error, and standard output holds the report alone."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(f"print({(MARK + '-at-start')!r}, flush=True)\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), str(FAKES), str(site)]))
+    warm_worker.prestart(["analyze", "script.py"])
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent(SCRIPT), encoding="utf-8")
+    opts = AnalyzeOptions(
+        script=script, script_args=(str(tmp_path),), target="step", formats=("json",), outputs=(),
+        calibrate=False, project_root=tmp_path, run_out=tmp_path / "r.lprun",
+    )  # fmt: skip
+    assert analyze.run(opts) == 0
+    assert len(fake_worker) == 1
+    out, err = capfd.readouterr()
+    assert json.loads(out)["schema_version"]  # standard output holds the report alone
+    assert MARK + "-at-start" in err and MARK in err
+
+
+def test_an_unused_waiting_worker_is_killed_having_printed_nothing(fake_worker, capfd):
+    warm_worker.prestart(["analyze", "script.py"])
+    (waiting,) = fake_worker
+    time.sleep(0.2)
+    warm_worker.discard()
+    assert waiting.poll() is not None
+    out, err = capfd.readouterr()
+    assert out == err == ""
+
+
+def test_a_usage_error_leaves_no_worker_behind(tmp_path):
+    """Through the real CLI: a torch whose import takes its time stands for the waiting
+    worker's; after the CLI's usage error (exit 2) no process it started is left."""
+    fake = tmp_path / "fake" / "torch"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(f"import os, time\nopen({str(tmp_path / 'started')!r}, 'w').write('yes')\ntime.sleep(60)\n")
+    marker = f"lp-test-{os.getpid()}-{time.time_ns()}"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "fake"), str(ROOT)]), "LP_TEST_MARKER": marker}
+    t0 = time.time()
+    proc = subprocess.Popen([sys.executable, "-m", "launchprof", "analyze", "sample_models/decode_loop.py", "--target", "nope"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)  # fmt: skip
+    while not (tmp_path / "started").exists() and time.time() - t0 < 30 and proc.poll() is None:
+        time.sleep(0.05)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2 and "unknown target" in err
+    deadline = time.time() + 10
+    while _marked(marker) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not _marked(marker)
+
+
+def _marked(marker: str) -> list[int]:
+    """The processes whose environment holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found

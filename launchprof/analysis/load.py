@@ -19,7 +19,7 @@ from launchprof.run import SUFFIX
 from launchprof.run.migrate import migrate_report
 
 if TYPE_CHECKING:  # the profile module loads only when a profile is read
-    from launchprof.crossover.profile import DeviceProfile
+    from launchprof.crossover.profile import DeviceProfile, Unloadable
     from launchprof.model.core import Machine
 
 
@@ -55,7 +55,9 @@ class ChosenProfile:
     warnings: tuple[str, ...] = ()
 
 
-def choose_profile(machine: Machine | None, given: Path | None = None, stored: dict[str, Any] | None = None) -> ChosenProfile | None:
+def choose_profile(
+    machine: Machine | None, given: Path | None = None, stored: dict[str, Any] | None = None, unloadable: Unloadable | None = None,
+) -> ChosenProfile | None:
     """The one rule for which device profile predicts, for analyze, report, compare and the API:
 
     1. the file given with ``--profile`` (a bad one is a UsageError, exit 2);
@@ -63,7 +65,8 @@ def choose_profile(machine: Machine | None, given: Path | None = None, stored: d
     3. the profile the run file carries (the one analyze predicted with);
     4. the closest other cached profile, with the warnings that say why it may not fit.
 
-    An unreadable cache is skipped: it is a convenience, never a reason to fail."""
+    An unreadable cache is skipped: it is a convenience, never a reason to fail. The exact
+    cached file that does not load also goes to ``unloadable`` (analyze sets it aside)."""
     from launchprof.crossover import profile as device_profile
 
     if given is not None:
@@ -72,7 +75,7 @@ def choose_profile(machine: Machine | None, given: Path | None = None, stored: d
     cached = None
     if machine is not None:
         try:
-            cached = device_profile.find_cached_profile(machine)
+            cached = device_profile.find_cached_profile(machine, unloadable)
         except Exception:
             cached = None
     if cached is not None and not cached.warnings:

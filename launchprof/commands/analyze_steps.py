@@ -29,11 +29,12 @@ if TYPE_CHECKING:  # these load with the analysis, while the worker runs
 
 def load_device_profile(path: Path | None, machine: Machine | None, console: Console) -> DeviceProfile | None:
     """The device profile for predictions, by the one rule (analysis.load.choose_profile);
-    its warnings (another GPU's profile, say) go to the terminal."""
+    its warnings (another GPU's profile, say) go to the terminal, and this machine's cached
+    profile that does not load is set aside."""
     from launchprof.analysis.load import choose_profile
 
     try:
-        chosen = choose_profile(machine, path)
+        chosen = choose_profile(machine, path, unloadable=lambda bad, exc: set_aside_profile(bad, exc, console))
     except UsageError:
         raise
     except Exception as exc:
@@ -44,6 +45,18 @@ def load_device_profile(path: Path | None, machine: Machine | None, console: Con
     for warning in chosen.warnings:
         console.print(f"[yellow]launchprof: warning: {warning}[/]")
     return chosen.profile
+
+
+def set_aside_profile(path: Path, exc: Exception, console: Console) -> None:
+    """This machine's cached profile passed the worker's quick look but does not load: kept,
+    the worker would take it as cached on every run and never measure again."""
+    from rich.markup import escape
+
+    from launchprof.crossover.cache_files import set_aside
+
+    moved = set_aside(path)
+    then = f"moved to {moved.name}: the next run measures this GPU again" if moved else "remove it to measure this GPU again"
+    console.print(f"[yellow]launchprof: warning: cached device profile not used: {escape(f'{exc}; {then}')}[/]", soft_wrap=True, highlight=False)
 
 
 def save_run(

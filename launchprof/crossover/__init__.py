@@ -11,7 +11,8 @@ data recorded on an H200.
   and the noisy flag; ``uncertainty``: intervals carried into predictions; ``determined``:
   which coefficients the sweep leaves undetermined; ``setup_cost``: capture + instantiate
   with its interval, and the replays to pay it back;
-- ``profile``: the validated profile file, its migration and the cache;
+- ``profile``: the validated profile file, its migration and the cache; ``cache_files``:
+  where the cache is, and the worker's look at a cached profile without pydantic;
 - ``calibrate``: ``ensure_profile``, called by analyze's worker before the script;
 - ``simulate``: a stand-in sweep with known coefficients, for tests; ``plot``: the curves.
 """

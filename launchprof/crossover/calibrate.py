@@ -7,6 +7,8 @@ this GPU/driver/torch is used as is; otherwise the reduced
 :data:`~launchprof.crossover.plans.CALIBRATION_PLAN` is measured (well under 10 s on an
 H200), fitted and cached for later runs. A cached calibration that flagged itself noisy is
 measured once more by the next run, which keeps the faster of the two (:func:`recheck`).
+Whether the cached profile will do is read from its JSON (``cache_files``), without pydantic
+and the profile models: that answer is paid before every script, and is nearly always yes.
 
 It must leave the user's run as it found it: no cupy import and no profiler pass (the plan
 skips both), the garbage collector's state restored (``run_sweep`` does that), the CPU and
@@ -31,6 +33,7 @@ from launchprof.errors import UsageError
 if TYPE_CHECKING:  # the worker imports this module: the models load when a profile is read
     from pathlib import Path
 
+    from launchprof.crossover.cache_files import CachedEntry
     from launchprof.crossover.profile import DeviceProfile
     from launchprof.model.core import Machine
 
@@ -88,33 +91,32 @@ def _result(status: str, path: Any, started: float, message: str) -> dict[str, A
     return {"status": status, "path": None if path is None else str(path), "seconds": round(perf_counter() - started, 3), "message": message}
 
 
-def cached_profile_path(machine: Machine) -> Path | None:
-    """The cache file for exactly this GPU/driver/torch when it holds a loadable profile, else None."""
-    from launchprof.crossover.profile import cache_path, load_profile
+def cached_entry(machine: dict[str, Any]) -> CachedEntry | None:
+    """The cache file for exactly this GPU/driver/torch when it looks like a usable profile,
+    else None (measure again). Read without the profile models: this runs before every
+    script, and a cached profile is the common case."""
+    from launchprof.crossover.cache_files import event_cache_path, read_cached
 
-    path = cache_path(machine)
-    if not path.is_file():
-        return None
-    try:
-        load_profile(path, machine)
-    except UsageError:
-        return None  # unreadable or from an older, unsupported launchprof: measure again
-    return path
+    path = event_cache_path(machine)
+    return read_cached(path) if path is not None else None
 
 
-def needs_recheck(path: Path) -> DeviceProfile | None:
-    """The cached profile when it is a calibration that flagged itself noisy and was not
-    measured a second time yet, else None. The calibration of a freshly started machine's
-    first analyze read 9.07 µs per eager op, flagged NOISY, against 6.4-6.6 µs in later
-    sweeps on the same machine: kept for good, it would make every later
-    prediction count launches about 1.4x too dear."""
+def needs_recheck(entry: CachedEntry) -> bool:
+    """A calibration that flagged itself noisy and was not measured a second time yet. The
+    calibration of a freshly started machine's first analyze read 9.07 µs per eager op,
+    flagged NOISY, against 6.4-6.6 µs in later sweeps on the same machine: kept for good,
+    it would make every later prediction count launches about 1.4x too dear."""
+    return entry.plan == CALIBRATION and entry.noisy and not entry.rechecked
+
+
+def load_cached(path: Path) -> DeviceProfile | None:
+    """The cached profile, fully validated; None when it does not load (measure from scratch)."""
     from launchprof.crossover.profile import load_profile
 
     try:
-        cached = load_profile(path).profile
+        return load_profile(path).profile
     except UsageError:
         return None
-    return cached if cached.plan == CALIBRATION and cached.noisy and not cached.rechecked else None
 
 
 def _eager_op(profile: DeviceProfile) -> float:
@@ -192,11 +194,11 @@ def ensure_profile(machine: dict[str, Any], progress: Progress | None = None) ->
     started = perf_counter()
     state: _UserState | None = None
     try:
+        entry = cached_entry(machine)
+        if entry is not None and not needs_recheck(entry):
+            return _result("cached", entry.path, started, f"device profile cached at {entry.path}")
         m = machine_from_dict(machine)
-        path = cached_profile_path(m)
-        earlier = needs_recheck(path) if path is not None else None
-        if path is not None and earlier is None:
-            return _result("cached", path, started, f"device profile cached at {path}")
+        earlier = load_cached(entry.path) if entry is not None else None
         state = _UserState()
         if earlier is not None:
             profile, path, why = recheck(earlier, m, progress)

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import re
+from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -25,13 +24,13 @@ from typing import Any
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
+from launchprof.crossover.cache_files import SCHEMA_VERSION, cache_dir, cache_path, profile_slug  # noqa: F401 - callers read them here
 from launchprof.crossover.determined import undetermined_coefficients
 from launchprof.errors import UsageError
 from launchprof.fileio.input_files import PROFILE, RUN_FILE, WANTED_PROFILE, check_input_file, is_run_zip, other_kind, refuse_other_kind
 from launchprof.fileio.jsonfile import read_json_object
 from launchprof.model.core import Machine
 
-SCHEMA_VERSION = 2  # 2: per-coefficient spread across rounds, noisy flag, Series.round
 _CONFIG = ConfigDict(extra="ignore")  # newer files add fields: an older reader ignores them
 
 
@@ -186,6 +185,9 @@ def _series_dict(s: Series) -> dict[str, Any]:
     return out
 
 
+Unloadable = Callable[[Path, UsageError], None]  # a cached profile that does not load, and why
+
+
 @dataclasses.dataclass(frozen=True)
 class LoadedProfile:
     """A profile read from disk, where from, and why it may not fit this machine."""
@@ -249,31 +251,6 @@ def profile_from_dict(data: dict[str, Any]) -> DeviceProfile:
 # --- files and the cache -------------------------------------------------------------
 
 
-def cache_dir() -> Path:
-    """Where profiles are cached: $LAUNCHPROF_CACHE_DIR/profiles, else the XDG cache.
-
-    ``LAUNCHPROF_CACHE_DIR`` is launchprof's whole cache folder (CI can point it at a
-    workspace); otherwise ``$XDG_CACHE_HOME/launchprof`` or ``~/.cache/launchprof``.
-    """
-    root = os.environ.get("LAUNCHPROF_CACHE_DIR")
-    if root:
-        base = Path(root).expanduser()
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        base = (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "launchprof"
-    return base / "profiles"
-
-
-def profile_slug(machine: Machine) -> str:
-    """A file-name-safe key for one GPU/driver/torch, e.g. ``nvidia-h200_driver-580.95_torch-2.11.0-cu130``."""
-    parts = [machine.gpu or "unknown-gpu", f"driver-{machine.driver or 'unknown'}", f"torch-{machine.torch or 'unknown'}"]
-    return "_".join(re.sub(r"[^a-z0-9.]+", "-", p.lower()).strip("-") for p in parts)
-
-
-def cache_path(machine: Machine) -> Path:
-    return cache_dir() / f"{profile_slug(machine)}.json"
-
-
 def save_to_cache(profile: DeviceProfile) -> Path:
     """Write the profile where ``find_cached_profile`` looks; raises OSError if it cannot."""
     from launchprof.fileio.output_files import write_output
@@ -320,18 +297,21 @@ def load_profile(path: str | Path, machine: Machine | None = None) -> LoadedProf
     return LoadedProfile(profile=profile, path=p, warnings=mismatch_warnings(profile, machine))
 
 
-def find_cached_profile(machine: Machine) -> LoadedProfile | None:
+def find_cached_profile(machine: Machine, unloadable: Unloadable | None = None) -> LoadedProfile | None:
     """The cached profile for this GPU/driver/torch; else the best other cached one, with a warning.
 
     Preference after an exact match: same GPU, then newest. Unreadable files are skipped,
-    never fatal: the cache is a convenience.
+    never fatal: the cache is a convenience. The exact file that does not load goes to
+    ``unloadable`` with its error: analyze's worker, which looks at the file without
+    validating it, took it for this machine's profile and would not measure again.
     """
     exact = cache_path(machine)
     if exact.is_file():
         try:
             return load_profile(exact, machine)
-        except UsageError:
-            pass
+        except UsageError as exc:
+            if unloadable is not None:
+                unloadable(exact, exc)
     folder = cache_dir()
     if not folder.is_dir():
         return None

@@ -91,3 +91,15 @@ def test_the_poll_ends_when_the_worker_exits_not_at_the_end_of_its_interval():
     finally:
         still.kill()
         still.wait()
+
+
+def test_the_workers_measurement_modules_leave_pydantic_out():
+    """pydantic and the profile models took 0.2 s to import in the H200's worker, first in the
+    calibration's cache check, then in the bursts' host-speed sampler (crossover.gpu); the
+    worker needs them only where it writes the fixes it tries (worker/fix_trials.py)."""
+    loaded = _modules_after(
+        "import launchprof.worker.__main__, launchprof.worker.plan, launchprof.worker.host_speed, launchprof.crossover.gpu\n"
+        "import launchprof.worker.calibration, launchprof.crossover.calibrate, launchprof.crossover.cache_files\n"
+    )
+    assert "launchprof.worker.plan" in loaded and "launchprof.crossover.gpu" in loaded
+    assert "pydantic" not in loaded and "launchprof.crossover.profile" not in loaded

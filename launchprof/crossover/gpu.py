@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from time import perf_counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from launchprof.crossover.recorder import Recorder
+if TYPE_CHECKING:  # the worker's host-speed sampler imports this module: the profile models stay out of it
+    from launchprof.crossover.recorder import Recorder
 
 ASSUMED_CYCLES_PER_US = 1980.0  # H200 boost clock; only used if calibration fails
 

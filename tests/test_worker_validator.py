@@ -221,6 +221,21 @@ def test_checksums_see_a_moved_element_and_skip_what_they_cannot_read():
     assert sums[3] is not None and sums[4] is not None and sums[5] is None and sums[6] is None
 
 
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_checksum_weights_are_distinct_within_a_chunk_and_fixed(dtype):
+    """Every position of a chunk has its own weight, so two elements trading places always
+    change the weighted sum; the same weights every time, so a tensor's sum is comparable."""
+    from launchprof.worker import fingerprint
+
+    fingerprint._WEIGHTS.clear()
+    first = fingerprint._weights(torch.device("cpu"), dtype).clone()
+    fingerprint._WEIGHTS.clear()
+    again = fingerprint._weights(torch.device("cpu"), dtype)
+    assert first.numel() == fingerprint.CHUNK and torch.unique(first).numel() == fingerprint.CHUNK
+    assert torch.equal(first, again) and first.dtype == dtype
+    assert first.min() < -(2**29) and first.max() > 2**29  # scattered over the range, signed
+
+
 @pytest.mark.parametrize("undo", [True, False])
 def test_validation_of_an_adamw_step_whose_exp_avg_keeps_its_version(fake_cuda, monkeypatch, undo):
     """The whole path on CPU: warm-up calls learn the mutated tensors (by checksum too), the

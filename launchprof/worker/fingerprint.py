@@ -10,8 +10,7 @@ step of momentum ahead of its eager call (``replay-mismatch``, max |diff| 3.4e-4
 1e-3), and the script's own loss after the run differed from a plain run's.
 
 The checksum is two sums over the tensor's bits read as integers (the plain sum, and one
-weighted by a fixed pseudo-random integer per position, distinct within a chunk, so a moved
-element changes it too),
+weighted by a fixed pseudo-random integer per position, so a moved element changes it too),
 accumulated in int64 with wrap-around, in chunks so no more than ``CHUNK`` elements are
 converted at once. Device tensors are summed on their device; host tensors only up to
 ``MAX_HOST_BYTES`` (a dataset held in a global would cost seconds a call).
@@ -31,20 +30,18 @@ _WEIGHTS: dict[tuple[str, torch.dtype], torch.Tensor] = {}
 Sum = tuple[int, int]
 
 
-# The weight of position i is i * HASH_MULTIPLIER mod HASH_PRIME, moved to be signed: distinct
-# for every position of a chunk, scattered over the int32 range, made on the tensor's own
-# device. (Drawn with torch.randint on the host, the two weight sets cost 0.1 s of the first
-# warm-up call on an H200 host; no generator is drawn either way.)
-HASH_PRIME = 2**31 - 1
-HASH_MULTIPLIER = 2654435761  # Knuth's multiplicative hash: neighbours land far apart
-
-
 def _weights(device: torch.device, dtype: torch.dtype) -> torch.Tensor:
-    """Fixed, distinct pseudo-random weights per position."""
+    """Fixed pseudo-random weights, drawn on the tensor's own device from a generator of their
+    own: the user's RNG is not drawn, and no host draw and copy (0.1 s of the first warm-up
+    call on an H200 host for the two weight sets). Random, not a hash of the position: a
+    weight linear in the position lets +d, -d, -d, +d at positions i, j, k, l with
+    i + j = k + l leave both sums unchanged."""
     key = (str(device), dtype)
     if key not in _WEIGHTS:
-        positions = torch.arange(1, CHUNK + 1, device=device, dtype=torch.int64)
-        _WEIGHTS[key] = (positions * HASH_MULTIPLIER % HASH_PRIME - 2**30).to(dtype)
+        gen = torch.Generator(device=device).manual_seed(0x5EED)
+        info = torch.iinfo(dtype)
+        low, high = max(info.min, -(2**31)), min(info.max, 2**31 - 1)
+        _WEIGHTS[key] = torch.randint(low, high, (CHUNK,), generator=gen, dtype=torch.int64, device=device).to(dtype)
     return _WEIGHTS[key]
 
 

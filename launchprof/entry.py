@@ -10,10 +10,10 @@ INTERRUPTED = 130  # launchprof.errors.ExitCode.INTERRUPTED, not imported: it ma
 
 
 def main() -> None:
-    from launchprof.commands.warm_worker import prestart
-
-    prestart(sys.argv[1:])  # analyze's worker imports torch while the CLI starts
     try:
+        from launchprof.commands.warm_worker import prestart
+
+        prestart(sys.argv[1:])  # analyze's worker imports torch while the CLI starts
         from launchprof.cli import main as cli_main
     except KeyboardInterrupt:
         sys.stderr.write("launchprof: error: interrupted\n")

@@ -35,6 +35,7 @@ MARK = "printed-by-the-script"
         (["analyze", "-h"], False),
         (["analyze", "train.py", "--nproc-per-node", "2"], False),
         (["analyze", "train.py", "--nproc-per-node=2"], False),
+        (["analyze", "train.py", "--", "-h", "--nproc-per-node=2"], True),  # the script's own arguments
         (["analyze"], False),
         (["report", "run.lprun"], False),
         (["crossover", "--quick"], False),
@@ -43,6 +44,17 @@ MARK = "printed-by-the-script"
 )
 def test_which_command_lines_start_a_waiting_worker(argv, wanted):
     assert warm_worker.wanted(argv) is wanted
+
+
+def test_an_installed_package_adds_no_path_ahead_of_the_users(monkeypatch):
+    """site-packages ahead of the user's PYTHONPATH would let an installed library win over
+    the user's own copy of it inside the worker."""
+    import site
+
+    here = str(Path(warm_worker.__file__).resolve().parent.parent.parent)
+    monkeypatch.setattr(site, "getsitepackages", lambda: [here])
+    monkeypatch.setenv("PYTHONPATH", "/users/own/path")
+    assert warm_worker.worker_env()["PYTHONPATH"] == "/users/own/path"
 
 
 def test_the_workers_path_holds_the_package_not_its_folder():
@@ -137,6 +149,25 @@ def test_what_the_interpreters_start_printed_follows_the_scripts_output(tmp_path
     out, err = capfd.readouterr()
     assert json.loads(out)["schema_version"]  # standard output holds the report alone
     assert MARK + "-at-start" in err and MARK in err
+
+
+def test_a_waiting_worker_that_died_before_it_was_told_is_replaced(tmp_path, fake_worker, monkeypatch):
+    """It died after the CLI took it (an out-of-memory kill at the end of its import): the
+    CLI starts a worker itself, as it did before there was a waiting one."""
+    warm_worker.prestart(["analyze", "script.py"])
+    (waiting,) = fake_worker
+    real_take = warm_worker.take
+
+    def take_then_die():
+        proc = real_take()
+        warm_worker.kill(proc)
+        return proc
+
+    monkeypatch.setattr(warm_worker, "take", take_then_die)
+    code, run_out = analyze_with(tmp_path, show_output=False)
+    assert code == 0 and len(fake_worker) == 2
+    machine = next(e for e in load_run(run_out).events if e["type"] == "machine")
+    assert machine["pid"] == fake_worker[1].pid != waiting.pid
 
 
 def test_an_unused_waiting_worker_is_killed_having_printed_nothing(fake_worker, capfd):

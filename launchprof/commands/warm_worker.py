@@ -36,10 +36,23 @@ def worker_env(extra_env: dict[str, str] | None = None) -> dict[str, str]:
     env = {**os.environ, **(extra_env or {}), "PYTHONUNBUFFERED": "1"}
     # The worker imports launchprof from the same place as this CLI, whatever the cwd: the
     # folder that holds the package (the package's own folder there would make its
-    # subpackages, model, run, events..., shadow the user's modules of those names).
+    # subpackages, model, run, events..., shadow the user's modules of those names). An
+    # installed launchprof is found from the interpreter's own path: site-packages put ahead
+    # of the user's PYTHONPATH would let an installed library win over the user's copy of it.
     package_root = str(Path(__file__).resolve().parent.parent.parent)
-    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if not _is_site_dir(package_root):
+        env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
+
+
+def _is_site_dir(folder: str) -> bool:
+    import site
+
+    try:
+        sites = [*site.getsitepackages(), site.getusersitepackages()]
+    except AttributeError:  # an embedded or old-virtualenv site module
+        sites = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+    return any(os.path.realpath(folder) == os.path.realpath(p) for p in sites)
 
 
 def wanted(argv: list[str]) -> bool:
@@ -48,7 +61,8 @@ def wanted(argv: list[str]) -> bool:
     open a file in its place)."""
     if len(argv) < 2 or argv[0] != "analyze":
         return False
-    if any(a == flag or a.startswith(flag + "=") for a in argv for flag in NOT_WANTED):
+    own = argv[: argv.index("--")] if "--" in argv else argv  # after "--": the script's arguments
+    if any(a == flag or a.startswith(flag + "=") for a in own for flag in NOT_WANTED):
         return False
     return all(stream is not None for stream in (sys.stdin, sys.stdout, sys.stderr))
 
@@ -94,24 +108,35 @@ def take() -> subprocess.Popen[bytes] | None:
     return None
 
 
-def send(proc: subprocess.Popen[bytes], config_path: Path, output: str, log_path: Path | None) -> None:
+def send(proc: subprocess.Popen[bytes], config_path: Path, output: str, log_path: Path | None) -> bool:
     """Start the measurement: ``output`` is ``terminal``, ``stderr`` (a report goes to
-    standard output) or ``log`` (into ``log_path``), as run_worker would have wired it."""
+    standard output) or ``log`` (into ``log_path``), as run_worker would have wired it.
+    False when the worker died since it was taken (its pipe is closed): it is reaped, and
+    the caller starts a worker itself."""
     assert proc.stdin is not None
     line = json.dumps({"config": str(config_path), "output": output, "log": str(log_path) if log_path else None})
-    proc.stdin.write(line.encode() + b"\n")
-    proc.stdin.close()
+    try:
+        proc.stdin.write(line.encode() + b"\n")
+        proc.stdin.close()
+    except OSError:
+        kill(proc)
+        return False
+    return True
 
 
 def discard() -> None:
     """Kill a waiting worker nobody took: it has imported torch and nothing more."""
     while _waiting:
-        proc = _waiting.pop()
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
+        kill(_waiting.pop())
+
+
+def kill(proc: subprocess.Popen[bytes]) -> None:
+    """Kill a worker that was never told its config, and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass

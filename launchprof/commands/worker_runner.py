@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from launchprof.commands.warm_worker import send, worker_env
+from launchprof.commands.warm_worker import kill, send, worker_env
 from launchprof.worker.config import WorkerConfig
 
 
@@ -110,6 +110,10 @@ def _stop(proc: subprocess.Popen[bytes], first: int = signal.SIGTERM, grace: flo
             continue
 
 
+def _destination(log_path: Path | None, output_to_stderr: bool) -> str:
+    return "log" if log_path else ("stderr" if output_to_stderr else "terminal")
+
+
 def run_worker(
     config: WorkerConfig,
     rundir: Path,
@@ -130,11 +134,13 @@ def run_worker(
     config_path = rundir / "config.json"
     config.to_file(config_path)
     log_path = None if show_output else rundir / "script-output.log"
-    if waiting is not None and extra_env is None:
-        t0 = time.perf_counter()
-        send(waiting, config_path, "log" if log_path else ("stderr" if output_to_stderr else "terminal"), log_path)
+    t0 = time.perf_counter()
+    told = waiting is not None and extra_env is None and send(waiting, config_path, _destination(log_path, output_to_stderr), log_path)
+    if told and waiting is not None:
         proc, out = waiting, None
     else:
+        if waiting is not None and waiting.poll() is None:
+            kill(waiting)  # another environment was asked for: it cannot serve
         env = worker_env(extra_env)
         out = open(log_path, "wb") if log_path else None  # noqa: SIM115 - closed below
         t0 = time.perf_counter()

@@ -96,8 +96,10 @@ def _has_graph_coefficients(data: Mapping[str, Any]) -> bool:
 
 def read_cached(path: Path) -> CachedEntry | None:
     """``path`` when it looks like a usable device profile (a JSON object of a supported
-    schema_version that holds the graph replay coefficients), else None. The same files
-    that ``profile.load_profile`` refuses are refused here, up to the fields' types."""
+    schema_version that holds the graph replay coefficients), else None. The files that
+    ``profile.load_profile`` refuses are refused here, up to the fields' types, and so is a
+    profile without replay coefficients (an interrupted ``crossover`` leaves one): the
+    calibration measures this GPU again and its profile takes that file's place."""
     if not path.is_file():
         return None
     try:

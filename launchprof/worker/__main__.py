@@ -1,9 +1,11 @@
-"""Worker entry point: ``python -m launchprof.worker CONFIG.json``.
+"""Worker entry point: ``python -m launchprof.worker CONFIG.json``, or ``--wait OUT ERR``
+(``analyze``'s worker, started before the CLI parsed its options: it imports torch, then
+reads the config path from standard input; launchprof/commands/warm_worker.py).
 
-Order matters: the event log is opened first, then torch is imported and CUDA checked
-(an unusable environment is an event and exit 86, which the CLI maps to exit code 4),
-then a quick device profile is measured if none is cached (predictions need one), then
-the script runs with the target hooked.
+Order matters: the event log is opened first, then torch is imported (already, for a
+waiting worker) and CUDA checked (an unusable environment is an event and exit 86, which
+the CLI maps to exit code 4), then a quick device profile is measured if none is cached
+(predictions need one), then the script runs with the target hooked.
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@
 Inside the plan, every timed call sits between the script's Python and launchprof's
 bookkeeping, which inflates small steps by different amounts for eager and replay. Here
 the calls are made on recorded argument sets with nothing but the call between two device
-synchronisations: every closure, CUDA event and sample list is built before a burst and the
-events are written after it. Eager and replay alternate which goes first, so slow drifts
-of the machine (clocks, other processes) fall on both.
+synchronisations (and, in a step of 1 ms or more, one CUDA event's record: ``ONE_PASS_US``):
+every closure, CUDA event and sample list is built before a burst and the events are
+written after it. Eager and replay alternate which goes first, so slow drifts of the
+machine (clocks, other processes) fall on both.
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ def run_bursts(
 
     ``kinds`` is ordered (eager, replay, clone): odd bursts run the replay side first.
     ``between`` runs after each burst, outside the timed calls (the host-speed sample).
-    ``reset`` puts the user's state back after every pass of ``CALLS_PER_BURST`` calls, outside
+    ``reset`` puts the user's state back after every pass of ``CALLS_PER_BURST`` calls of a kind
+    that changes it (``Kind.changes_state``), outside
     the timed calls: a decode step advances its cache's position on every call, and a
     hundred calls in a row would run it past the cache's end."""
     bursts, per = schedule(repeat)

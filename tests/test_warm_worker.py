@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -212,3 +213,67 @@ def _marked(marker: str) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+def _cli(tmp_path: Path, torch_source: str) -> tuple[subprocess.Popen, str]:
+    """The real CLI on decode_loop, with a fake torch: its import runs ``torch_source``."""
+    fake = tmp_path / "fake" / "torch"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(torch_source)
+    marker = f"lp-test-{os.getpid()}-{time.time_ns()}"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "fake"), str(ROOT)]), "LP_TEST_MARKER": marker, "COLUMNS": "80"}
+    proc = subprocess.Popen([sys.executable, "-m", "launchprof", "analyze", "sample_models/decode_loop.py", "--target", "step"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)  # fmt: skip
+    return proc, marker
+
+
+def _gone(marker: str, within: float = 10.0) -> bool:
+    deadline = time.time() + within
+    while _marked(marker) and time.time() < deadline:
+        time.sleep(0.1)
+    return not _marked(marker)
+
+
+def test_a_torch_that_fails_to_import_is_said_once(tmp_path):
+    proc, marker = _cli(tmp_path, "print('printed-by-the-broken-import', flush=True)\nraise ImportError('no torch here')\n")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 4 and "torch cannot be imported: ImportError: no torch here" in err
+    assert (out + err).count("printed-by-the-broken-import") == 1
+    assert _gone(marker)
+
+
+def test_ctrl_c_while_the_worker_still_imports_torch_is_an_interrupt(tmp_path):
+    """Cut short, the import reads as a broken torch (torch's own import, interrupted, can
+    raise ImportError: "partially initialized module"), which would be exit 4; it is the
+    user's Ctrl-C."""
+    started = tmp_path / "started"
+    cut = tmp_path / "cut"
+    source = (
+        f"import os, time\nPARTIAL = ImportError(\"cannot import name 'nn' from partially initialized module 'torch'\")\n"
+        f"if os.path.exists({str(cut)!r}):\n    raise PARTIAL\n"  # imported again, it fails at once
+        f"open({str(started)!r}, 'w').write('1')\ntry:\n    time.sleep(60)\n"
+        f"except KeyboardInterrupt:\n    open({str(cut)!r}, 'w').write('1')\n    raise PARTIAL\n"
+    )
+    proc, marker = _cli(tmp_path, source)
+    deadline = time.time() + 30
+    while not started.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.5)  # the CLI has checked its options and told the worker its config
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "cannot be imported" not in err and "CUDA" not in err
+    assert _gone(marker)
+
+
+def test_a_stop_before_the_worker_is_told_takes_the_waiting_worker_along(tmp_path):
+    """SIGTERM's default action would leave the waiting worker to finish its import."""
+    started = tmp_path / "started"
+    proc, marker = _cli(tmp_path, f"import time\nopen({str(started)!r}, 'w').write('1')\ntime.sleep(60)\n")
+    deadline = time.time() + 30
+    while not started.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert _gone(marker)

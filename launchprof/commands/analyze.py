@@ -166,6 +166,9 @@ def locate_async(options: AnalyzeOptions, root: Path, result: WorkerResult, evid
 
 
 def check_environment(result: WorkerResult, evidence: Evidence) -> None:
+    if result.interrupted and evidence.machine is None:
+        # Ctrl-C before CUDA was up: a torch import cut short reads as a broken install
+        raise KeyboardInterrupt
     if evidence.environment_problem:
         raise EnvironmentProblem(f"{evidence.environment_problem}; {NO_GPU_HELP}")
     if result.returncode == WORKER_ENV_EXIT:

@@ -97,6 +97,16 @@ def prestart(argv: list[str]) -> None:
             os.close(fd)
     _waiting.append(proc)
     atexit.register(discard)
+    for sig in (signal.SIGTERM, signal.SIGHUP):  # run_worker's own handlers take over later
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, _interrupt)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """A stop before the worker was told ends the CLI as Ctrl-C does, through its exit hook
+    (``discard``): killed by the signal's default action, it would leave the waiting worker
+    to finish its import, holding the CLI's output streams."""
+    raise KeyboardInterrupt
 
 
 def take() -> subprocess.Popen[bytes] | None:

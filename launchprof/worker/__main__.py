@@ -42,15 +42,15 @@ def cuda_problem() -> str | None:
     return None
 
 
-def start_cuda(events: EventWriter) -> bool:
-    """Start CUDA; a problem is an ``environment`` event."""
-    problem = cuda_problem()
+def start_cuda(events: EventWriter, problem: str | None = None) -> bool:
+    """Start CUDA; a problem (``problem``: one found already) is an ``environment`` event."""
+    problem = problem or cuda_problem()
     if problem is not None:
         events.write(EnvironmentEvent(problem=problem))
     return problem is None
 
 
-def main(argv: list[str], probe: Any = None) -> int:
+def main(argv: list[str], probe: Any = None, torch_problem: str | None = None) -> int:
     config = for_rank(WorkerConfig.from_file(Path(argv[0])))
     events = EventWriter(config.events_path)
     announce_rank(config, events)
@@ -58,7 +58,7 @@ def main(argv: list[str], probe: Any = None) -> int:
     from launchprof.model.machine import MachineProbe
 
     probe = probe or MachineProbe()  # the driver's query runs while torch imports
-    if not start_cuda(events):
+    if not start_cuda(events, torch_problem):
         return WORKER_ENV_EXIT
     use_rank_device(config)
     probe.read_device()  # and the device's, while the modules below import
@@ -189,16 +189,17 @@ def main_when_told(kept_out: int, kept_err: int) -> int:
     from launchprof.worker.held_output import release
 
     probe = MachineProbe()
+    problem = None
     try:
         import torch  # noqa: F401 - the slow part of the start, while the CLI checks its options
-    except Exception:
-        pass  # main's own import says what is wrong, as an event
+    except Exception as exc:  # said as main's own import would say it; imported again, it would print twice
+        problem = f"torch cannot be imported: {type(exc).__name__}: {exc}"
     line = sys.stdin.readline()
     if not line.strip():
         return 0
     told = json.loads(line)
     release(kept_out, kept_err, told["output"], told.get("log"))
-    return main([told["config"]], probe)
+    return main([told["config"]], probe, problem)
 
 
 def entry(argv: list[str]) -> int:

@@ -267,7 +267,8 @@ def test_ctrl_c_while_the_worker_still_imports_torch_is_an_interrupt(tmp_path):
 
 
 def test_a_stop_before_the_worker_is_told_takes_the_waiting_worker_along(tmp_path):
-    """SIGTERM's default action would leave the waiting worker to finish its import."""
+    """SIGTERM's default action alone would leave the waiting worker to finish its import:
+    it is killed, then the CLI ends by SIGTERM as it would have."""
     started = tmp_path / "started"
     proc, marker = _cli(tmp_path, f"import time\nopen({str(started)!r}, 'w').write('1')\ntime.sleep(60)\n")
     deadline = time.time() + 30
@@ -275,5 +276,5 @@ def test_a_stop_before_the_worker_is_told_takes_the_waiting_worker_along(tmp_pat
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=60)
-    assert proc.returncode == 130
+    assert proc.returncode in (-signal.SIGTERM, 130)  # 130: it reached run_worker, where a stop is an interrupt
     assert _gone(marker)

@@ -99,14 +99,16 @@ def prestart(argv: list[str]) -> None:
     atexit.register(discard)
     for sig in (signal.SIGTERM, signal.SIGHUP):  # run_worker's own handlers take over later
         if signal.getsignal(sig) is signal.SIG_DFL:
-            signal.signal(sig, _interrupt)
+            signal.signal(sig, _stopped)
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    """A stop before the worker was told ends the CLI as Ctrl-C does, through its exit hook
-    (``discard``): killed by the signal's default action, it would leave the waiting worker
-    to finish its import, holding the CLI's output streams."""
-    raise KeyboardInterrupt
+def _stopped(signum: int, frame: object) -> None:
+    """A stop before the worker was told: the waiting worker is killed first, then the CLI
+    ends by the signal's own default action. Left to that action alone, the CLI would leave
+    the worker to finish its import, holding the CLI's output streams."""
+    discard()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
 
 
 def take() -> subprocess.Popen[bytes] | None:

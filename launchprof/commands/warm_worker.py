@@ -123,15 +123,14 @@ def take() -> subprocess.Popen[bytes] | None:
 def send(proc: subprocess.Popen[bytes], config_path: Path, output: str, log_path: Path | None) -> bool:
     """Start the measurement: ``output`` is ``terminal``, ``stderr`` (a report goes to
     standard output) or ``log`` (into ``log_path``), as run_worker would have wired it.
-    False when the worker died since it was taken (its pipe is closed): it is reaped, and
-    the caller starts a worker itself."""
+    False when the worker died since it was taken (its pipe is closed): the caller reaps it
+    and starts a worker itself."""
     assert proc.stdin is not None
     line = json.dumps({"config": str(config_path), "output": output, "log": str(log_path) if log_path else None})
     try:
         proc.stdin.write(line.encode() + b"\n")
         proc.stdin.close()
     except OSError:
-        kill(proc)
         return False
     return True
 

@@ -134,16 +134,15 @@ def run_worker(
     config_path = rundir / "config.json"
     config.to_file(config_path)
     log_path = None if show_output else rundir / "script-output.log"
+    if waiting is not None and (extra_env is not None or not send(waiting, config_path, _destination(log_path, output_to_stderr), log_path)):
+        kill(waiting)  # another environment was asked for, or it died since it was taken
+        waiting = None
     t0 = time.perf_counter()
-    told = waiting is not None and extra_env is None and send(waiting, config_path, _destination(log_path, output_to_stderr), log_path)
-    if told and waiting is not None:
+    if waiting is not None:
         proc, out = waiting, None
     else:
-        if waiting is not None and waiting.poll() is None:
-            kill(waiting)  # another environment was asked for: it cannot serve
         env = worker_env(extra_env)
         out = open(log_path, "wb") if log_path else None  # noqa: SIM115 - closed below
-        t0 = time.perf_counter()
         proc = subprocess.Popen(
             [sys.executable, "-m", "launchprof.worker", str(config_path)],
             stdin=subprocess.DEVNULL,

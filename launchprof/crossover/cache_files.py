@@ -85,7 +85,8 @@ class CachedEntry:
     rechecked: bool
 
 
-def _version_ok(version: Any) -> bool:
+def version_supported(version: Any) -> bool:
+    """A profile schema_version this launchprof reads (a bool is not a version)."""
     return isinstance(version, int) and not isinstance(version, bool) and 1 <= version <= SCHEMA_VERSION
 
 
@@ -106,7 +107,7 @@ def read_cached(path: Path) -> CachedEntry | None:
         data = json.loads(path.read_text(encoding="utf-8-sig"))  # a byte-order mark is allowed
     except (OSError, ValueError, RecursionError):  # unreadable, not text, not JSON, nested too deep
         return None
-    if not isinstance(data, dict) or json_kind(data) != PROFILE or not _version_ok(data.get("schema_version")):
+    if not isinstance(data, dict) or json_kind(data) != PROFILE or not version_supported(data.get("schema_version")):
         return None
     if not _has_graph_coefficients(data):
         return None

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
-from launchprof.crossover.cache_files import SCHEMA_VERSION, cache_dir, cache_path, profile_slug  # noqa: F401 - callers read them here
+from launchprof.crossover.cache_files import SCHEMA_VERSION, cache_dir, cache_path, profile_slug, version_supported  # noqa: F401 - callers read them here
 from launchprof.crossover.determined import undetermined_coefficients
 from launchprof.errors import UsageError
 from launchprof.fileio.input_files import PROFILE, RUN_FILE, WANTED_PROFILE, check_input_file, is_run_zip, other_kind, refuse_other_kind
@@ -216,7 +216,7 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
     version = data.get("schema_version")
     if version is None:
         raise UsageError("not a launchprof device profile: it has no schema_version")
-    if not isinstance(version, int) or isinstance(version, bool) or version > SCHEMA_VERSION or version < 1:
+    if not version_supported(version):
         raise UsageError(
             f"device profile schema_version {version!r} is not supported (this launchprof reads "
             f"versions 1 to {SCHEMA_VERSION}); run `launchprof crossover` again"

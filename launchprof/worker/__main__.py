@@ -32,7 +32,7 @@ def cuda_problem() -> str | None:
     try:
         import torch
     except Exception as exc:
-        return f"torch cannot be imported: {type(exc).__name__}: {exc}"
+        return torch_import_problem(exc)
     if not torch.cuda.is_available():
         return "no CUDA device is available (torch.cuda.is_available() is False)"
     try:
@@ -40,6 +40,10 @@ def cuda_problem() -> str | None:
     except Exception as exc:
         return f"CUDA cannot be initialised: {exc}"
     return None
+
+
+def torch_import_problem(exc: Exception) -> str:
+    return f"torch cannot be imported: {type(exc).__name__}: {exc}"
 
 
 def start_cuda(events: EventWriter, problem: str | None = None) -> bool:
@@ -193,7 +197,7 @@ def main_when_told(kept_out: int, kept_err: int) -> int:
     try:
         import torch  # noqa: F401 - the slow part of the start, while the CLI checks its options
     except Exception as exc:  # said as main's own import would say it; imported again, it would print twice
-        problem = f"torch cannot be imported: {type(exc).__name__}: {exc}"
+        problem = torch_import_problem(exc)
     line = sys.stdin.readline()
     if not line.strip():
         return 0

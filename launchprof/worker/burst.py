@@ -53,7 +53,6 @@ class Kind:
     ends: list[Any] = field(default_factory=list)
     changes_state: bool = True  # False: its calls change nothing of the user's (the clone of the outputs), so no put-back follows them
     one_pass: bool = False  # the next block takes the GPU span in its host-timed calls (ONE_PASS_US)
-    last_one_pass: bool = False  # the last block did
 
 
 def schedule(repeat: int) -> tuple[int, int]:
@@ -98,13 +97,13 @@ def run_bursts(
     torch.cuda.synchronize()
     for b in range(bursts):
         order = kinds if b % 2 == 0 or len(kinds) == 1 else [*kinds[1:], kinds[0]]
-        counts = {k.name: _block(k, per, time_cap_s, reset if k.changes_state else None) for k in order}
+        blocks = {k.name: _block(k, per, time_cap_s, reset if k.changes_state else None) for k in order}
         for k in kinds:
-            n = counts.get(k.name, 0)
+            n, in_timed = blocks.get(k.name, (0, False))
             if n:
                 gpu = [k.starts[i].elapsed_time(k.ends[i]) * 1e3 for i in range(n)]
                 events.write(
-                    TimingEvent(kind=k.name, mode="burst", burst=b, wall_us=[w * 1e6 for w in k.walls[:n]], gpu_us=gpu, gpu_in_timed_calls=k.last_one_pass)
+                    TimingEvent(kind=k.name, mode="burst", burst=b, wall_us=[w * 1e6 for w in k.walls[:n]], gpu_us=gpu, gpu_in_timed_calls=in_timed)
                 )
         if between is not None:
             between()
@@ -116,8 +115,9 @@ def run_bursts(
         events.write(TimingEndEvent(kind=k.name, samples=k.samples, seconds=k.seconds, stopped_early=early, why=k.why if early else ""))
 
 
-def _block(k: Kind, per: int, time_cap_s: float, reset: Callable[[], None] | None = None) -> int:
-    """``per`` synchronised calls of one kind; returns how many were timed.
+def _block(k: Kind, per: int, time_cap_s: float, reset: Callable[[], None] | None = None) -> tuple[int, bool]:
+    """``per`` synchronised calls of one kind; returns how many were timed, and whether their
+    GPU spans came from the timed calls themselves.
 
     The host clock times bare calls: a CUDA event recorded inside that window costs several
     µs per call (8-10 µs on a 2-kernel step, measured on an H200), which is launchprof's, not
@@ -125,13 +125,13 @@ def _block(k: Kind, per: int, time_cap_s: float, reset: Callable[[], None] | Non
     events and a synchronisation, outside any host-timed window; a long step's span comes
     from the timed calls themselves (``ONE_PASS_US``)."""
     if k.stopped:
-        return 0
+        return 0, False
     sync, perf = torch.cuda.synchronize, time.perf_counter
     calls, walls, starts, ends = k.calls, k.walls, k.starts, k.ends
     ncalls = len(calls)
     n = 0
     agree = rank_sync.agreement()  # None unless the step is distributed (then: barrier + one stop decision)
-    one_pass = k.last_one_pass = k.one_pass and agree is None  # ranks keep the same number of agreements per call
+    one_pass = k.one_pass and agree is None  # ranks keep the same number of agreements per call
     for i in range(per):
         fn = calls[(k.samples + i) % ncalls]
         if agree is not None and agree(k.seconds >= time_cap_s):
@@ -160,7 +160,7 @@ def _block(k: Kind, per: int, time_cap_s: float, reset: Callable[[], None] | Non
     if reset is not None:
         reset()
     k.samples += n
-    return n
+    return n, one_pass
 
 
 def _gpu_pass(k: Kind, n: int, agree: rank_sync.Agree | None) -> None:

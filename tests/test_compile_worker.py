@@ -60,10 +60,18 @@ def test_deadline_restores_the_scripts_own_timer() -> None:
         signal.signal(signal.SIGALRM, old)
 
 
+def long_step(x: torch.Tensor) -> torch.Tensor:
+    """Thousands of ops for dynamo to trace: no compile of it ends within 0.05 s, even
+    with torch's modules already imported and its on-disk caches warm from earlier tests."""
+    for i in range(3000):
+        x = torch.sin(x) + i
+    return x
+
+
 def test_timeout_is_reported_and_leaves_logging_and_signals_alone() -> None:
     before_logging, before_handler = _logging_state(), signal.getsignal(signal.SIGALRM)
     x = torch.randn(16)
-    compiled, result = warm_up(step_with_item, "default", [((x,), {})], timeout_s=0.05)
+    compiled, result = warm_up(long_step, "default", [((x,), {})], timeout_s=0.05)
     assert compiled is None and result.status == "timeout"
     assert "--compile-timeout 0.05 s" in (result.error or "")
     # Stopped near the limit, not after a whole compile (seconds here; generous for a busy host).
@@ -197,6 +205,25 @@ def test_a_mode_that_failed_is_not_compiled_again(monkeypatch: pytest.MonkeyPatc
     assert len(resets) == 4 and all(getattr(r, "__self__", None).__class__ is FakeState for r in resets)
     notes = [said(e) for e in events.items if e["type"] == "note"]
     assert notes == ["compile (reduce-overhead): round 1 timed out; its later rounds were not run"]
+
+
+def test_an_alarm_that_was_swallowed_fires_again() -> None:
+    """A raise inside a finaliser is printed and dropped; the alarm repeats, so the compile
+    still stops near its limit instead of running on to its end."""
+    import time
+
+    from launchprof.worker.compile_compare import REFIRE_S, CompileTimeout
+
+    dropped = 0
+    start = time.monotonic()
+    with pytest.raises(CompileTimeout), deadline(0.05):
+        try:
+            time.sleep(1.0)
+        except CompileTimeout:
+            dropped += 1
+            time.sleep(5.0)
+    assert dropped == 1 and time.monotonic() - start < 0.05 + REFIRE_S + 1.0
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
 
 
 @pytest.mark.parametrize("seconds", [float("inf"), 1e12])

@@ -79,6 +79,9 @@ class ModeResult:
         return CompileEvent(**fields)
 
 
+REFIRE_S = 0.1  # the alarm's repeat, should one raise be swallowed
+
+
 @contextlib.contextmanager
 def deadline(seconds: float | None) -> Iterator[bool]:
     """Raise CompileTimeout after ``seconds`` (SIGALRM: main thread, POSIX only). Yields
@@ -90,15 +93,21 @@ def deadline(seconds: float | None) -> Iterator[bool]:
         yield False
         return
 
+    armed = [True]
+
     def _raise(signum: int, frame: Any) -> None:
-        raise CompileTimeout()
+        if armed[0]:
+            raise CompileTimeout()
 
     old_handler = signal.signal(signal.SIGALRM, _raise)
-    old_left, _ = signal.setitimer(signal.ITIMER_REAL, float(seconds))
+    # The alarm repeats: a handler that runs inside a finaliser or a C callback has its
+    # exception printed and dropped, and the compile would then run on to its end.
+    old_left, _ = signal.setitimer(signal.ITIMER_REAL, float(seconds), REFIRE_S)
     start = time.monotonic()
     try:
         yield True
     finally:
+        armed[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old_handler if old_handler is not None else signal.SIG_DFL)
         if old_left > 0:

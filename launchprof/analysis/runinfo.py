@@ -105,4 +105,5 @@ def run_info(ev: Evidence, worker: dict[str, Any], needed: int) -> RunInfo:
         wall_s=worker.get("wall_s"),
         phases_s=phases,
         stopped_after_calls=stopped_after_calls(ev),
+        interrupted=bool(worker.get("interrupted")),
     )

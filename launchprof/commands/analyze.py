@@ -229,8 +229,11 @@ def exit_code(report: Any, evidence: Evidence, result: WorkerResult, options: An
     if report.run is not None and report.run.cause is not None and script_failed(evidence, worker):
         if result.log_path and result.log_path.exists():
             console.print(f"[dim]script output: {result.log_path}[/]", soft_wrap=True)
+        if result.interrupted:  # the user's stop, not the script's failure; the report said what it holds
+            console.print("[bold yellow]launchprof: interrupted[/]")
+            return int(ExitCode.INTERRUPTED)
         console.print(f"[bold red]launchprof: the script failed:[/] {escape(report.run.cause)}")  # a cause may hold "[/...]"
-        return int(ExitCode.INTERRUPTED if result.interrupted else ExitCode.SCRIPT)
+        return int(ExitCode.SCRIPT)
     if result.interrupted:
         return int(ExitCode.INTERRUPTED)
     if evidence.target is not None and evidence.target_calls == 0:

@@ -78,6 +78,9 @@ class RunInfo:
     # The script was stopped once the measurement was complete, after this many calls of the
     # target (None: it ended by itself, or --run-to-end let it)
     stopped_after_calls: int | None = None
+    # Stopped by the user (Ctrl-C, SIGTERM): not a failure of the script, and the checks
+    # that come after the stop never ran
+    interrupted: bool = False
 
 
 @model

@@ -224,7 +224,7 @@ class ConsoleRenderer(Renderer):
             if rules is not None:
                 parts.append(rules)
         elif report.mode == "analyze" and report.verdict != "eager-only":
-            parts.append(Text("No hazards found.", style="green"))
+            parts.append(Text(figures.no_hazards(report), style="green" if report.run is None or report.run.complete else "yellow"))
         if report.mode == "lint":  # the counts a CI log's reader looks for, last before the notes
             counted = report.hazards if self.options.counted_hazards is None else self.options.counted_hazards
             blocking = any(h.severity != Severity.INFO for h in counted)

@@ -66,7 +66,15 @@ def verdict_label(report: Any) -> str:
         return "no measurable gain (marginal)"
     if v is Verdict.GRAPHS_HELP and headline.unsafe_padding(report):
         return "CUDA graphs help once padding is safe"
+    if v is Verdict.SCRIPT_FAILED and interrupted(report):
+        return "interrupted before a verdict"
     return v.label if v else report.verdict
+
+
+def interrupted(report: Any) -> bool:
+    """The run was stopped by the user (Ctrl-C, SIGTERM), not failed by the script."""
+    run = getattr(report, "run", None)
+    return bool(run is not None and getattr(run, "interrupted", False))
 
 
 def speedup_text(report: Any) -> str:
@@ -258,6 +266,13 @@ def severity_counts(hazards: list[Any]) -> str:
     return ", ".join(parts)
 
 
+def no_hazards(report: Any) -> str:
+    """An analyze report without hazards: a run that stopped early ran only some checks."""
+    if report.run is not None and not report.run.complete:
+        return "No hazards found in what ran before the run stopped; the checks after that point did not run."
+    return "No hazards found."
+
+
 def hazard_summary(hazards: list[Any]) -> str:
     """One line that closes a lint report: the counts by severity, or that it found nothing."""
     if not hazards:
@@ -306,6 +321,8 @@ def _verdict_sentence(report: Any) -> str:
     if v is Verdict.NOT_CAPTURABLE:
         expect = prediction_text(report)
         return f"The target cannot run as a CUDA graph: {errors} error hazard(s){'; ' + expect if expect else ''}."
+    if v is Verdict.SCRIPT_FAILED and interrupted(report):
+        return "Interrupted before a verdict could be reached; what was measured is kept."
     if v is Verdict.SCRIPT_FAILED:
         cause = report.run.cause if report.run and report.run.cause else "see the run's cause"
         return f"The script failed before a verdict could be reached ({cause}); what was measured is kept."

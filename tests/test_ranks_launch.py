@@ -185,6 +185,8 @@ def test_ctrl_c_or_sigterm_stops_every_rank(tmp_path, sig):
     no_orphans(tag)
     report = json.loads(out.read_text())
     assert [r["status"] for r in report["ranks"]] == ["interrupted", "interrupted"]
+    # Said once, as a stop: no rank "failed" because the user stopped it
+    assert "launchprof: interrupted" in err and "launchprof: rank" not in err, err[-2000:]
 
 
 def test_a_launcher_that_cannot_start_is_the_environment(tmp_path):

@@ -155,15 +155,17 @@ def ranks_exit_code(report: Report, result: RanksResult, options: Any, console: 
     internal = [f"rank {r.rank}: {e.get('error')}" for r in result.ranks for e in r.result.events if e.get("type") == "internal-error"]
     if internal:
         raise InternalError(f"launchprof failed while measuring ({'; '.join(internal)}); the report holds what was measured before")
-    failed = [s for s in ranks if s.status != "ok"]
-    if failed:
-        for s in failed:
-            console.print(f"[bold red]launchprof: rank {s.rank} failed:[/] {escape(s.cause or '')}")  # a cause may hold "[/...]"
-        if result.log_path is not None:
-            console.print(f"[dim]launcher output: {result.log_path}[/]", soft_wrap=True)
-        return int(ExitCode.INTERRUPTED if result.interrupted else ExitCode.SCRIPT)
+    # A rank stopped by the user's Ctrl-C did not fail; one interrupted on its own did
+    failed = [s for s in ranks if s.status != "ok" and not (result.interrupted and s.status == "interrupted")]
+    for s in failed:
+        console.print(f"[bold red]launchprof: rank {s.rank} failed:[/] {escape(s.cause or '')}")  # a cause may hold "[/...]"
+    if failed and result.log_path is not None:
+        console.print(f"[dim]launcher output: {result.log_path}[/]", soft_wrap=True)
     if result.interrupted:
+        console.print("[bold yellow]launchprof: interrupted[/]")
         return int(ExitCode.INTERRUPTED)
+    if failed:
+        return int(ExitCode.SCRIPT)
     never = [s.rank for s in ranks if report.target and s.verdict == "eager-only" and (report.run and report.run.target_calls == 0)]
     if never:
         raise UsageError(f"the target {report.target} was never called on rank(s) {', '.join(map(str, never))}: check --target")

@@ -216,13 +216,13 @@ def test_an_alarm_that_was_swallowed_fires_again() -> None:
 
     dropped = 0
     start = time.monotonic()
-    with pytest.raises(CompileTimeout), deadline(0.05):
+    with pytest.raises(CompileTimeout), deadline(0.5):
         try:
             time.sleep(1.0)
         except CompileTimeout:
             dropped += 1
             time.sleep(5.0)
-    assert dropped == 1 and time.monotonic() - start < 0.05 + REFIRE_S + 1.0
+    assert dropped == 1 and time.monotonic() - start < 0.5 + REFIRE_S + 1.0
     assert signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
 
 

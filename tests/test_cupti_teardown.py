@@ -12,7 +12,8 @@ from tests.notes_said import said
 
 
 def test_teardown_is_asked_for_when_the_user_did_not_choose(monkeypatch):
-    monkeypatch.delenv(TEARDOWN_CUPTI, raising=False)
+    monkeypatch.setenv(TEARDOWN_CUPTI, "")  # recorded, so that what the code sets is undone after
+    monkeypatch.delenv(TEARDOWN_CUPTI)
     assert tear_down_after_profiling("13.0") is None
     assert os.environ[TEARDOWN_CUPTI] == "1"
 
@@ -27,7 +28,8 @@ def test_the_users_own_choice_is_kept_and_a_zero_is_noted(monkeypatch):
 
 
 def test_before_cuda_12_6_teardown_stays_off_and_the_run_says_why(monkeypatch):
-    monkeypatch.delenv(TEARDOWN_CUPTI, raising=False)
+    monkeypatch.setenv(TEARDOWN_CUPTI, "")  # recorded, so that what the code sets is undone after
+    monkeypatch.delenv(TEARDOWN_CUPTI)
     note = tear_down_after_profiling("12.4")
     assert TEARDOWN_CUPTI not in os.environ
     assert note is not None and "12.4" in note and "read high" in note

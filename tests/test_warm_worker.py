@@ -14,6 +14,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -79,8 +80,11 @@ def fake_worker(monkeypatch):
 
     monkeypatch.setattr(subprocess, "Popen", popen)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), str(FAKES)]))
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}  # prestart sets its own
     yield started
     warm_worker.discard()
+    for sig, handler in handlers.items():
+        signal.signal(sig, handler)
 
 
 SCRIPT = f"""
@@ -169,6 +173,30 @@ def test_a_waiting_worker_that_died_before_it_was_told_is_replaced(tmp_path, fak
     assert code == 0 and len(fake_worker) == 2
     machine = next(e for e in load_run(run_out).events if e["type"] == "machine")
     assert machine["pid"] == fake_worker[1].pid != waiting.pid
+
+
+def test_a_taken_worker_is_still_killed_by_a_stop_until_run_worker_watches_it(tmp_path, fake_worker, monkeypatch):
+    """Between take() and run_worker's own stop handling, a SIGTERM ends the CLI: the worker
+    taken must go with it rather than run the script alone in its own session. Once
+    run_worker has it, a stop that comes while it is being told is an interrupt that kills it."""
+    from launchprof.commands import worker_runner
+
+    warm_worker.prestart(["analyze", "script.py"])
+    (waiting,) = fake_worker
+    assert warm_worker.take() is waiting and warm_worker._waiting == [waiting]  # a stop now would kill it
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+
+    def stopped_while_told(proc, *args):
+        assert proc not in warm_worker._waiting  # run_worker's handling has it now
+        assert signal.getsignal(signal.SIGTERM) is worker_runner._raise_interrupt
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(worker_runner, "send", stopped_while_told)
+    config = SimpleNamespace(to_file=lambda path: path.write_text("{}"), events_path=str(tmp_path / "events.jsonl"))
+    with pytest.raises(KeyboardInterrupt):
+        worker_runner.run_worker(config, tmp_path, None, True, waiting=waiting)
+    assert waiting.poll() is not None and len(fake_worker) == 1  # killed, and no other worker started
+    assert {sig: signal.getsignal(sig) for sig in before} == before
 
 
 def test_an_unused_waiting_worker_is_killed_having_printed_nothing(fake_worker, capfd):

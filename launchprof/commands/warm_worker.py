@@ -112,12 +112,22 @@ def _stopped(signum: int, frame: object) -> None:
 
 
 def take() -> subprocess.Popen[bytes] | None:
-    """The waiting worker, still alive, for the analysis about to run; None when there is none."""
+    """The waiting worker, still alive, for the analysis about to run; None when there is none.
+    A stop still kills it (``_stopped``) until :func:`handed_over` says that run_worker's own
+    stop handling is in place: between the two, a SIGTERM would otherwise end the CLI and
+    leave the worker, in its own session, to run the script alone."""
     while _waiting:
-        proc = _waiting.pop()
+        proc = _waiting[-1]
         if proc.poll() is None:
             return proc
+        _waiting.pop()
     return None
+
+
+def handed_over(proc: subprocess.Popen[bytes] | None) -> None:
+    """The caller of :func:`take` now stops ``proc`` itself: it is no longer killed at exit."""
+    if proc is not None and proc in _waiting:
+        _waiting.remove(proc)
 
 
 def send(proc: subprocess.Popen[bytes], config_path: Path, output: str, log_path: Path | None) -> bool:
@@ -143,6 +153,8 @@ def discard() -> None:
 
 def kill(proc: subprocess.Popen[bytes]) -> None:
     """Kill a worker that was never told its config, and reap it."""
+    if proc.poll() is not None:  # reaped: its process group id may be another's by now
+        return
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from launchprof.commands.warm_worker import kill, send, worker_env
+from launchprof.commands.warm_worker import handed_over, kill, send, worker_env
 from launchprof.worker.config import WorkerConfig
 
 
@@ -110,6 +110,39 @@ def _stop(proc: subprocess.Popen[bytes], first: int = signal.SIGTERM, grace: flo
             continue
 
 
+def _put_back(previous: dict[int, Any]) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
+def _start(
+    config_path: Path, log_path: Path | None, output_to_stderr: bool, extra_env: dict[str, str] | None, waiting: subprocess.Popen[bytes] | None
+) -> tuple[subprocess.Popen[bytes], Any]:
+    """The running worker, and the log file it writes to when the CLI opened one: the
+    waiting worker told its config, or a worker started now when there is none, it died
+    since it was taken, or it would have the wrong environment."""
+    if waiting is not None and (extra_env is not None or not send(waiting, config_path, _destination(log_path, output_to_stderr), log_path)):
+        kill(waiting)
+        waiting = None
+    if waiting is not None:
+        return waiting, None
+    out = open(log_path, "wb") if log_path else None  # noqa: SIM115 - closed by run_worker
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "launchprof.worker", str(config_path)],
+            stdin=subprocess.DEVNULL,
+            stdout=out if out else (sys.stderr.fileno() if output_to_stderr else None),
+            stderr=subprocess.STDOUT if out else None,
+            env=worker_env(extra_env),
+            start_new_session=True,
+        )
+    except BaseException:
+        if out:
+            out.close()
+        raise
+    return proc, out
+
+
 def _destination(log_path: Path | None, output_to_stderr: bool) -> str:
     return "log" if log_path else ("stderr" if output_to_stderr else "terminal")
 
@@ -134,26 +167,20 @@ def run_worker(
     config_path = rundir / "config.json"
     config.to_file(config_path)
     log_path = None if show_output else rundir / "script-output.log"
-    if waiting is not None and (extra_env is not None or not send(waiting, config_path, _destination(log_path, output_to_stderr), log_path)):
-        kill(waiting)  # another environment was asked for, or it died since it was taken
-        waiting = None
+    # The stop handling comes first: from here a stop is an interrupt that stops the worker,
+    # whichever moment it comes (a worker started but not yet watched would run on alone).
+    previous = stop_signals_as_interrupt()
+    handed_over(waiting)
     t0 = time.perf_counter()
-    if waiting is not None:
-        proc, out = waiting, None
-    else:
-        env = worker_env(extra_env)
-        out = open(log_path, "wb") if log_path else None  # noqa: SIM115 - closed below
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "launchprof.worker", str(config_path)],
-            stdin=subprocess.DEVNULL,
-            stdout=out if out else (sys.stderr.fileno() if output_to_stderr else None),
-            stderr=subprocess.STDOUT if out else None,
-            env=env,
-            start_new_session=True,
-        )
+    try:
+        proc, out = _start(config_path, log_path, output_to_stderr, extra_env, waiting)
+    except BaseException:
+        _put_back(previous)
+        if waiting is not None:
+            kill(waiting)
+        raise
     reader = EventReader(Path(config.events_path))
     timed_out = interrupted = False
-    previous = stop_signals_as_interrupt()
     try:
         while proc.poll() is None:
             new = reader.poll()
@@ -168,8 +195,7 @@ def run_worker(
         interrupted = True
         _stop(proc, first=signal.SIGINT)
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        _put_back(previous)
         if proc.poll() is None:
             _stop(proc)
         else:  # the worker is gone; make sure nothing it started lingers

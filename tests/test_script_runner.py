@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import pytest
@@ -66,3 +67,47 @@ def test_target_parsing_and_static_check(tmp_path):
     check_target_statically(parse_target("Net.forward"), tmp_path / "s.py", src)
     with pytest.raises(UsageError, match="never defines"):
         check_target_statically(parse_target("stepp"), tmp_path / "s.py", src)
+
+
+ENCODED = {
+    # a Windows editor's byte-order mark, and a latin-1 file that says so: python runs both
+    "bom": b"\xef\xbb\xbfNAME = 'caf\xc3\xa9'\ndef step(x):\n    return x\n",
+    "latin-1": b"# -*- coding: latin-1 -*-\nNAME = 'caf\xe9'\ndef step(x):\n    return x\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(ENCODED))
+def test_a_script_python_reads_is_read_the_same_way(tmp_path, kind):
+    """The usage check, the target check, the worker and the run file all read the source as
+    ``python FILE`` does, so such a script is analysed, not refused."""
+    from launchprof.commands.checks import check_script, check_target_defined
+    from launchprof.common.source import decoded
+
+    script = tmp_path / "s.py"
+    script.write_bytes(ENCODED[kind])
+    assert subprocess.run([sys.executable, str(script)]).returncode == 0  # what python itself says
+    assert "NAME = 'café'" in check_script(script)
+    check_target_defined(parse_target("step"), script, check_script(script))
+    seen = []
+    assert run_script(script, [], lambda ns: seen.append(dict(ns))).status == "ok"
+    assert seen[-1]["NAME"] == "café"
+    assert decoded(ENCODED[kind]).splitlines()[-3:] == ["NAME = 'café'", "def step(x):", "    return x"]
+
+
+def test_a_source_python_refuses_is_a_usage_error_not_a_traceback(tmp_path):
+    from launchprof.commands.checks import check_script
+
+    # latin-1 bytes and no declaration, on the first line (the declaration check refuses it)
+    # and further down (the decoding does); then a codec python does not know
+    cases = {
+        "first.py": (b"NAME = 'caf\xe9'\n", "syntax error"),
+        "later.py": (b"x = 1\ny = 2\nNAME = 'caf\xe9'\n", "cannot read"),
+        "codec.py": (b"# -*- coding: no-such-codec -*-\nx = 1\n", "syntax error"),
+    }
+    for name, (data, said) in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        assert subprocess.run([sys.executable, str(path)], capture_output=True).returncode == 1  # refused by python too
+        with pytest.raises(UsageError, match=said):
+            check_script(path)
+        assert run_script(path, [], lambda ns: None).exception.type == "SyntaxError", name

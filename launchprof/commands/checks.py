@@ -18,6 +18,7 @@ from pathlib import Path
 from launchprof.errors import UsageError
 from launchprof.fileio.input_files import check_input_file
 from launchprof.fileio.output_files import probe_folder
+from launchprof.common.source import python_text
 from launchprof.common.targets import TargetSpec, module_source, top_level_names
 
 
@@ -33,9 +34,11 @@ def check_script(path: Path) -> str:
     if path.suffix.lower() in SAVED_SUFFIXES:  # a JSON report parses as Python (one dict literal)
         raise UsageError(f"{path} is a saved {SAVED_SUFFIXES[path.suffix.lower()]}, not a Python script: a report or run reads with `launchprof report FILE`")
     try:
-        source = path.read_text(encoding="utf-8")
+        source = python_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from None
+    except SyntaxError as exc:  # a coding declaration Python does not know
+        raise UsageError(f"{path}:{exc.lineno or 1}: syntax error: {exc.msg}") from None
     try:
         ast.parse(source, filename=str(path))
     except SyntaxError as exc:
@@ -53,7 +56,7 @@ def check_target_defined(spec: TargetSpec, script: Path, source: str) -> None:
     if spec.module is not None:
         found = module_source(spec.module, script)
         try:
-            source = found.read_text(encoding="utf-8") if found is not None else ""
+            source = python_text(found) if found is not None else ""
             tree = ast.parse(source)
         except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
             return  # the worker's import says what is wrong with it

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import importlib.util
 import linecache
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
+from pathlib import Path
 from typing import Any
 
 _SOURCES: ContextVar[Mapping[str, str] | None] = ContextVar("launchprof_sources", default=None)
@@ -26,6 +28,22 @@ def use_sources(sources: Mapping[str, str]) -> Iterator[None]:
         yield
     finally:
         _SOURCES.reset(token)
+
+
+def python_text(path: str | Path) -> str:
+    """A Python file's text as ``python FILE`` reads it: a byte-order mark and a coding
+    declaration (``# -*- coding: latin-1 -*-``) are honoured. OSError, or SyntaxError /
+    UnicodeDecodeError for bytes Python would refuse too."""
+    return importlib.util.decode_source(Path(path).read_bytes())
+
+
+def decoded(data: bytes) -> str:
+    """Stored source bytes as text, as :func:`python_text` reads them; bytes Python would
+    refuse are still shown, undecodable ones replaced."""
+    try:
+        return importlib.util.decode_source(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return data.decode("utf-8", "replace")
 
 
 def lines_of(file: str) -> list[str]:

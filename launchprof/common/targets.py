@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from launchprof.common.source import python_text
 from launchprof.errors import UsageError
 
 # The module-level names an unknown-target error lists, at most.
@@ -213,7 +214,7 @@ def _check_module_target(spec: TargetSpec, script: Path) -> None:
     if path is None:
         return
     try:
-        found = bindings(path.read_text(encoding="utf-8"))
+        found = bindings(python_text(path))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
         return  # the worker's import will say what is wrong with it
     first = spec.parts[0]

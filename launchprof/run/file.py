@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from launchprof.common.source import decoded
 from launchprof.errors import UsageError
 from launchprof.fileio.input_files import check_input_file, starts_like_json
 from launchprof.model.records import adapter
@@ -150,7 +151,7 @@ def load_run(path: str | Path) -> Run:
             except UnicodeDecodeError as exc:
                 raise UsageError(f"{p}: its events (events.jsonl) are not UTF-8 text ({exc.reason})") from None
             traces = {n: zf.read(n) for n in names if n.startswith("traces/")}
-            sources = {n[len("sources/") :]: zf.read(n).decode("utf-8", "replace") for n in names if n.startswith("sources/")}
+            sources = {n[len("sources/") :]: decoded(zf.read(n)) for n in names if n.startswith("sources/")}
             profile = _json_member(p, zf, "profile.json") if "profile.json" in names else None
             if "samples.json" in names:
                 _check_samples(p, _json_member(p, zf, "samples.json"))

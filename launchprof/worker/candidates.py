@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from launchprof.common.source import python_text
 from launchprof.worker.profiler_tables import Timeline
 
 _PY_EVENT = re.compile(r"^(?P<file>.+\.py)\((?P<line>\d+)\): (?P<name>[A-Za-z_][A-Za-z0-9_]*)$")
@@ -173,7 +174,7 @@ def qualname(path: str, line: int, name: str) -> str | None:
     """``Class.method`` or ``fn`` for a def at ``line``; None for nested functions and
     module code, which ``--target`` cannot name."""
     try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+        tree = ast.parse(python_text(path))
     except (OSError, SyntaxError, UnicodeDecodeError):
         return name
 

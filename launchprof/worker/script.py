@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from launchprof.events.lifecycle_events import ScriptException
+from launchprof.common.source import python_text
 from launchprof.worker.frames import traceback_site
 
 BIND_NAME = "__launchprof_bind__"
@@ -68,12 +69,14 @@ def instrument(tree: ast.Module, filename: str) -> ast.Module:
 
 def run_script(path: Path, argv: list[str], on_statement: Callable[[dict[str, Any]], None]) -> ScriptOutcome:
     path = path.resolve()
-    source = path.read_text(encoding="utf-8")
     try:
+        source = python_text(path)
         tree = instrument(ast.parse(source, filename=str(path)), str(path))
         code = compile(tree, str(path), "exec", dont_inherit=True)
     except SyntaxError as exc:
         return ScriptOutcome("exception", 1, ScriptException(type="SyntaxError", message=str(exc.msg), file=str(path), line=exc.lineno))
+    except UnicodeDecodeError as exc:  # as python FILE says it: a SyntaxError
+        return ScriptOutcome("exception", 1, ScriptException(type="SyntaxError", message=str(exc), file=str(path), line=1))
     module = types.ModuleType("__main__")
     module.__file__ = str(path)
     module.__builtins__ = builtins  # type: ignore[attr-defined]

@@ -17,6 +17,7 @@ from launchprof.model.hazard_codes import HazardCode
 from launchprof.crossover.replay_model import RNG_PROLOGUE_FILLS
 from launchprof.render import headline_text as headline
 from launchprof.render.words import format as fmt
+from launchprof.render.words.hazard_hints import HINTS
 from launchprof.render.words.hazard_text import without_diff
 from launchprof.render.words.fix_text import fix_sentence
 from launchprof.render.words.verify_text import FAILED, fix_state
@@ -414,11 +415,32 @@ def same_fix_as(hazards: list[Any], root: Any) -> dict[int, str]:
 
 
 def shared_hints(hazards: list[Any], root: Any) -> list[tuple[str, list[str], str]]:
-    """Each kind's general rule once, with every location it applies to: (kind, locations, hint)."""
-    groups: dict[str, tuple[list[str], str]] = {}
+    """Each kind's general rule once, with every location it applies to: (kind, locations,
+    hint). What a line adds to the rule (lint's "Here: ...") follows it once per distinct
+    addition, after the lines it is for; on a whole codebase the rule would otherwise be
+    printed again for every such line."""
+    groups: dict[tuple[str, str], tuple[list[str], dict[str, list[str]]]] = {}
     for h in hazards:
-        locs, _ = groups.setdefault(h.hint, ([], h.kind))
+        general = HINTS.get(h.kind, "")
+        own = h.hint[len(general) :].strip() if general and h.hint.startswith(general) else ""
+        locs, added = groups.setdefault((h.kind, general if own or h.hint == general else h.hint), ([], {}))
         loc = location(h, root)
         if loc and loc not in locs:
             locs.append(loc)
-    return [(kind, locs, hint) for hint, (locs, kind) in groups.items()]
+        if own:
+            at = added.setdefault(own, [])
+            if loc and loc not in at:
+                at.append(loc)
+    out = []
+    for (kind, rule), (locs, added) in groups.items():
+        if len(added) == 1 and list(added.values())[0] == locs:  # every line adds the same: one sentence
+            rule += " " + next(iter(added))
+        else:
+            rule += "".join(f" At {', '.join(at) or 'these lines'}: {_here_stripped(own)}" for own, at in added.items())
+        out.append((kind, locs, rule))
+    return out
+
+
+def _here_stripped(own: str) -> str:
+    """A line's addition after its location: "Here: do X" reads "At f.py:3: do X"."""
+    return own[len("Here:") :].strip() if own.startswith("Here:") else own

@@ -35,14 +35,11 @@ def check_script(path: Path) -> str:
         raise UsageError(f"{path} is a saved {SAVED_SUFFIXES[path.suffix.lower()]}, not a Python script: a report or run reads with `launchprof report FILE`")
     try:
         source = python_text(path)
+        ast.parse(source, filename=str(path))
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from None
-    except SyntaxError as exc:  # a coding declaration Python does not know
+    except SyntaxError as exc:  # in the code, or a coding declaration Python does not know
         raise UsageError(f"{path}:{exc.lineno or 1}: syntax error: {exc.msg}") from None
-    try:
-        ast.parse(source, filename=str(path))
-    except SyntaxError as exc:
-        raise UsageError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
     return source
 
 

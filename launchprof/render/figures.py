@@ -74,8 +74,7 @@ def verdict_label(report: Any) -> str:
 
 def interrupted(report: Any) -> bool:
     """The run was stopped by the user (Ctrl-C, SIGTERM), not failed by the script."""
-    run = getattr(report, "run", None)
-    return bool(run is not None and getattr(run, "interrupted", False))
+    return report.run is not None and report.run.interrupted
 
 
 def speedup_text(report: Any) -> str:
